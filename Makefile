@@ -1,0 +1,28 @@
+# The two commands at the top of README.md. Both work on a fresh machine: they create .venv, install the
+# project with every extra, then do their job. Re-running skips the install while pyproject.toml is unchanged.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: run test install clean-venv
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Command 1: set up, run the default benchmark on the embedded data, build the site.
+run: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+## Command 2: set up and run the full test suite.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,44 @@
+"""README command 1: run the default benchmark on the embedded data, render the pages, build the site.
+
+Each stage runs only if it exists yet; a missing stage is named, never faked. Exits non-zero if a stage
+that exists fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _stage(title: str, module: str, args: list[str]) -> bool:
+    if importlib.util.find_spec(module) is None:
+        print(f"[tycheon] {title}: not built yet ({module} is missing) - skipped")
+        return False
+    print(f"[tycheon] {title}: python -m {module} {' '.join(args)}", flush=True)
+    subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, check=True)
+    return True
+
+
+def main() -> int:
+    _stage("datasets", "tycheon.cli", ["datasets", "list"])
+    ran = _stage("benchmark", "benchmarks.run", ["--config", "small", "--if-new"])
+    rendered = _stage("render", "benchmarks.render", [])
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
+    if rendered and mkdocs and (ROOT / "site" / "mkdocs.yml").exists():
+        print("[tycheon] site: mkdocs build --strict", flush=True)
+        subprocess.run([mkdocs, "build", "--strict", "-f", "site/mkdocs.yml"], cwd=ROOT, check=True)
+        print(f"[tycheon] site built: open {ROOT / 'site' / 'site' / 'index.html'}")
+    else:
+        print("[tycheon] site: not built yet (renderer or site/mkdocs.yml missing) - skipped")
+    if not ran:
+        print("[tycheon] nothing benchmarked yet")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,503 @@
+"""The panel: one validated long table of series observations plus per-series attributes.
+
+A :class:`Panel` is the only data object that crosses from loading into evaluation. It is validated once,
+here, and nothing downstream re-validates it.
+
+Long table columns (``Panel.data``), sorted by ``series_id`` then ``period``:
+
+================  =====================  ===================================================================
+column            dtype                  meaning
+================  =====================  ===================================================================
+``series_id``     str (object)           stable identifier of the series
+``period``        datetime64[ns]         start stamp of the period the value describes, on the panel's grid
+``value``         float64                the observation (finite)
+``available_at``  datetime64[ns]         when the value was published; default: the end of the period
+================  =====================  ===================================================================
+
+``available_at`` defaults to the *end* of the period, written as the start of the next period
+(``period + freq``): the conservative assumption that a period's total is known only once it is over.
+An origin ``t`` may use every row with ``available_at <= t`` (ADR-0006 decision 3).
+
+NaN policy (explicit, never silent): ``nan_policy="raise"`` (default) refuses NaN values and names the
+rows; ``nan_policy="zero"`` reads NaN as zero demand and records how many values were filled in
+``Panel.meta["nan_filled"]``. Missing periods *inside* a series' span are refused either way: a series is
+contiguous from its first to its last observation. Ragged starts and early exits are allowed; the dense
+view marks them with ``observed == False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tycheon._typing import BoolArray, FloatArray, IntArray, NanPolicy
+
+__all__ = ["DenseView", "Panel", "PanelValidationError", "DEFAULT_SEASON_LENGTH"]
+
+LONG_COLUMNS = ("series_id", "period", "value", "available_at")
+
+DEFAULT_SEASON_LENGTH: dict[str, int] = {
+    "h": 24,
+    "D": 7,
+    "W": 52,
+    "MS": 12,
+    "M": 12,
+    "ME": 12,
+    "QS": 4,
+    "Q": 4,
+    "QE": 4,
+    "YS": 1,
+    "Y": 1,
+    "YE": 1,
+    "AS": 1,
+}
+
+_MAX_EXAMPLES = 5
+
+
+class PanelValidationError(ValueError):
+    """Raised when a long table cannot become a panel; the message names the series and rows at fault."""
+
+
+def _examples(frame: pd.DataFrame, columns: list[str]) -> str:
+    head = frame[columns].head(_MAX_EXAMPLES)
+    rows = "; ".join(
+        ", ".join(f"{c}={row[c]!s}" for c in columns) + f" (row {idx})" for idx, row in head.iterrows()
+    )
+    more = f" and {len(frame) - _MAX_EXAMPLES} more" if len(frame) > _MAX_EXAMPLES else ""
+    return rows + more
+
+
+@dataclass(frozen=True, eq=False)
+class DenseView:
+    """A dense ``[series, time]`` view of a panel for vectorised kernels.
+
+    Attributes
+    ----------
+    values : ndarray, shape (S, T)
+        Observations; ``NaN`` where ``observed`` is False (before a series starts or after it exits).
+    observed : ndarray of bool, shape (S, T)
+        True where the series has an observation.
+    available_at : ndarray of datetime64[ns], shape (S, T)
+        Publication time of each cell; ``NaT`` where unobserved.
+    series_ids : ndarray of str, shape (S,)
+    periods : DatetimeIndex, length T
+        The panel's full period grid.
+    first, last : ndarray of int, shape (S,)
+        Index of each series' first and last observation.
+    """
+
+    values: FloatArray  # [series, time]
+    observed: BoolArray  # [series, time]
+    available_at: np.ndarray  # [series, time] datetime64[ns]
+    series_ids: np.ndarray  # [series]
+    periods: pd.DatetimeIndex  # [time]
+    first: IntArray  # [series]
+    last: IntArray  # [series]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape  # type: ignore[return-value]
+
+    def n_observed(self, upto: int | None = None) -> IntArray:
+        """Number of observations of each series in columns ``[0, upto)`` (all columns when None)."""
+        obs = self.observed if upto is None else self.observed[:, :upto]
+        return obs.sum(axis=1).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Panel:
+    """A validated panel of time series; build it with :meth:`Panel.from_long`.
+
+    Attributes
+    ----------
+    data : DataFrame
+        The long table (see module docstring), sorted by series then period.
+    attributes : DataFrame
+        One row per series (index ``series_id``, same order as the dense view): hierarchy level columns
+        named in ``levels`` and optionally ``weight`` and other static attributes.
+    freq : str
+        Pandas offset alias of the period grid (``"MS"``, ``"QS"``, ``"YS"``, ``"W"``, ``"D"``...).
+    season_length : int
+        Periods per seasonal cycle (12 for monthly, 4 quarterly, 1 yearly...).
+    levels : tuple of str
+        The attribute columns that are hierarchy levels (units of analysis can aggregate by them).
+    name : str
+    meta : dict
+        Provenance flags: ``synthetic``, ``redistributable``, ``warnings`` (list of str that travel into
+        results), ``nan_filled`` and any loader-specific entries (e.g. competition horizons).
+    """
+
+    data: pd.DataFrame
+    attributes: pd.DataFrame
+    freq: str
+    season_length: int
+    levels: tuple[str, ...] = ()
+    name: str = "panel"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_long(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        series_col: str = "series_id",
+        period_col: str = "period",
+        value_col: str = "value",
+        available_at_col: str | None = None,
+        freq: str | None = None,
+        season_length: int | None = None,
+        attributes: pd.DataFrame | None = None,
+        levels: tuple[str, ...] | list[str] = (),
+        name: str = "panel",
+        nan_policy: NanPolicy = "raise",
+        meta: dict[str, Any] | None = None,
+    ) -> Panel:
+        """Validate a long table and build a panel.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            One row per (series, period) observation.
+        series_col, period_col, value_col : str
+            Column names of the series id, the period stamp and the value.
+        available_at_col : str, optional
+            Column holding publication times. When absent, every value is taken as published at the end of
+            its period (``period + freq``).
+        freq : str, optional
+            Pandas offset alias. Inferred from the data when omitted; a panel whose series disagree on the
+            frequency is refused.
+        season_length : int, optional
+            Defaults from the frequency (``DEFAULT_SEASON_LENGTH``).
+        attributes : DataFrame, optional
+            Static per-series attributes indexed by series id (or with a ``series_id`` column).
+        levels : sequence of str
+            Attribute columns that are hierarchy levels.
+        nan_policy : {"raise", "zero"}
+            See the module docstring.
+
+        Raises
+        ------
+        PanelValidationError
+            For missing columns, duplicate (series, period) rows, mixed or off-grid frequency, non-numeric
+            or infinite values, NaN under ``nan_policy="raise"``, ``available_at`` before the end of the
+            period it describes, interior gaps, or attributes that do not match the series.
+        """
+        missing = [c for c in (series_col, period_col, value_col) if c not in frame.columns]
+        if available_at_col is not None and available_at_col not in frame.columns:
+            missing.append(available_at_col)
+        if missing:
+            raise PanelValidationError(
+                f"panel {name!r}: missing column(s) {missing}; the table has {list(frame.columns)}"
+            )
+        if nan_policy not in ("raise", "zero"):
+            raise PanelValidationError(f"nan_policy must be 'raise' or 'zero', got {nan_policy!r}")
+        if len(frame) == 0:
+            raise PanelValidationError(f"panel {name!r}: the table has no rows")
+
+        df = pd.DataFrame(
+            {
+                "series_id": frame[series_col].astype(str).to_numpy(),
+                "period": frame[period_col].to_numpy(),
+            },
+            index=frame.index,
+        )
+        try:
+            df["period"] = pd.to_datetime(df["period"])
+        except (ValueError, TypeError) as err:
+            raise PanelValidationError(
+                f"panel {name!r}: column {period_col!r} must hold dates or timestamps"
+            ) from err
+        if df["period"].dt.tz is not None:
+            df["period"] = df["period"].dt.tz_convert(None)
+
+        raw_values = frame[value_col]
+        numeric = pd.to_numeric(raw_values, errors="coerce")
+        bad = numeric.isna() & raw_values.notna()
+        if bad.any():
+            raise PanelValidationError(
+                f"panel {name!r}: column {value_col!r} has non-numeric values; numbers (or NaN) are accepted: "
+                + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw_values})[bad],
+                            ["series_id", "value"])
+            )
+        values = numeric.astype(np.float64)
+        inf = np.isinf(values.to_numpy())
+        if inf.any():
+            raise PanelValidationError(
+                f"panel {name!r}: infinite values are not accepted: "
+                + _examples(pd.DataFrame({"series_id": df["series_id"], "period": df["period"]})[inf],
+                            ["series_id", "period"])
+            )
+        nan = values.isna().to_numpy()
+        meta = dict(meta or {})
+        meta.setdefault("warnings", [])
+        if nan.any():
+            if nan_policy == "raise":
+                raise PanelValidationError(
+                    f"panel {name!r}: {int(nan.sum())} NaN value(s) under nan_policy='raise' (use "
+                    "nan_policy='zero' to read them as zero demand): "
+                    + _examples(df[nan], ["series_id", "period"])
+                )
+            values = values.fillna(0.0)
+        meta["nan_filled"] = int(nan.sum())
+        df["value"] = values.to_numpy()
+
+        dup = df.duplicated(["series_id", "period"], keep=False)
+        if dup.any():
+            raise PanelValidationError(
+                f"panel {name!r}: duplicate (series, period) rows; each series may have one value per period: "
+                + _examples(df[dup], ["series_id", "period"])
+            )
+
+        df = df.sort_values(["series_id", "period"], kind="stable")
+        offset, freq = _resolve_freq(df, freq, name)
+
+        if available_at_col is None:
+            df["available_at"] = df["period"] + offset
+        else:
+            avail = pd.to_datetime(frame.loc[df.index, available_at_col])
+            if avail.dt.tz is not None:
+                avail = avail.dt.tz_convert(None)
+            if avail.isna().any():
+                raise PanelValidationError(
+                    f"panel {name!r}: column {available_at_col!r} has missing timestamps: "
+                    + _examples(df[avail.isna().to_numpy()], ["series_id", "period"])
+                )
+            df["available_at"] = avail.to_numpy()
+            early = (df["available_at"] < df["period"] + offset).to_numpy()
+            if early.any():
+                shown = df[early].assign(period_end=df["period"][early] + offset)
+                raise PanelValidationError(
+                    f"panel {name!r}: available_at is before the end of the period it describes "
+                    "(a value cannot be published before its period is over; accepted: available_at >= "
+                    "period end): " + _examples(shown, ["series_id", "period", "available_at", "period_end"])
+                )
+
+        grid = pd.date_range(df["period"].min(), df["period"].max(), freq=offset)
+        pos = grid.get_indexer(pd.DatetimeIndex(df["period"]))
+        codes, uniques = pd.factorize(df["series_id"], sort=True)
+        first_pos = pd.Series(pos).groupby(codes).transform("min").to_numpy()
+        rank = pd.Series(pos).groupby(codes).cumcount().to_numpy()
+        gap = pos - first_pos != rank
+        if gap.any():
+            bad_ids = pd.unique(df["series_id"].to_numpy()[gap])
+            raise PanelValidationError(
+                f"panel {name!r}: {len(bad_ids)} series have missing periods between their first and last "
+                f"observation (a series must be contiguous; fill the gaps with zeros or NaN + "
+                f"nan_policy='zero'): {list(bad_ids[:_MAX_EXAMPLES])}"
+            )
+
+        df = df.reset_index(drop=True)
+        attrs = _validate_attributes(attributes, pd.Index(uniques), tuple(levels), name)
+        if season_length is None:
+            season_length = DEFAULT_SEASON_LENGTH.get(freq.split("-")[0], 1)
+        if int(season_length) < 1:
+            raise PanelValidationError(f"season_length must be >= 1, got {season_length}")
+        meta.setdefault("synthetic", False)
+        meta.setdefault("redistributable", True)
+        return cls(
+            data=df[list(LONG_COLUMNS)],
+            attributes=attrs,
+            freq=freq,
+            season_length=int(season_length),
+            levels=tuple(levels),
+            name=name,
+            meta=meta,
+        )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def series_ids(self) -> np.ndarray:
+        return self.attributes.index.to_numpy()
+
+    @property
+    def n_series(self) -> int:
+        return len(self.attributes)
+
+    @property
+    def offset(self) -> pd.DateOffset:
+        return pd.tseries.frequencies.to_offset(self.freq)
+
+    @property
+    def periods(self) -> pd.DatetimeIndex:
+        """The full period grid from the earliest to the latest period of any series."""
+        return pd.date_range(self.data["period"].min(), self.data["period"].max(), freq=self.offset)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.meta.get("warnings", []))
+
+    def lengths(self) -> pd.Series:
+        """Number of observations per series."""
+        return self.data.groupby("series_id", sort=True).size().reindex(self.series_ids)
+
+    # ------------------------------------------------------------------ dense view
+    def dense(self) -> DenseView:
+        """The ``[series, time]`` view; built once per panel and cached."""
+        cached = self.__dict__.get("_dense")
+        if cached is not None:
+            return cached
+        periods = self.periods
+        s_idx = pd.Index(self.series_ids).get_indexer(self.data["series_id"])
+        t_idx = periods.get_indexer(pd.DatetimeIndex(self.data["period"]))
+        shape = (len(self.series_ids), len(periods))
+        values = np.full(shape, np.nan)
+        values[s_idx, t_idx] = self.data["value"].to_numpy(dtype=np.float64)
+        observed = np.zeros(shape, dtype=bool)
+        observed[s_idx, t_idx] = True
+        avail = np.full(shape, np.datetime64("NaT"), dtype="datetime64[ns]")
+        avail[s_idx, t_idx] = self.data["available_at"].to_numpy(dtype="datetime64[ns]")
+        first = np.where(observed.any(axis=1), observed.argmax(axis=1), 0).astype(np.int64)
+        last = (shape[1] - 1 - observed[:, ::-1].argmax(axis=1)).astype(np.int64)
+        for arr in (values, observed, avail):
+            arr.setflags(write=False)
+        view = DenseView(values, observed, avail, self.series_ids, periods, first, last)
+        object.__setattr__(self, "_dense", view)
+        return view
+
+    @classmethod
+    def from_dense(
+        cls,
+        view: DenseView,
+        *,
+        freq: str,
+        season_length: int | None = None,
+        attributes: pd.DataFrame | None = None,
+        levels: tuple[str, ...] = (),
+        name: str = "panel",
+        meta: dict[str, Any] | None = None,
+    ) -> Panel:
+        """Rebuild a panel from a dense view (the inverse of :meth:`dense`)."""
+        s, t = np.nonzero(view.observed)
+        frame = pd.DataFrame(
+            {
+                "series_id": view.series_ids[s],
+                "period": view.periods[t],
+                "value": view.values[s, t],
+                "available_at": view.available_at[s, t],
+            }
+        )
+        return cls.from_long(
+            frame,
+            available_at_col="available_at",
+            freq=freq,
+            season_length=season_length,
+            attributes=attributes,
+            levels=levels,
+            name=name,
+            meta=meta,
+        )
+
+    def subset(self, series_ids: list[str] | np.ndarray, *, name: str | None = None) -> Panel:
+        """A panel restricted to some series (validation already holds, so none is repeated)."""
+        ids = pd.Index(np.asarray(series_ids, dtype=object))
+        unknown = ids.difference(self.attributes.index)
+        if len(unknown):
+            raise KeyError(f"unknown series in subset: {list(unknown[:_MAX_EXAMPLES])}")
+        ids = ids.sort_values()
+        data = self.data[self.data["series_id"].isin(ids)].reset_index(drop=True)
+        return Panel(
+            data=data,
+            attributes=self.attributes.loc[ids],
+            freq=self.freq,
+            season_length=self.season_length,
+            levels=self.levels,
+            name=name or self.name,
+            meta=dict(self.meta),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Series count, length range, frequency, season length and provenance flags."""
+        lengths = self.lengths()
+        return {
+            "name": self.name,
+            "n_series": self.n_series,
+            "n_observations": int(len(self.data)),
+            "length_min": int(lengths.min()),
+            "length_max": int(lengths.max()),
+            "freq": self.freq,
+            "season_length": self.season_length,
+            "levels": list(self.levels),
+            "start": str(self.data["period"].min().date()),
+            "end": str(self.data["period"].max().date()),
+            "synthetic": bool(self.meta.get("synthetic", False)),
+            "redistributable": bool(self.meta.get("redistributable", True)),
+        }
+
+
+def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[pd.DateOffset, str]:
+    if freq is None:
+        inferred: dict[str, str] = {}
+        for sid, periods in df.groupby("series_id", sort=False)["period"]:
+            if len(periods) >= 3:
+                f = pd.infer_freq(pd.DatetimeIndex(periods))
+                if f is None:
+                    raise PanelValidationError(
+                        f"panel {name!r}: series {sid!r} has irregular periods; no frequency can be inferred"
+                    )
+                inferred[str(sid)] = f
+        kinds = sorted(set(inferred.values()))
+        if not kinds:
+            raise PanelValidationError(
+                f"panel {name!r}: no series has 3 periods to infer a frequency from; pass freq="
+            )
+        if len(kinds) > 1:
+            by_kind = {k: [s for s, v in inferred.items() if v == k][:3] for k in kinds}
+            raise PanelValidationError(
+                f"panel {name!r}: mixed frequency across series {by_kind}; one panel holds one frequency"
+            )
+        freq = kinds[0]
+    try:
+        offset = pd.tseries.frequencies.to_offset(freq)
+    except ValueError as err:
+        raise PanelValidationError(f"panel {name!r}: unknown frequency {freq!r}") from err
+    stamps_all = pd.DatetimeIndex(pd.unique(df["period"]))
+    off_grid = ~np.fromiter((offset.is_on_offset(ts) for ts in stamps_all), dtype=bool, count=len(stamps_all))
+    if off_grid.any():
+        stamps = stamps_all[off_grid][:_MAX_EXAMPLES]
+        raise PanelValidationError(
+            f"panel {name!r}: periods not on the {freq!r} grid (mixed frequency or wrong period stamps), "
+            f"e.g. {[str(s) for s in stamps]}; period stamps must be the start of each period"
+        )
+    return offset, freq
+
+
+def _validate_attributes(
+    attributes: pd.DataFrame | None, ids: pd.Index, levels: tuple[str, ...], name: str
+) -> pd.DataFrame:
+    if attributes is None:
+        attrs = pd.DataFrame(index=ids)
+    else:
+        attrs = attributes.copy()
+        if "series_id" in attrs.columns:
+            attrs = attrs.set_index("series_id")
+        attrs.index = attrs.index.astype(str)
+        if attrs.index.duplicated().any():
+            dups = list(attrs.index[attrs.index.duplicated()][:_MAX_EXAMPLES])
+            raise PanelValidationError(f"panel {name!r}: attributes repeat series {dups}")
+        absent = ids.difference(attrs.index)
+        if len(absent):
+            raise PanelValidationError(
+                f"panel {name!r}: attributes lack {len(absent)} series of the table, e.g. "
+                f"{list(absent[:_MAX_EXAMPLES])}"
+            )
+        attrs = attrs.loc[ids]
+    attrs.index.name = "series_id"
+    missing_levels = [lv for lv in levels if lv not in attrs.columns]
+    if missing_levels:
+        raise PanelValidationError(
+            f"panel {name!r}: hierarchy level(s) {missing_levels} are not attribute columns "
+            f"{list(attrs.columns)}"
+        )
+    for lv in levels:
+        if attrs[lv].isna().any():
+            raise PanelValidationError(f"panel {name!r}: hierarchy level {lv!r} has missing values")
+    if "weight" in attrs.columns:
+        w = pd.to_numeric(attrs["weight"], errors="coerce")
+        if w.isna().any() or (w < 0).any() or np.isinf(w).any():
+            raise PanelValidationError(f"panel {name!r}: weight must be finite and >= 0 for every series")
+    return attrs

@@ -1,0 +1,300 @@
+"""The forecaster interface: a past-only :class:`History`, a :class:`Forecast`, and :class:`Forecaster`.
+
+A forecaster is built from parameters only (the constructor stores them, scikit-learn style), fitted on a
+past-only history and asked for steps ``1..h``. The public :meth:`Forecaster.fit` and
+:meth:`Forecaster.predict` check inputs and outputs and time the call; subclasses implement ``_fit`` and
+``_predict`` (template method).
+
+Every forecaster works on a *panel slice*: ``History.values`` is ``[series, time]``. Vectorised forecasters
+(``capabilities.vectorised``) forecast every series in one array operation; :class:`LocalForecaster`
+subclasses implement ``_predict_series`` on one 1-d series and the base loops.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from tycheon._typing import BoolArray, FloatArray, as_generator
+
+__all__ = [
+    "Capabilities",
+    "Forecast",
+    "Forecaster",
+    "ForecasterError",
+    "History",
+    "LocalForecaster",
+]
+
+
+class ForecasterError(RuntimeError):
+    """A forecaster produced an output that breaks the contract (wrong shape, non-finite point)."""
+
+
+@dataclass(frozen=True, eq=False)
+class History:
+    """A past-only panel slice: the only data object a forecaster ever receives.
+
+    The engine builds it as a *copy* of the columns published by ``as_of``; nothing reachable from it
+    holds later data (a numpy view would keep the full array alive through ``.base``).
+
+    Attributes
+    ----------
+    values : ndarray, shape (S, T)
+        Observations, ``NaN`` before a series starts (ragged starts). For predict histories the engine
+        guarantees every series is observed in the last column.
+    observed : ndarray of bool, shape (S, T)
+    series_ids : ndarray of str, shape (S,)
+    periods : DatetimeIndex, length T
+    as_of : Timestamp
+        When this history is known (the origin for predict, the fit time for fit).
+    available_at : ndarray of datetime64[ns], shape (S, T)
+        Publication time of each cell (``NaT`` where unobserved); the guards check it against ``as_of``.
+    freq : str
+    season_length : int
+    attributes : DataFrame
+        Static attributes of these series (index ``series_id``), possibly empty.
+    """
+
+    values: FloatArray  # [series, time]
+    observed: BoolArray  # [series, time]
+    series_ids: np.ndarray  # [series]
+    periods: pd.DatetimeIndex  # [time]
+    as_of: pd.Timestamp
+    available_at: np.ndarray  # [series, time]
+    freq: str
+    season_length: int
+    attributes: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __post_init__(self) -> None:
+        s, t = self.values.shape
+        if self.observed.shape != (s, t) or self.available_at.shape != (s, t):
+            raise ValueError("History arrays must share the shape [series, time]")
+        if len(self.series_ids) != s or len(self.periods) != t:
+            raise ValueError("History labels must match the [series, time] shape")
+
+    @property
+    def n_series(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_periods(self) -> int:
+        return self.values.shape[1]
+
+    def n_observed(self) -> np.ndarray:
+        return self.observed.sum(axis=1)
+
+    def series(self, i: int) -> FloatArray:
+        """The observed values of series ``i`` (a contiguous 1-d array, ragged start removed)."""
+        return self.values[i][self.observed[i]]
+
+
+@dataclass(frozen=True, eq=False)
+class Forecast:
+    """Forecasts for steps ``1..h`` of ``S`` series.
+
+    Attributes
+    ----------
+    point : ndarray, shape (S, h)
+    quantile_levels : tuple of float
+        Levels in (0, 1), increasing; empty when the forecaster gives none.
+    quantiles : ndarray, shape (S, h, Q), optional
+    samples : ndarray, shape (S, h, N), optional
+        Sample paths (joint over steps within a series).
+    """
+
+    point: FloatArray  # [series, horizon]
+    quantile_levels: tuple[float, ...] = ()
+    quantiles: FloatArray | None = None  # [series, horizon, level]
+    samples: FloatArray | None = None  # [series, horizon, sample]
+
+    def validate(self, *, n_series: int, horizon: int, owner: str) -> None:
+        """Check shapes and finiteness; raise :class:`ForecasterError` naming the forecaster."""
+        if self.point.shape != (n_series, horizon):
+            raise ForecasterError(
+                f"{owner}: point forecast has shape {self.point.shape}, expected {(n_series, horizon)}"
+            )
+        if not np.isfinite(self.point).all():
+            bad = int((~np.isfinite(self.point)).sum())
+            raise ForecasterError(f"{owner}: {bad} non-finite point forecast value(s)")
+        if self.quantiles is not None:
+            expected = (n_series, horizon, len(self.quantile_levels))
+            if self.quantiles.shape != expected:
+                raise ForecasterError(f"{owner}: quantiles have shape {self.quantiles.shape}, expected {expected}")
+        if self.samples is not None and self.samples.shape[:2] != (n_series, horizon):
+            raise ForecasterError(
+                f"{owner}: samples have shape {self.samples.shape}, expected ({n_series}, {horizon}, N)"
+            )
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a forecaster needs and gives.
+
+    Attributes
+    ----------
+    min_obs : int
+        Fewest observations a series needs (the engine abstains below ``max(min_obs, min_history)``);
+        :meth:`Forecaster.min_history` may raise it with the season length.
+    is_global : bool
+        Learns across series (refit at every origin on data strictly before it).
+    vectorised : bool
+        Forecasts every series of a panel slice in one array operation.
+    quantiles, samples : bool
+        Gives its own quantiles / sample paths (otherwise the engine's conformal bands are its intervals).
+    """
+
+    min_obs: int = 1
+    is_global: bool = False
+    vectorised: bool = False
+    quantiles: bool = False
+    samples: bool = False
+
+
+class Forecaster(ABC):
+    """Base class: constructor stores parameters; ``fit``/``predict`` wrap ``_fit``/``_predict``.
+
+    Subclasses declare ``capabilities`` and keyword-only ``__init__`` parameters that they store
+    unchanged under the same names (so :meth:`get_params` and :meth:`clone` round-trip a config).
+    """
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    forecaster_id: ClassVar[str] = ""
+
+    def __init__(self) -> None:  # parameters only; subclasses store theirs
+        pass
+
+    # ---------------------------------------------------------------- parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters, read back from the attributes of the same names."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def clone(self) -> Forecaster:
+        """A new, unfitted forecaster with the same parameters."""
+        return type(self)(**self.get_params())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def min_history(self, season_length: int) -> int:
+        """Fewest observations needed for a series with this season length (default: ``min_obs``)."""
+        return self.capabilities.min_obs
+
+    # ---------------------------------------------------------------- template methods
+    def fit(self, history: History) -> Forecaster:
+        """Fit on a past-only history (a no-op for most local forecasters) and return ``self``."""
+        start = time.perf_counter()
+        self._fit(history)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.fitted_as_of_ = history.as_of
+        return self
+
+    def predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: Sequence[float] = (),
+        n_samples: int = 0,
+        seed: int | np.random.Generator | None = None,
+    ) -> Forecast:
+        """Forecast steps ``1..horizon`` for every series of ``history``.
+
+        Parameters
+        ----------
+        history : History
+            Data published by the origin only.
+        horizon : int
+            Number of steps, >= 1.
+        quantile_levels : sequence of float
+            Requested levels in (0, 1); forecasters without quantiles ignore them.
+        n_samples : int
+            Requested sample paths (0 for none); forecasters without samples ignore it.
+        seed : int, Generator or None
+            Randomness for sampling; nothing reads global RNG state.
+        """
+        if horizon < 1:
+            raise ValueError(f"horizon must be >= 1, got {horizon}")
+        levels = tuple(float(q) for q in quantile_levels)
+        if any(not 0.0 < q < 1.0 for q in levels) or list(levels) != sorted(set(levels)):
+            raise ValueError(f"quantile levels must be strictly increasing in (0, 1), got {levels}")
+        start = time.perf_counter()
+        forecast = self._predict(history, horizon=horizon, quantile_levels=levels,
+                                 n_samples=n_samples, rng=as_generator(seed))
+        self.predict_seconds_ = time.perf_counter() - start
+        forecast.validate(n_series=history.n_series, horizon=horizon, owner=type(self).__name__)
+        return forecast
+
+    def _fit(self, history: History) -> None:
+        """Hook: learn from ``history`` (default: nothing to learn)."""
+
+    @abstractmethod
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
+        """Hook: forecast every series of ``history``."""
+
+
+class LocalForecaster(Forecaster):
+    """A forecaster that models each series on its own; subclasses implement ``_predict_series``."""
+
+    @abstractmethod
+    def _predict_series(
+        self,
+        y: FloatArray,
+        *,
+        horizon: int,
+        season_length: int,
+        quantile_levels: tuple[float, ...],
+        rng: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """Forecast one series: return ``point[h]`` and ``quantiles[h, Q]`` (or None)."""
+
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
+        n = history.n_series
+        point = np.empty((n, horizon))
+        quantiles = np.empty((n, horizon, len(quantile_levels))) if quantile_levels else None
+        gives_q = False
+        for i in range(n):
+            p, q = self._predict_series(
+                history.series(i), horizon=horizon, season_length=history.season_length,
+                quantile_levels=quantile_levels, rng=rng,
+            )
+            point[i] = p
+            if q is not None and quantiles is not None:
+                quantiles[i] = q
+                gives_q = True
+        if not gives_q:
+            return Forecast(point=point)
+        return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)

@@ -1,0 +1,1 @@
+"""The built-in roster; importing this package registers every built-in forecaster."""
