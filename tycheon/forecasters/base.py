@@ -25,6 +25,7 @@ import pandas as pd
 from tycheon._typing import BoolArray, FloatArray, as_generator
 
 __all__ = [
+    "Availability",
     "Capabilities",
     "Forecast",
     "Forecaster",
@@ -135,6 +136,15 @@ class Forecast:
 
 
 @dataclass(frozen=True)
+class Availability:
+    """Whether a forecaster can run here; ``reason`` says precisely why not (package missing, weights
+    that need a download, no network). Unavailable models are listed as skipped, never faked."""
+
+    ok: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a forecaster needs and gives.
 
@@ -192,6 +202,11 @@ class Forecaster(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        """Can this forecaster run in this environment? Override to check optional packages/weights."""
+        return Availability(ok=True)
 
     def min_history(self, season_length: int) -> int:
         """Fewest observations needed for a series with this season length (default: ``min_obs``)."""
