@@ -1,0 +1,236 @@
+"""Exponential-smoothing recursions over a ragged ``[series, time]`` panel (numba, one loop over series).
+
+Every kernel takes ``values`` (float64, ``[series, time]``) and ``starts`` (int64, ``[series]``), the
+column of each series' first observation; columns ``starts[i]:`` of row ``i`` are its observed, contiguous
+history. Each returns the flat one-step-ahead level per series (``[series]``), which the forecasters
+repeat over the horizon.
+
+The definitions, initialisations and edge cases are those of statsforecast 2.x
+(``statsforecast/models.py`` and its C++ ``src/ses.cpp``), so that the performance comparison can demand
+agreement to 1e-9:
+
+- SES (``ses_forecast``): :math:`f_1 = y_1`, :math:`f_{t+1} = \\alpha y_t + (1-\\alpha) f_t`, forecast
+  :math:`f_{n+1}`; a single observation forecasts itself.
+- Golden-section search of :math:`\\alpha \\in [0.1, 0.3]` minimising the one-step SSE, stopping when the
+  bracket is narrower than 1e-12 or the two probes tie (``golden_section_ses``).
+- Croston: SES (alpha 0.1) of the positive demand sizes over SES (alpha 0.1) of the intervals between
+  non-zero periods (the first counted from the series start); no positive demand forecasts the last value.
+- Rounding of the mean interval (ADIDA, IMAPA) is half-to-even, as Python's ``round``.
+
+References
+----------
+Croston, J. D. (1972). Forecasting and stock control for intermittent demands. ORQ 23(3), 289-303.
+Syntetos, A. A. and Boylan, J. E. (2005). The accuracy of intermittent demand estimates. IJF 21(2), 303-314.
+Teunter, R. H., Syntetos, A. A. and Babai, M. Z. (2011). Intermittent demand: linking forecasting to
+inventory obsolescence. EJOR 214(3), 606-615.
+Nikolopoulos, K. et al. (2011). An aggregate-disaggregate intermittent demand approach (ADIDA). JORS 62.
+Petropoulos, F. and Kourentzes, N. (2015). Forecast combinations for intermittent demand (IMAPA). JORS 66.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "adida_level",
+    "croston_level",
+    "golden_section_alpha",
+    "imapa_level",
+    "ses_level",
+    "ses_one",
+    "tsb_level",
+]
+
+
+@njit(cache=True)
+def ses_one(x: np.ndarray, alpha: float) -> float:
+    """One-step SES forecast of a contiguous 1-d array (statsforecast ``ses_forecast``)."""
+    n = x.size
+    if n == 1:
+        return x[0]
+    complement = 1.0 - alpha
+    f = x[0]
+    for i in range(1, n):
+        f = alpha * x[i - 1] + complement * f
+    return alpha * x[n - 1] + complement * f
+
+
+@njit(cache=True)
+def _ses_sse(alpha: float, x: np.ndarray) -> float:
+    if x.size < 2:
+        return 0.0
+    complement = 1.0 - alpha
+    f = x[0]
+    sse = 0.0
+    for i in range(1, x.size):
+        f = alpha * x[i - 1] + complement * f
+        err = x[i] - f
+        sse += err * err
+    return sse
+
+
+@njit(cache=True)
+def golden_section_alpha(x: np.ndarray, lower: float = 0.1, upper: float = 0.3) -> float:
+    """The SES smoothing weight in ``[lower, upper]`` minimising in-sample one-step SSE (golden section)."""
+    gr = (np.sqrt(5.0) + 1.0) / 2.0
+    a = lower
+    b = upper
+    c = b - (b - a) / gr
+    d = a + (b - a) / gr
+    fc = _ses_sse(c, x)
+    fd = _ses_sse(d, x)
+    while abs(b - a) >= 1e-12:
+        if fc < fd:
+            b = d
+            d = c
+            fd = fc
+            c = b - (b - a) / gr
+            fc = _ses_sse(c, x)
+        elif fd < fc:
+            a = c
+            c = d
+            fc = fd
+            d = a + (b - a) / gr
+            fd = _ses_sse(d, x)
+        else:
+            break
+    return (b + a) / 2.0
+
+
+@njit(cache=True)
+def ses_level(values: np.ndarray, starts: np.ndarray, alpha: float) -> np.ndarray:
+    """SES with a fixed ``alpha`` for every series: ``[series]`` one-step forecasts."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        out[i] = ses_one(values[i, starts[i]:], alpha)
+    return out
+
+
+@njit(cache=True)
+def _demand_and_intervals(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # positive demand sizes, and the gaps between non-zero periods (first gap from the series start)
+    n_pos = 0
+    n_nz = 0
+    for v in y:
+        if v > 0:
+            n_pos += 1
+        if v != 0:
+            n_nz += 1
+    demand = np.empty(n_pos)
+    intervals = np.empty(n_nz)
+    k = 0
+    j = 0
+    prev = 0
+    for t in range(y.size):
+        if y[t] > 0:
+            demand[k] = y[t]
+            k += 1
+        if y[t] != 0:
+            intervals[j] = t + 1 - prev
+            prev = t + 1
+            j += 1
+    return demand, intervals
+
+
+@njit(cache=True)
+def croston_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Croston's classic estimate (alpha 0.1 for sizes and intervals): ``[series]``."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i]:]
+        demand, intervals = _demand_and_intervals(y)
+        if demand.size == 0:
+            out[i] = y[y.size - 1]
+            continue
+        size = ses_one(demand, 0.1)
+        gap = ses_one(intervals, 0.1)
+        out[i] = size / gap if gap != 0.0 else size
+    return out
+
+
+@njit(cache=True)
+def tsb_level(values: np.ndarray, starts: np.ndarray, alpha_d: float, alpha_p: float) -> np.ndarray:
+    """TSB: SES(alpha_p) of the occurrence indicator times SES(alpha_d) of the positive sizes."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i]:]
+        demand, _ = _demand_and_intervals(y)
+        if demand.size == 0:
+            out[i] = 0.0
+            continue
+        occurrence = np.empty(y.size)
+        for t in range(y.size):
+            occurrence[t] = 1.0 if y[t] != 0 else 0.0
+        out[i] = ses_one(occurrence, alpha_p) * ses_one(demand, alpha_d)
+    return out
+
+
+@njit(cache=True)
+def _chunk_sums(y: np.ndarray, level: int) -> np.ndarray:
+    # sums of consecutive non-overlapping blocks, the incomplete block at the *start* dropped
+    lost = y.size % level
+    n_chunks = (y.size - lost) // level
+    sums = np.empty(n_chunks)
+    for c in range(n_chunks):
+        s = 0.0
+        base = lost + c * level
+        for j in range(level):
+            s += y[base + j]
+        sums[c] = s
+    return sums
+
+
+@njit(cache=True)
+def _optimised_ses(x: np.ndarray) -> float:
+    return ses_one(x, golden_section_alpha(x, 0.1, 0.3))
+
+
+@njit(cache=True)
+def _mean_interval_rounded(y: np.ndarray) -> int:
+    _, intervals = _demand_and_intervals(y)
+    return int(np.rint(intervals.mean()))  # half-to-even, as Python's round
+
+
+@njit(cache=True)
+def _all_zero(y: np.ndarray) -> bool:
+    for v in y:
+        if v != 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def adida_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """ADIDA: optimised SES on block sums at the rounded mean interval, divided by the block length."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i]:]
+        if _all_zero(y):
+            out[i] = 0.0
+            continue
+        level = _mean_interval_rounded(y)
+        if y.size < level:
+            total = y[y.size - 1]
+        else:
+            sums = _chunk_sums(y, level)
+            total = sums[0] if sums.size <= 1 else _optimised_ses(sums)
+        out[i] = total / level
+    return out
+
+
+@njit(cache=True)
+def imapa_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """IMAPA: the mean over block lengths 1..round(mean interval) of ADIDA's per-period estimate."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i]:]
+        if _all_zero(y):
+            out[i] = 0.0
+            continue
+        top = _mean_interval_rounded(y)
+        total = 0.0
+        for level in range(1, top + 1):
+            total += _optimised_ses(_chunk_sums(y, level)) / level
+        out[i] = total / top
+    return out
