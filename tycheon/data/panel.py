@@ -198,6 +198,9 @@ class Panel:
             raise PanelValidationError(f"nan_policy must be 'raise' or 'zero', got {nan_policy!r}")
         if len(frame) == 0:
             raise PanelValidationError(f"panel {name!r}: the table has no rows")
+        if not frame.index.is_unique:
+            # label lookups below (available_at) need unique labels; rows are then named by position
+            frame = frame.reset_index(drop=True)
 
         df = pd.DataFrame(
             {
