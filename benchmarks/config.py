@@ -1,0 +1,359 @@
+"""Strict configs for the harness: one :class:`ModelConfig` per file under ``benchmarks/models/`` and one
+:class:`BenchmarkConfig` per file under ``benchmarks/configs/``.
+
+Safety by construction: a model config names either a *registered* tycheon forecaster id or an sktime
+estimator *class name* from sktime's own registry (``all_estimators``), plus JSON-typed parameters checked
+against that class's constructor. There is no field that holds an import path, a module, a callable or
+code, and names with dots, colons or slashes are refused by the pattern before any lookup, so a config can
+never make the runner import or execute anything beyond the roster and sktime's registry.
+
+Every error is a :class:`ConfigError` whose message names the file and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import tomllib
+import typing
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+__all__ = [
+    "BENCHMARKS_DIR",
+    "BenchmarkConfig",
+    "CompetitionEntry",
+    "ConfigError",
+    "DatasetEntry",
+    "ModelConfig",
+    "SktimeSource",
+    "TycheonSource",
+    "load_benchmark_config",
+    "load_model_config",
+    "load_model_configs",
+    "resolve_benchmark_config",
+]
+
+BENCHMARKS_DIR = Path(__file__).resolve().parent
+MODELS_DIR = BENCHMARKS_DIR / "models"
+CONFIGS_DIR = BENCHMARKS_DIR / "configs"
+
+SLUG = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
+# A registered id or a class name: letters, digits, '_' and '-' only. No '.', ':', '/', so never a path.
+NAME = r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$"
+UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)$"
+
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+ParamValue = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
+
+Metric = Literal["mase", "rmsse", "wape", "mae", "rmse", "crps"]
+CompetitionMetric = Literal["smape", "mape", "mase"]
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file, the field and what is accepted."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class TycheonSource(_Strict):
+    """A forecaster registered in :mod:`tycheon.forecasters.registry`."""
+
+    kind: Literal["tycheon"]
+    forecaster: Annotated[str, Field(pattern=NAME)]
+
+
+class SktimeSource(_Strict):
+    """An sktime forecaster, named by its class name in sktime's registry (never by import path)."""
+
+    kind: Literal["sktime"]
+    estimator: Annotated[str, Field(pattern=NAME)]
+
+
+class ModelConfig(_Strict):
+    """One model as contributors submit it (``benchmarks/models/<id>.toml``)."""
+
+    id: Annotated[str, Field(pattern=SLUG)]
+    display_name: Annotated[str, Field(min_length=1, max_length=80)]
+    family: Annotated[str, Field(pattern=SLUG)]
+    source: Annotated[TycheonSource | SktimeSource, Field(discriminator="kind")]
+    params: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ParamValue] = Field(
+        default_factory=dict
+    )
+    tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list)
+    licence: Annotated[str, Field(min_length=1, max_length=80)]
+    contributor: Annotated[str, Field(min_length=1, max_length=120)]
+
+    def factory_spec(self) -> tuple[str, dict[str, Any]]:
+        """``(forecaster_id, params)`` for :func:`tycheon.backtest.engine.forecaster_factory`."""
+        if isinstance(self.source, SktimeSource):
+            return "sktime", {"estimator": self.source.estimator, "params": dict(self.params)}
+        return self.source.forecaster, dict(self.params)
+
+    def sha256(self) -> str:
+        """Hash of the validated config (canonical JSON); part of the cache key."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+class DatasetEntry(_Strict):
+    """A dataset in a benchmark: loader name and options, units of analysis, optional subsample."""
+
+    name: Annotated[str, Field(pattern=SLUG)]
+    label: Annotated[str, Field(pattern=SLUG)] | None = None
+    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
+        default_factory=dict
+    )
+    units: list[Annotated[str, Field(pattern=UNIT)]] = Field(default_factory=lambda: ["series"], min_length=1)
+    subsample: Annotated[int, Field(ge=1)] | None = None
+    min_history: Annotated[int, Field(ge=1)] | None = None
+
+    @property
+    def key(self) -> str:
+        """The dataset's name in results (``label`` when given, else ``name``)."""
+        return self.label or self.name
+
+
+class CompetitionEntry(_Strict):
+    """Score one dataset exactly as its competition did: fit on the published training part, forecast
+    the published horizon once, score with the competition's metric definitions."""
+
+    dataset: Annotated[str, Field(pattern=SLUG)]
+    label: Annotated[str, Field(pattern=SLUG)] | None = None
+    competition: Literal["M1", "M3", "Tourism"]
+    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
+        default_factory=dict
+    )
+    metrics: list[CompetitionMetric] = Field(min_length=1)
+    subsample: Annotated[int, Field(ge=1)] | None = None
+
+    @property
+    def key(self) -> str:
+        return self.label or self.dataset
+
+
+class BenchmarkConfig(_Strict):
+    """A benchmark: datasets, protocol, roster and the two mandatory reference models."""
+
+    name: Annotated[str, Field(pattern=SLUG)]
+    description: str = ""
+    seed: StrictInt
+    horizon: Annotated[StrictInt, Field(ge=1)]
+    stride: Annotated[StrictInt, Field(ge=1)]
+    n_origins: Annotated[StrictInt, Field(ge=1)]
+    embargo: Annotated[StrictInt, Field(ge=0)] = 0
+    min_history: Annotated[StrictInt, Field(ge=1)]
+    quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(min_length=1)
+    n_samples: Annotated[StrictInt, Field(ge=0)] = 0
+    metrics: list[Metric] = Field(min_length=1)
+    models: list[Annotated[str, Field(pattern=SLUG)]] = Field(min_length=1)
+    random_walk: Annotated[str, Field(pattern=SLUG)] = "naive"
+    production_baseline: Annotated[str, Field(pattern=SLUG)] = "snaive_momentum"
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
+    n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
+    backend: Literal["sequential", "joblib", "dask"] = "sequential"
+    datasets: list[DatasetEntry] = Field(min_length=1)
+    competition: list[CompetitionEntry] = Field(default_factory=list)
+
+    @pydantic.model_validator(mode="after")
+    def _check(self) -> BenchmarkConfig:
+        if self.stride < self.horizon:
+            raise ValueError(
+                f"origins overlap: stride {self.stride} < horizon {self.horizon}; a benchmark requires "
+                "non-overlapping origins (stride >= horizon) so that the pooled DM test is valid "
+                "(ADR-0006 decision 5)"
+            )
+        levels = list(self.quantile_levels)
+        if levels != sorted(set(levels)):
+            raise ValueError(f"quantile_levels must be strictly increasing, got {levels}")
+        dupes = sorted({m for m in self.models if self.models.count(m) > 1})
+        if dupes:
+            raise ValueError(f"models lists {dupes} more than once")
+        if self.random_walk not in self.models:
+            raise ValueError(
+                f"the random walk is mandatory: models must include random_walk = {self.random_walk!r} "
+                "(ADR-0006: every evaluation reports the random-walk baseline)"
+            )
+        if self.production_baseline not in self.models:
+            raise ValueError(
+                f"production_baseline {self.production_baseline!r} must be one of the models"
+            )
+        keys = [d.key for d in self.datasets]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"dataset names/labels must be unique, got {keys}")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------- loading
+_KINDS = ("tycheon", "sktime")
+
+
+def _format_errors(path: Path, err: pydantic.ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        parts = [str(p) for p in e["loc"]]
+        # a discriminated union adds the tag to the location (source.tycheon.forecaster): drop it
+        parts = [p for i, p in enumerate(parts) if not (i > 0 and parts[i - 1] == "source" and p in _KINDS)]
+        loc = ".".join(parts) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"unknown field {loc!r}: not part of the schema")
+        elif e["type"] == "missing":
+            lines.append(f"missing required field {loc!r}")
+        else:
+            lines.append(f"field {loc!r}: {e['msg']}")
+    return f"{path}: " + "; ".join(lines)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as err:
+        raise ConfigError(f"{path}: no such config file") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from err
+
+
+@lru_cache(maxsize=1)
+def _sktime_forecasters() -> dict[str, type]:
+    from sktime.registry import all_estimators
+
+    return dict(all_estimators(estimator_types="forecaster", return_names=True))
+
+
+def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any]]:
+    params = {
+        p.name: p
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: fall back to the defaults' types
+        hints = {}
+    return params, hints
+
+
+def _check_param_type(name: str, value: Any, param: inspect.Parameter, hint: Any) -> str | None:
+    if hint is not None and hint is not Any:
+        try:
+            pydantic.TypeAdapter(hint).validate_python(value, strict=True)
+        except pydantic.ValidationError:
+            return f"parameter {name!r} = {value!r} does not have the constructor's type {hint}"
+        except pydantic.PydanticSchemaGenerationError:
+            pass
+        else:
+            return None
+    default = param.default
+    if default is inspect.Parameter.empty or default is None:
+        return None
+    ok = isinstance(value, type(default)) or (isinstance(default, float) and type(value) is int)
+    if isinstance(default, bool) != isinstance(value, bool):
+        ok = False
+    if not ok:
+        return (
+            f"parameter {name!r} = {value!r} has type {type(value).__name__}, "
+            f"expected {type(default).__name__} like its default {default!r}"
+        )
+    return None
+
+
+def _check_params(path: Path, cls: type, params: dict[str, Any], owner: str) -> None:
+    signature, hints = _constructor(cls)
+    for name, value in params.items():
+        if name not in signature:
+            raise ConfigError(
+                f"{path}: field 'params.{name}': unknown parameter {name!r} for {owner}; "
+                f"accepted: {sorted(signature)}"
+            )
+        problem = _check_param_type(name, value, signature[name], hints.get(name))
+        if problem:
+            raise ConfigError(f"{path}: field 'params.{name}': {problem}")
+
+
+def load_model_config(path: str | Path) -> ModelConfig:
+    """Load and validate one model config; the file stem must equal its ``id``.
+
+    Raises
+    ------
+    ConfigError
+        Unknown or missing field, an id that is no registered forecaster or sktime estimator, an unknown
+        parameter or one of the wrong type; the message names the file and the field.
+    """
+    path = Path(path)
+    raw = _read_toml(path)
+    try:
+        cfg = ModelConfig.model_validate(raw)
+    except pydantic.ValidationError as err:
+        raise ConfigError(_format_errors(path, err)) from err
+    if path.stem != cfg.id:
+        raise ConfigError(f"{path}: field 'id': {cfg.id!r} must equal the file name stem {path.stem!r}")
+    if isinstance(cfg.source, TycheonSource):
+        from tycheon.forecasters import registry
+
+        try:
+            cls = registry.get(cfg.source.forecaster)
+        except registry.UnknownForecasterError as err:
+            raise ConfigError(f"{path}: field 'source.forecaster': {err}") from err
+        _check_params(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
+    else:
+        known = _sktime_forecasters()
+        if cfg.source.estimator not in known:
+            raise ConfigError(
+                f"{path}: field 'source.estimator': unknown sktime forecaster {cfg.source.estimator!r}; "
+                f"it must be a class name listed by sktime.registry.all_estimators('forecaster') "
+                f"({len(known)} known, e.g. {sorted(known)[:5]})"
+            )
+        _check_params(path, known[cfg.source.estimator], cfg.params, f"sktime {cfg.source.estimator}")
+    return cfg
+
+
+def load_model_configs(ids: list[str], *, models_dir: Path = MODELS_DIR) -> dict[str, ModelConfig]:
+    """Load ``<models_dir>/<id>.toml`` for every id, in the given order."""
+    out = {}
+    for model_id in ids:
+        path = models_dir / f"{model_id}.toml"
+        if not path.exists():
+            known = sorted(p.stem for p in models_dir.glob("*.toml"))
+            raise ConfigError(f"unknown model id {model_id!r}: no file {path}; known model ids: {known}")
+        out[model_id] = load_model_config(path)
+    return out
+
+
+def load_benchmark_config(path: str | Path) -> BenchmarkConfig:
+    """Load and validate a benchmark config (without resolving its models; see
+    :func:`resolve_benchmark_config`)."""
+    path = Path(path)
+    raw = _read_toml(path)
+    try:
+        return BenchmarkConfig.model_validate(raw)
+    except pydantic.ValidationError as err:
+        raise ConfigError(_format_errors(path, err)) from err
+
+
+def resolve_benchmark_config(
+    name_or_path: str | Path, *, models_dir: Path = MODELS_DIR
+) -> tuple[Path, BenchmarkConfig, dict[str, ModelConfig]]:
+    """Find a config by name (``benchmarks/configs/<name>.toml``) or path, validate it and every model
+    it names, and check that the random walk really is the tycheon ``naive`` forecaster."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = CONFIGS_DIR / f"{name_or_path}.toml"
+    cfg = load_benchmark_config(path)
+    try:
+        models = load_model_configs(list(cfg.models), models_dir=models_dir)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: field 'models': {err}") from err
+    rw = models[cfg.random_walk]
+    if not (isinstance(rw.source, TycheonSource) and rw.source.forecaster == "naive"):
+        raise ConfigError(
+            f"{path}: field 'random_walk': {cfg.random_walk!r} must be the tycheon 'naive' forecaster "
+            f"(the random walk), got source {rw.source.model_dump()}"
+        )
+    return path, cfg, models

@@ -1,0 +1,275 @@
+"""Results files: canonical JSON, append-only versions, atomic writes, a hashed parquet sidecar, validation.
+
+Layout: ``benchmarks/results/<name>/<version>.json`` with ``<version>`` = ``v0001``, ``v0002``, ... (the
+next free number in that folder), and its sidecar ``<version>-<sha256>.parquet`` holding the per-record
+scores; the JSON's ``sidecar`` block names the file and its sha256.
+
+Guarantees:
+
+- **append-only**: an existing version is never overwritten (:class:`ResultsExistError` names the path);
+  the final JSON is placed with ``os.link`` from a temp file, which fails if the target exists, so even
+  two concurrent writers cannot clobber one another;
+- **atomic**: both files are written to temp files in the same folder and moved into place only when
+  complete; temp files are removed in ``finally``, so Ctrl-C leaves no partial version behind (a sidecar
+  without its JSON is inert: nothing references it);
+- **canonical**: ``json.dumps(sort_keys=True)`` with NaN/inf written as ``null``, so equal results give
+  equal bytes; wall-clock facts live only under keys named ``timings`` (see :func:`strip_volatile`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "RESULTS_DIR",
+    "SCHEMA_PATH",
+    "SCHEMA_VERSION",
+    "ResultsExistError",
+    "ResultsValidationError",
+    "canonical_json",
+    "file_sha256",
+    "next_version",
+    "schema",
+    "strip_volatile",
+    "validate_document",
+    "validate_results_file",
+    "write_results",
+]
+
+BENCHMARKS_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCHMARKS_DIR / "results"
+SCHEMA_PATH = BENCHMARKS_DIR / "schema" / "results-v1.schema.json"
+SCHEMA_VERSION = "1.0.0"
+VOLATILE_KEYS = frozenset({"timings", "cache"})
+_VERSION = re.compile(r"^v(\d{4})\.json$")
+
+
+class ResultsExistError(FileExistsError):
+    """The results version already exists; versions are append-only."""
+
+
+class ResultsValidationError(ValueError):
+    """A results document or file that does not satisfy the schema or its sidecar hash."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return None if pd.isna(value) else pd.Timestamp(value).isoformat()
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} to results JSON")
+
+
+def canonical_json(doc: dict[str, Any]) -> str:
+    """Sorted keys, NaN/inf as ``null``, numpy scalars as plain numbers, trailing newline."""
+    return json.dumps(_plain(doc), sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def strip_volatile(doc: Any) -> Any:
+    """The document without wall-clock facts (every key named ``timings`` or ``cache``), for comparing
+    two runs."""
+    if isinstance(doc, dict):
+        return {k: strip_volatile(v) for k, v in doc.items() if k not in VOLATILE_KEYS}
+    if isinstance(doc, list):
+        return [strip_volatile(v) for v in doc]
+    return doc
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    """The published JSON Schema (draft 2020-12) of results version 1."""
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate_document(doc: dict[str, Any]) -> list[str]:
+    """Schema errors of a results document, each as ``<json path>: <message>`` (empty when valid)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+
+
+def next_version(folder: str | Path) -> str:
+    """The next free version in a results folder: ``v0001`` when empty, else the highest + 1."""
+    folder = Path(folder)
+    numbers = [int(m.group(1)) for p in folder.glob("v*.json") if (m := _VERSION.match(p.name))]
+    return f"v{max(numbers, default=0) + 1:04d}"
+
+
+def _write_sidecar(frame: pd.DataFrame, folder: Path, version: str) -> tuple[Path, str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".parquet.tmp", dir=folder)
+    os.close(fd)
+    try:
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+        sha = file_sha256(tmp)
+        final = folder / f"{version}-{sha}.parquet"
+        os.replace(tmp, final)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return final, sha
+
+
+def _place_no_clobber(tmp: str, final: Path) -> None:
+    try:
+        os.link(tmp, final)  # atomic and refuses an existing target
+    except FileExistsError as err:
+        raise ResultsExistError(
+            f"results version {final} already exists; versions are append-only, so it is never "
+            "overwritten (run again to write the next version)"
+        ) from err
+    except OSError as err:  # a filesystem without hard links: check, then rename atomically
+        if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        if final.exists():
+            raise ResultsExistError(f"results version {final} already exists; versions are append-only") from err
+        os.replace(tmp, final)
+
+
+def write_results(
+    doc: dict[str, Any],
+    scores: pd.DataFrame,
+    *,
+    results_dir: str | Path = RESULTS_DIR,
+    version: str | None = None,
+) -> Path:
+    """Validate and write a results document and its sidecar; return the JSON path.
+
+    Parameters
+    ----------
+    doc : dict
+        The results document without ``version`` and ``sidecar`` (they are filled in here).
+    scores : DataFrame
+        Per-record scores for the sidecar.
+    results_dir : path
+        Parent of the ``<name>/`` folder.
+    version : str, optional
+        Explicit version (``vNNNN``); default: the next free one.
+
+    Raises
+    ------
+    ResultsExistError
+        The version exists already (the message names the path).
+    ResultsValidationError
+        The finished document does not satisfy the schema (nothing is written).
+    """
+    folder = Path(results_dir) / doc["name"]
+    folder.mkdir(parents=True, exist_ok=True)
+    version = version or next_version(folder)
+    if not re.fullmatch(r"v\d{4}", version):
+        raise ValueError(f"version must look like v0001, got {version!r}")
+    final = folder / f"{version}.json"
+    if final.exists():
+        raise ResultsExistError(
+            f"results version {final} already exists; versions are append-only, so it is never overwritten"
+        )
+    sidecar, sha = _write_sidecar(scores, folder, version)
+    tmp = None
+    try:
+        full = {**doc, "version": version, "schema_version": SCHEMA_VERSION,
+                "sidecar": {"path": sidecar.name, "sha256": sha, "format": "parquet",
+                            "n_rows": int(len(scores)), "columns": [str(c) for c in scores.columns]}}
+        text = canonical_json(full)
+        problems = validate_document(json.loads(text))
+        if problems:
+            raise ResultsValidationError(
+                f"refusing to write {final}: the document does not satisfy {SCHEMA_PATH.name}: "
+                + "; ".join(problems[:10])
+            )
+        fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".json.tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        _place_no_clobber(tmp, final)
+    except BaseException:
+        if not final.exists() or final.stat().st_size == 0:
+            sidecar.unlink(missing_ok=True)  # never leave an unreferenced sidecar from a failed write
+        raise
+    finally:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+    return final
+
+
+def validate_results_file(path: str | Path) -> list[str]:
+    """Every reason a results file is not valid: JSON syntax, schema, sidecar presence, name, hash and
+    row count. Empty when the file is valid."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [f"{path}: no such file"]
+    except json.JSONDecodeError as err:
+        return [f"{path}: not valid JSON: {err}"]
+    problems = [f"{path}: schema: {p}" for p in validate_document(doc)]
+    side = doc.get("sidecar") if isinstance(doc, dict) else None
+    if not isinstance(side, dict) or "path" not in side or "sha256" not in side:
+        return problems
+    sidecar = path.parent / side["path"]
+    if Path(side["path"]).name != side["path"]:
+        problems.append(f"{path}: sidecar path {side['path']!r} must be a file name beside the JSON")
+    elif not sidecar.exists():
+        problems.append(f"{path}: sidecar {sidecar} is missing")
+    else:
+        actual = file_sha256(sidecar)
+        if actual != side["sha256"]:
+            problems.append(
+                f"{path}: sidecar {sidecar.name} has sha256 {actual}, but the results record "
+                f"{side['sha256']}: the sidecar was modified or replaced"
+            )
+        if side["sha256"] not in sidecar.name:
+            problems.append(f"{path}: sidecar name {sidecar.name} does not contain its sha256")
+        try:
+            import pyarrow.parquet as pq
+
+            n_rows = pq.ParquetFile(sidecar).metadata.num_rows
+        except Exception as err:  # noqa: BLE001 - any unreadable sidecar is reported, not raised
+            problems.append(f"{path}: sidecar {sidecar.name} is not readable parquet: {err}")
+        else:
+            if n_rows != side.get("n_rows"):
+                problems.append(f"{path}: sidecar has {n_rows} rows, the results record {side.get('n_rows')}")
+    return problems
+
+
+def existing_versions(folder: str | Path) -> Iterable[Path]:
+    """Results JSON files in a folder, oldest version first."""
+    return sorted(p for p in Path(folder).glob("v*.json") if _VERSION.match(p.name))
