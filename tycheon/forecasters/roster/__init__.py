@@ -1,3 +1,3 @@
 """The built-in roster; importing this package registers every built-in forecaster."""
 
-from tycheon.forecasters.roster import baselines, intermittent  # noqa: F401  (registration)
+from tycheon.forecasters.roster import baselines, intermittent, statistical  # noqa: F401  (registration)

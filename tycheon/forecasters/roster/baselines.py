@@ -39,6 +39,7 @@ __all__ = [
     "SeasonalNaiveForecaster",
     "SesForecaster",
     "SnaiveMomentumForecaster",
+    "check_history_length",
 ]
 
 
@@ -76,14 +77,7 @@ class PanelForecaster(Forecaster):
         values = np.asarray(history.values, dtype=np.float64)
         starts = kb.first_observed(history.observed)
         season = history.season_length
-        need = self.min_history(season)
-        short = np.flatnonzero(values.shape[1] - starts < need)
-        if short.size:
-            ids = [str(x) for x in history.series_ids[short[:5]]]
-            raise InsufficientHistoryError(
-                f"{type(self).__name__} needs at least {need} observations per series "
-                f"(season length {season}); {short.size} series have fewer, e.g. {ids}"
-            )
+        check_history_length(self, history)
         point = self._point(values, starts, season=season, horizon=horizon)  # [series, horizon]
         if not (self.capabilities.quantiles or self.capabilities.samples):
             return Forecast(point=point)
@@ -101,6 +95,18 @@ class PanelForecaster(Forecaster):
                                       n_samples=n_samples, rng=rng)
         return Forecast(point=point, quantile_levels=quantile_levels if quantiles is not None else (),
                         quantiles=quantiles, samples=samples)
+
+
+def check_history_length(forecaster: Forecaster, history: History) -> None:
+    """Refuse series with fewer observations than ``forecaster.min_history(season_length)``."""
+    need = forecaster.min_history(history.season_length)
+    short = np.flatnonzero(history.n_observed() < need)
+    if short.size:
+        ids = [str(x) for x in history.series_ids[short[:5]]]
+        raise InsufficientHistoryError(
+            f"{type(forecaster).__name__} needs at least {need} observations per series "
+            f"(season length {history.season_length}); {short.size} series have fewer, e.g. {ids}"
+        )
 
 
 def _flat(level: FloatArray, horizon: int) -> FloatArray:

@@ -1,0 +1,169 @@
+"""Classical statistical models per series, through statsforecast.
+
+Every model here is statsforecast's (numba/C++ implementations of the R ``forecast`` package
+algorithms): it is one to two orders of magnitude faster than statsmodels' equivalents, which matters
+because a backtest refits every series at every origin, and its automatic selection follows Hyndman &
+Khandakar (2008) and Hyndman et al. (2008) as the R reference does. statsmodels has no automatic ETS or
+ARIMA order search of its own (``pmdarima`` would be needed), so choosing it would mean re-implementing
+the selection. Quantiles come from statsforecast's prediction intervals: a level ``q < 0.5`` is the lower
+end of the ``100(1 - 2q)``% interval, ``q > 0.5`` the upper end of the ``100(2q - 1)``% one, and
+``q = 0.5`` the point forecast (all intervals here are symmetric around the mean).
+
+References
+----------
+Hyndman, R. J., Koehler, A. B., Ord, J. K. and Snyder, R. D. (2008). Forecasting with Exponential
+Smoothing: The State Space Approach. Springer.
+Hyndman, R. J. and Khandakar, Y. (2008). Automatic time series forecasting: the forecast package for R.
+Journal of Statistical Software 27(3).
+Fiorucci, J. A. et al. (2016). Models for optimising the theta method and their relationship to state
+space models. IJF 32(4), 1151-1161.
+Bandara, K., Hyndman, R. J. and Bergmeir, C. (2021). MSTL: a seasonal-trend decomposition algorithm for
+time series with multiple seasonal patterns. arXiv:2107.13462.
+"""
+
+from __future__ import annotations
+
+import warnings
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tycheon._typing import FloatArray
+from tycheon.forecasters.base import Capabilities, LocalForecaster
+from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster.baselines import check_history_length
+
+__all__ = [
+    "AutoArimaForecaster",
+    "AutoEtsForecaster",
+    "AutoThetaForecaster",
+    "DampedEtsForecaster",
+    "MstlForecaster",
+    "StatsforecastForecaster",
+    "levels_for_quantiles",
+]
+
+
+def levels_for_quantiles(quantile_levels: tuple[float, ...]) -> list[float]:
+    """The central-interval levels (percent) whose ends are the requested quantiles (0.5 excluded)."""
+    levels = {round(100.0 * abs(1.0 - 2.0 * q), 10) for q in quantile_levels if q != 0.5}
+    return sorted(levels)
+
+
+def quantiles_from_intervals(out: dict[str, Any], quantile_levels: tuple[float, ...]) -> FloatArray:
+    """Read statsforecast's ``lo-<level>``/``hi-<level>`` keys back as ``[horizon, level]`` quantiles."""
+    mean = np.asarray(out["mean"], dtype=np.float64)
+    cols = []
+    for q in quantile_levels:
+        if q == 0.5:
+            cols.append(mean)
+            continue
+        level = round(100.0 * abs(1.0 - 2.0 * q), 10)
+        key = f"{'lo' if q < 0.5 else 'hi'}-{level}"
+        cols.append(np.asarray(out[key], dtype=np.float64))
+    return np.stack(cols, axis=1)  # [horizon, level]
+
+
+class StatsforecastForecaster(LocalForecaster):
+    """A statsforecast model fitted to each series on its own at every origin.
+
+    Subclasses build the model from the season length in :meth:`_model`. Convergence and fallback
+    warnings of statsforecast are silenced inside the call (the fit itself is unchanged).
+    """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(min_obs=7, quantiles=True)
+
+    @abstractmethod
+    def _model(self, season_length: int) -> Any:
+        """A fresh statsforecast model for this season length."""
+
+    def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
+        check_history_length(self, history)
+        return super()._predict(history, horizon=horizon, quantile_levels=quantile_levels,
+                                n_samples=n_samples, rng=rng)
+
+    def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
+        levels = levels_for_quantiles(quantile_levels)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = self._model(season_length).forecast(
+                np.ascontiguousarray(y, dtype=np.float64), horizon, level=levels or None
+            )
+        point = np.asarray(out["mean"], dtype=np.float64)
+        if not quantile_levels:
+            return point, None
+        return point, quantiles_from_intervals(out, quantile_levels)
+
+
+@register("auto_ets")
+class AutoEtsForecaster(StatsforecastForecaster):
+    """ETS with automatic selection of error, trend and season (statsforecast ``AutoETS``, model
+    ``"ZZZ"``, AICc), Hyndman et al. (2008). Needs 7 observations (statsforecast refuses fewer).
+    Seasonal components are considered only when the series covers more than one season."""
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoETS
+
+        return AutoETS(season_length=season_length, model="ZZZ")
+
+
+@register("damped_ets")
+class DampedEtsForecaster(StatsforecastForecaster):
+    """ETS restricted to a damped additive trend, error and season selected automatically
+    (statsforecast ``AutoETS(model="ZZZ", damped=True)``; Gardner & McKenzie 1985). Needs 8
+    observations (the damped model has more parameters)."""
+
+    capabilities = Capabilities(min_obs=8, quantiles=True)
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoETS
+
+        return AutoETS(season_length=season_length, model="ZZZ", damped=True)
+
+
+@register("auto_theta")
+class AutoThetaForecaster(StatsforecastForecaster):
+    """Theta with automatic choice among the standard, optimised and dynamic variants and a
+    multiplicative seasonal-decomposition test (statsforecast ``AutoTheta``; Fiorucci et al. 2016).
+    Needs 4 observations."""
+
+    capabilities = Capabilities(min_obs=4, quantiles=True)
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoTheta
+
+        return AutoTheta(season_length=season_length)
+
+
+@register("auto_arima")
+class AutoArimaForecaster(StatsforecastForecaster):
+    """Seasonal ARIMA with the Hyndman-Khandakar stepwise order search (statsforecast ``AutoARIMA``).
+    Works from 1 observation (a constant model); slowest of the family (~0.5 s per series)."""
+
+    capabilities = Capabilities(min_obs=1, quantiles=True)
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoARIMA
+
+        return AutoARIMA(season_length=season_length)
+
+
+@register("mstl")
+class MstlForecaster(StatsforecastForecaster):
+    """MSTL decomposition (Bandara et al. 2021) with the season length of the panel; the seasonal part
+    is forecast by seasonal naive and the remainder by ``AutoETS(model="ZZN")`` (statsforecast ``MSTL``
+    defaults). Runs where the season allows: a season length >= 2 and at least two full seasons plus one
+    observation (``min_history = 2m + 1``); a panel with season length 1 is refused."""
+
+    capabilities = Capabilities(min_obs=7, quantiles=True)
+
+    def min_history(self, season_length: int) -> int:
+        return max(self.capabilities.min_obs, 2 * season_length + 1)
+
+    def _model(self, season_length: int) -> Any:
+        if season_length < 2:
+            raise ValueError(f"mstl needs a season length >= 2, got {season_length}; use auto_ets instead")
+        from statsforecast.models import MSTL
+
+        return MSTL(season_length=season_length)
