@@ -1,0 +1,327 @@
+"""The walk-forward engine: ``run(panel, protocol, factories) -> ScoreSet``.
+
+What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices paper sections 2-4, 6):
+
+- **origins** from the protocol (rolling or static split), the same for every unit and model;
+- **what a model may see**: training histories ``[0, fit_end)`` and predict histories ``[0, origin)``, both
+  copies masked to the cells published in time, checked by the three guards (:mod:`.guards`);
+- **abstention**: series below ``min_history`` (or exited, unpublished, or without a target) are not
+  forecast and are counted per unit, origin and reason in ``meta["abstained"]``; a model's own
+  ``min_history(season_length)`` further limits *its* support (``meta["models"][m]["support"]``);
+- **units of analysis** (:mod:`.units`), **demand class** and **scales** per series at each origin from
+  that origin's published training window only (:mod:`tycheon.data.demand`,
+  :mod:`tycheon.metrics.scale`);
+- **conformal bands** (:mod:`.conformal`) and the score-set record (:mod:`.records`);
+- **execution** over (unit, model, chunk-of-series) tasks with a deterministic assembly order
+  (:mod:`.execution`), so sequential, joblib and Dask runs give identical score sets and a repeated run is
+  bit-identical.
+
+Model status in ``meta["models"]``: ``{"status": "ran", "fit_seconds", "predict_seconds", "support",
+"support_by_unit", "below_model_min_history"}``; ``{"status": "failed", "reason", "traceback"}`` for a model
+that raised (anything but :class:`~.guards.LookaheadError`, which always propagates) or overran its soft
+``time_budget`` (checked between origins inside a task and on the model's total after the run);
+``{"status": "skipped", "reason"}`` when ``availability()`` says it cannot run here. A failed model
+contributes no rows: partial results would be scored on an easier subset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tycheon._typing import Backend
+from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
+from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities
+from tycheon.backtest.guards import GuardCounter
+from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
+from tycheon.backtest.records import Block, build_scoreset
+from tycheon.backtest.scoreset import ScoreSet
+from tycheon.backtest.slices import UnitData, eligibility
+from tycheon.backtest.tasks import ModelTask, TaskResult
+from tycheon.backtest.units import build_unit, parse_unit
+from tycheon.data.demand import demand_classes
+from tycheon.data.panel import Panel
+from tycheon.metrics.scale import seasonal_naive_scales
+
+__all__ = ["DEFAULT_CHUNK_SIZE", "run"]
+
+DEFAULT_CHUNK_SIZE = 1024
+
+
+class _UnitState:
+    """Per-unit facts computed once for all models: eligibility and the per-origin series features."""
+
+    def __init__(self, data: UnitData, origins: list[Origin], *, min_history: int) -> None:
+        self.data = data
+        n_s, n_o = data.n_series, len(origins)
+        self.eligible = np.zeros((n_s, n_o), dtype=bool)  # [series, origin]
+        self.n_obs = np.zeros((n_s, n_o), dtype=np.int64)  # [series, origin]
+        self.demand_class = np.empty((n_s, n_o), dtype=object)
+        self.scale_mae = np.empty((n_s, n_o))
+        self.scale_rmse = np.empty((n_s, n_o))
+        self.lag = np.empty((n_s, n_o), dtype=np.int64)
+        self.abstained: dict[str, dict[str, int]] = {}
+        for j, o in enumerate(origins):
+            ok, counts, n_obs = eligibility(data, index=o.index, origin=o.timestamp, horizon=o.horizon,
+                                            min_history=min_history)
+            self.eligible[:, j], self.n_obs[:, j] = ok, n_obs
+            self.abstained[str(o.timestamp.date())] = counts
+            stamp = np.datetime64(o.timestamp.to_datetime64(), "ns")
+            pub = data.observed[:, :o.index] & (data.available_at[:, :o.index] <= stamp)  # [series, i]
+            window = np.where(pub, data.values[:, :o.index], np.nan)
+            self.demand_class[:, j] = demand_classes(window, pub)
+            mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
+            self.scale_mae[:, j], self.scale_rmse[:, j], self.lag[:, j] = mae, rmse, lag
+
+
+def _validate(
+    panel: Panel,
+    protocol: Any,
+    factories: Mapping[str, Factory],
+    *,
+    quantile_levels: Sequence[float],
+    n_samples: int,
+    min_history: int,
+    backend: str,
+    chunk_size: int | None,
+    time_budget: float | None,
+    band_min_origins: int,
+) -> tuple[float, ...]:
+    if not isinstance(panel, Panel):
+        raise TypeError(f"panel must be a tycheon Panel, got {type(panel).__name__}")
+    if not isinstance(protocol, (RollingOrigin, StaticSplit)):
+        raise TypeError(f"protocol must be a RollingOrigin or StaticSplit, got {type(protocol).__name__}")
+    if not isinstance(factories, Mapping) or not factories:
+        raise ValueError("factories must be a non-empty mapping of model name -> factory")
+    for name, factory in factories.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"model names must be non-empty strings, got {name!r}")
+        if not callable(factory):
+            raise TypeError(f"the factory of model {name!r} is not callable: {factory!r}")
+    levels = tuple(float(q) for q in quantile_levels)
+    if any(not 0.0 < q < 1.0 for q in levels) or list(levels) != sorted(set(levels)):
+        raise ValueError(f"quantile_levels must be strictly increasing in (0, 1), got {levels}")
+    if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+        raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
+    if not isinstance(min_history, (int, np.integer)) or min_history < 1:
+        raise ValueError(f"min_history must be an integer >= 1, got {min_history!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")
+    if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1):
+        raise ValueError(f"chunk_size must be a positive integer or None, got {chunk_size!r}")
+    if time_budget is not None and not time_budget > 0:
+        raise ValueError(f"time_budget must be a positive number of seconds or None, got {time_budget!r}")
+    if not isinstance(band_min_origins, (int, np.integer)) or band_min_origins < 0:
+        raise ValueError(f"band_min_origins must be an integer >= 0, got {band_min_origins!r}")
+    return levels
+
+
+def run(
+    panel: Panel,
+    protocol: RollingOrigin | StaticSplit,
+    factories: Mapping[str, Factory],
+    *,
+    units: Sequence[str] = ("series",),
+    quantile_levels: Sequence[float] = (0.1, 0.5, 0.9),
+    n_samples: int = 0,
+    min_history: int = 1,
+    backend: Backend = "sequential",
+    n_jobs: int | None = None,
+    chunk_size: int | None = None,
+    dask_client: Any = None,
+    seed: int = 0,
+    progress: bool = False,
+    time_budget: float | None = None,
+    band_min_origins: int = 0,
+) -> ScoreSet:
+    """Walk every model forward over the protocol's origins and return the score set.
+
+    Parameters
+    ----------
+    panel : Panel
+    protocol : RollingOrigin or StaticSplit
+    factories : mapping of str to Factory
+        Model name -> ``(history, fit_time) -> fitted Forecaster`` (see :mod:`.factories`).
+    units : sequence of str
+        Units of analysis: ``series``, ``total``, ``level:<attr>``, ``groups:<k>``,
+        ``groups_random:<k>`` (see :mod:`.units`).
+    quantile_levels : sequence of float
+        Quantiles requested from models that give them.
+    n_samples : int
+        Sample paths requested from models that give them (0: none).
+    min_history : int
+        Fewest published observations a series needs at an origin to be forecast (else abstained).
+    backend : {"sequential", "joblib", "dask"}
+    n_jobs : int, optional
+        joblib workers.
+    chunk_size : int, optional
+        Series per task for local models (default 1024); global models always get one task per unit.
+    dask_client : distributed.Client, optional
+        Required for ``backend="dask"``.
+    seed : int
+        Root of every task's seed (derived from seed, model, unit and chunk).
+    progress : bool
+        tqdm progress bar over tasks.
+    time_budget : float, optional
+        Soft per-model budget in seconds (fit + predict), checked between origins.
+    band_min_origins : int
+        Calibration errors required for a conformal band beyond the split-conformal rank condition.
+
+    Returns
+    -------
+    ScoreSet
+        With ``meta`` holding the protocol, origins, ``overlap_lag``, ``guard_checks``, ``abstained``
+        (unit -> origin -> reason -> count), ``models`` (status per model) and ``conformal`` counts.
+
+    Raises
+    ------
+    ProtocolError
+        No usable origin on this panel (no full horizon, too little history).
+    ValueError
+        Unknown unit, backend or other invalid option (the message lists what is accepted).
+    LookaheadError
+        A guard found data a model must not see; never swallowed.
+    """
+    levels = _validate(panel, protocol, factories, quantile_levels=quantile_levels, n_samples=n_samples,
+                       min_history=min_history, backend=backend, chunk_size=chunk_size,
+                       time_budget=time_budget, band_min_origins=band_min_origins)
+    unit_names = list(dict.fromkeys(units))
+    if not unit_names:
+        raise ValueError("units must name at least one unit of analysis, e.g. ('series',)")
+    for unit in unit_names:
+        parse_unit(unit, panel)
+    origins = protocol.origins(panel, min_history=min_history)
+    first_fit_end = origins[0].fit_end
+    states = [_UnitState(build_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins,
+                         min_history=min_history) for u in unit_names]
+    size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
+
+    models_meta: dict[str, dict[str, Any]] = {}
+    runnable: list[str] = []
+    for name, factory in factories.items():
+        avail = factory_availability(factory)
+        if not avail.ok:
+            models_meta[name] = {"status": "skipped", "reason": avail.reason}
+        else:
+            runnable.append(name)
+
+    tasks: list[ModelTask] = []
+    for u, state in enumerate(states):
+        data = state.data
+        for name in runnable:
+            factory = factories[name]
+            step = data.n_series if factory_capabilities(factory).is_global else size
+            for c, start in enumerate(range(0, data.n_series, step)):
+                rows = np.arange(start, min(start + step, data.n_series))
+                tasks.append(ModelTask(
+                    model=name, factory=factory, data=data.take(rows), rows=rows, chunk=c, origins=origins,
+                    eligible=state.eligible[rows], n_obs=state.n_obs[rows], periods=data.periods,
+                    embargo=protocol.embargo, static=isinstance(protocol, StaticSplit),
+                    horizon=protocol.horizon, quantile_levels=levels, n_samples=int(n_samples),
+                    seed_entropy=task_seed(seed, name, data.unit, c), time_budget=time_budget,
+                ))
+    results: list[TaskResult] = run_tasks(tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client,
+                                          progress=progress)
+
+    guards = GuardCounter()
+    for r in results:
+        guards.add(r.guards)
+    failed = _model_status(results, runnable, models_meta, time_budget)
+    blocks = _blocks(states, runnable, failed, results, origins, models_meta)
+    meta: dict[str, Any] = {
+        "panel": panel.name,
+        "protocol": protocol.describe(),
+        "origins": [str(o.timestamp.date()) for o in origins],
+        "overlap_lag": protocol.overlap_lag,
+        "units": unit_names,
+        "min_history": int(min_history),
+        "seed": int(seed),
+        "chunk_size": size,
+        "guard_checks": guards.as_dict(),
+        "abstained": {s.data.unit: s.abstained for s in states},
+        "models": {name: models_meta[name] for name in factories},
+        "warnings": panel.warnings,
+    }
+    return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
+                          band_min_origins=int(band_min_origins), meta=meta)
+
+
+def _model_status(
+    results: list[TaskResult],
+    runnable: list[str],
+    models_meta: dict[str, dict[str, Any]],
+    time_budget: float | None,
+) -> set[str]:
+    failed: set[str] = set()
+    for name in runnable:
+        mine = [r for r in results if r.model == name]
+        fit_s = float(sum(r.fit_seconds for r in mine))
+        predict_s = float(sum(r.predict_seconds for r in mine))
+        first_failure = next((r for r in mine if r.failed), None)
+        if first_failure is not None:
+            models_meta[name] = {"status": "failed", "reason": first_failure.reason,
+                                 "traceback": first_failure.traceback}
+            failed.add(name)
+        elif time_budget is not None and fit_s + predict_s > time_budget:
+            models_meta[name] = {"status": "failed", "traceback": "",
+                                 "reason": f"exceeded its time budget of {time_budget:g} s "
+                                           f"(used {fit_s + predict_s:.3g} s; a soft budget)"}
+            failed.add(name)
+        else:
+            models_meta[name] = {"status": "ran", "fit_seconds": fit_s, "predict_seconds": predict_s,
+                                 "support": 0, "support_by_unit": {},
+                                 "below_model_min_history": int(sum(r.below_model_min_history for r in mine))}
+    return failed
+
+
+def _blocks(
+    states: list[_UnitState],
+    runnable: list[str],
+    failed: set[str],
+    results: list[TaskResult],
+    origins: list[Origin],
+    models_meta: dict[str, dict[str, Any]],
+) -> list[Block]:
+    """Assemble blocks in (unit, model, origin) order, chunks in series order: deterministic."""
+    by_key: dict[tuple[str, str], list[TaskResult]] = {}
+    for r in results:  # results are in task order: chunk order within (unit, model)
+        by_key.setdefault((r.unit, r.model), []).append(r)
+    blocks: list[Block] = []
+    for u, state in enumerate(states):
+        data = state.data
+        for m, name in enumerate(runnable):
+            if name in failed:
+                continue
+            outputs = [o for r in by_key.get((data.unit, name), []) for o in r.outputs]
+            support = 0
+            for j, origin in enumerate(origins):
+                parts = [o for o in outputs if o.origin_pos == j]
+                if not parts:
+                    continue
+                rows = np.concatenate([p.rows for p in parts])
+                targets = slice(origin.index, origin.index + origin.horizon)
+                obs = data.observed[rows, targets]  # [series, horizon]
+                quantiles = None
+                if all(p.quantiles is not None for p in parts):
+                    quantiles = np.concatenate([p.quantiles for p in parts])
+                samples = None
+                if all(p.samples is not None for p in parts):
+                    samples = np.concatenate([p.samples for p in parts])
+                blocks.append(Block(
+                    model=name, unit=data.unit, unit_key=u * len(runnable) + m, n_unit_series=data.n_series,
+                    origin=origin.timestamp, series_rows=rows, series_ids=data.series_ids[rows],
+                    target_periods=data.periods[targets],
+                    actual=np.where(obs, data.values[rows, targets], np.nan),
+                    available_at=data.available_at[rows, targets],
+                    point=np.concatenate([p.point for p in parts]), quantiles=quantiles, samples=samples,
+                    demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
+                    scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],
+                    weight=data.weight[rows],
+                ))
+                support += len(rows)
+            models_meta[name]["support"] += support
+            models_meta[name]["support_by_unit"][data.unit] = support
+    return blocks

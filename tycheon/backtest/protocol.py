@@ -1,0 +1,326 @@
+"""Evaluation protocols: where the origins sit, where training ends, and which targets are scored.
+
+Conventions (shared with :mod:`tycheon.data.panel`): the dense grid has columns ``0..T-1`` (period
+starts). An origin is the column index ``i`` of its first target period and its timestamp is
+``periods[i]``; the history at the origin is columns ``[0, i)``; the targets are columns ``i..i+h-1``.
+With the default ``available_at`` (period end), every history cell is published by ``periods[i]``
+(ADR-0006 decision 3: ``available_at <= origin``).
+
+Two protocols are offered (ADR-0006 decisions 2-3, 5; evaluation-choices paper section 3):
+
+- :class:`RollingOrigin` refits every model at every origin on columns ``[0, i - embargo)``.
+- :class:`StaticSplit` fits once at a boundary ``b`` on columns ``[0, b - embargo)`` and freezes the
+  parameters; every origin still predicts from the history published by that origin. With the same
+  origins it scores exactly the same (target, step) pairs as the rolling protocol
+  (:func:`same_targets` proves it), so the two can be compared in a sensitivity analysis.
+
+Overlapping origins (``stride < horizon``) make consecutive forecast errors correlated; the benchmark
+rejects them so the pooled Diebold-Mariano test is valid, and ``mode="analysis"`` allows them and records
+``overlap_lag = ceil(h / stride) - 1`` for the test's truncation lag (ADR-0006 decision 5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from tycheon._typing import ProtocolMode
+from tycheon.data.panel import Panel
+
+__all__ = ["Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "same_targets"]
+
+_MODES = ("benchmark", "analysis")
+
+
+class ProtocolError(ValueError):
+    """A protocol that cannot be built or cannot be placed on a panel; the message says what is accepted."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One forecast origin on a panel's period grid.
+
+    Attributes
+    ----------
+    index : int
+        Column of the first target period; the predict history is columns ``[0, index)``.
+    timestamp : Timestamp
+        ``periods[index]``: the time the forecast is made (``available_at <= timestamp`` is usable).
+    fit_end : int
+        Exclusive column where the training history ends (``index - embargo`` rolling,
+        ``boundary - embargo`` static).
+    fit_time : Timestamp
+        ``periods[fit_end]``: when the training history was known.
+    horizon : int
+    """
+
+    index: int
+    timestamp: pd.Timestamp
+    fit_end: int
+    fit_time: pd.Timestamp
+    horizon: int
+
+    @property
+    def targets(self) -> range:
+        """Columns of the target periods ``index .. index + horizon - 1``."""
+        return range(self.index, self.index + self.horizon)
+
+
+def _check_common(horizon: int, stride: int, embargo: int, mode: str, n_origins: int | None) -> None:
+    if not isinstance(horizon, (int, np.integer)) or horizon <= 0:
+        raise ProtocolError(f"horizon must be a positive integer number of periods, got {horizon!r}")
+    if not isinstance(stride, (int, np.integer)) or stride <= 0:
+        raise ProtocolError(f"stride must be a positive integer number of periods, got {stride!r}")
+    if not isinstance(embargo, (int, np.integer)) or embargo < 0:
+        raise ProtocolError(f"embargo must be an integer >= 0 periods, got {embargo!r}")
+    if mode not in _MODES:
+        raise ProtocolError(f"mode must be one of {_MODES}, got {mode!r}")
+    if n_origins is not None and (not isinstance(n_origins, (int, np.integer)) or n_origins < 1):
+        raise ProtocolError(f"n_origins must be a positive integer or None, got {n_origins!r}")
+    if mode == "benchmark" and stride < horizon:
+        raise ProtocolError(
+            f"overlapping origins: stride={stride} < horizon={horizon} makes consecutive forecast windows "
+            f"share targets (overlap lag {math.ceil(horizon / stride) - 1}); the benchmark needs "
+            f"stride >= horizon so the pooled Diebold-Mariano test is valid. Use mode='analysis' to allow "
+            "overlap (the lag is then recorded for the test)."
+        )
+
+
+def _column(panel: Panel, when: int | str | pd.Timestamp, what: str) -> int:
+    """Column index of an origin or boundary given as an index or a timestamp on the panel's grid."""
+    periods = panel.periods
+    if isinstance(when, (int, np.integer)) and not isinstance(when, bool):
+        col = int(when)
+        if not 0 <= col < len(periods):
+            raise ProtocolError(
+                f"{what}={col} is outside the panel's columns 0..{len(periods) - 1} "
+                f"({periods[0].date()}..{periods[-1].date()})"
+            )
+        return col
+    try:
+        stamp = pd.Timestamp(when)
+    except (ValueError, TypeError) as err:
+        raise ProtocolError(f"{what} must be a column index or a timestamp, got {when!r}") from err
+    loc = periods.get_indexer([stamp])[0]
+    if loc < 0:
+        raise ProtocolError(
+            f"{what}={stamp} is not a period start on the panel's {panel.freq!r} grid "
+            f"({periods[0].date()}..{periods[-1].date()})"
+        )
+    return int(loc)
+
+
+def _place(
+    panel: Panel,
+    *,
+    horizon: int,
+    stride: int,
+    n_origins: int | None,
+    first: int | None,
+    lowest: int,
+    what: str,
+) -> list[int]:
+    """Origin columns: forward from ``first`` when given, else the latest ones leaving a full horizon."""
+    n_periods = len(panel.periods)
+    last_possible = n_periods - horizon  # the origin's targets must all lie on the grid
+    if last_possible < 0:
+        raise ProtocolError(
+            f"no origin leaves a full horizon of {horizon} actuals: the panel has only {n_periods} periods"
+        )
+    if first is not None:
+        if first > last_possible:
+            raise ProtocolError(
+                f"{what} at column {first} leaves no full horizon of {horizon} actuals: the last origin "
+                f"with a full horizon is column {last_possible} ({panel.periods[last_possible].date()})"
+            )
+        cols = list(range(first, last_possible + 1, stride))
+        if n_origins is not None:
+            if len(cols) < n_origins:
+                raise ProtocolError(
+                    f"only {len(cols)} origin(s) with a full horizon of {horizon} fit from column {first} "
+                    f"at stride {stride}; n_origins={n_origins} was asked"
+                )
+            cols = cols[:n_origins]
+    else:
+        cols = list(range(last_possible, -1, -stride))[::-1]
+        cols = [c for c in cols if c >= lowest]
+        if n_origins is not None:
+            if len(cols) < n_origins:
+                raise ProtocolError(
+                    f"only {len(cols)} origin(s) leave both a full horizon of {horizon} and at least "
+                    f"{lowest} period(s) of history at stride {stride}; n_origins={n_origins} was asked"
+                )
+            cols = cols[-n_origins:]
+    return cols
+
+
+def _check_history(panel: Panel, origins: list[Origin], *, min_history: int, embargo: int) -> None:
+    if not origins:
+        raise ProtocolError(
+            f"too little history for any origin: every origin needs at least min_history={min_history} "
+            f"period(s) of history and at least one training period after an embargo of {embargo}"
+        )
+    counts = panel.dense().n_observed  # bound method: observations before a column
+    usable = [o for o in origins if o.fit_end >= 1 and (counts(o.index) >= min_history).any()]
+    if not usable:
+        first = origins[0]
+        raise ProtocolError(
+            f"too little history for any origin: at the first origin {first.timestamp.date()} (column "
+            f"{first.index}) no series has min_history={min_history} observations, or training would end "
+            f"at column {first.fit_end} after an embargo of {embargo}; place origins later or lower "
+            "min_history"
+        )
+
+
+def _scored_pairs(origins: list[Origin], panel: Panel) -> set[tuple[pd.Timestamp, int]]:
+    periods = panel.periods
+    return {(periods[t], h + 1) for o in origins for h, t in enumerate(o.targets)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RollingOrigin:
+    """Rolling origins: refit at every origin on data strictly before it (less the embargo).
+
+    Parameters
+    ----------
+    horizon : int
+        Steps forecast from each origin, >= 1.
+    stride : int
+        Periods between consecutive origins, >= 1 (>= horizon in benchmark mode).
+    n_origins : int, optional
+        How many origins. Without ``first_origin`` they are the latest ones that leave a full horizon of
+        actuals; with it, the first ``n_origins`` from there. Neither given: every origin from the latest
+        backwards at ``stride`` that has ``min_history`` periods before it.
+    first_origin : int or Timestamp, optional
+        Column index or period stamp of the first origin.
+    embargo : int
+        Training ends at least ``embargo`` periods before each origin (``fit_end = index - embargo``).
+    mode : {"benchmark", "analysis"}
+        ``benchmark`` rejects overlapping origins (``stride < horizon``); ``analysis`` allows them.
+
+    Examples
+    --------
+    >>> RollingOrigin(horizon=6, stride=6, n_origins=8).overlap_lag
+    0
+    """
+
+    horizon: int
+    stride: int
+    n_origins: int | None = None
+    first_origin: int | str | pd.Timestamp | None = None
+    embargo: int = 0
+    mode: ProtocolMode = "benchmark"
+
+    kind: ClassVar[str] = "rolling"
+
+    def __post_init__(self) -> None:
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins)
+
+    @property
+    def overlap_lag(self) -> int:
+        """``ceil(h / stride) - 1``: autocorrelation lags induced by overlapping windows (0 when none)."""
+        return math.ceil(self.horizon / self.stride) - 1
+
+    def origins(self, panel: Panel, *, min_history: int = 1) -> list[Origin]:
+        """The origins on ``panel``; raises :class:`ProtocolError` when none is usable."""
+        first = None if self.first_origin is None else _column(panel, self.first_origin, "first_origin")
+        cols = _place(panel, horizon=self.horizon, stride=self.stride, n_origins=self.n_origins,
+                      first=first, lowest=max(min_history, self.embargo + 1), what="first_origin")
+        if cols and cols[0] - self.embargo < 1:
+            raise ProtocolError(
+                f"too little history for any origin at column {cols[0]}: an embargo of {self.embargo} "
+                "leaves no training period before it; place the first origin later"
+            )
+        periods = panel.periods
+        origins = [
+            Origin(index=c, timestamp=periods[c], fit_end=c - self.embargo,
+                   fit_time=periods[c - self.embargo], horizon=self.horizon)
+            for c in cols
+        ]
+        _check_history(panel, origins, min_history=min_history, embargo=self.embargo)
+        return origins
+
+    def scored_pairs(self, panel: Panel, *, min_history: int = 1) -> set[tuple[pd.Timestamp, int]]:
+        """The (target period, step) pairs this protocol scores on ``panel``."""
+        return _scored_pairs(self.origins(panel, min_history=min_history), panel)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "horizon": self.horizon, "stride": self.stride,
+                "n_origins": self.n_origins, "first_origin": None if self.first_origin is None
+                else str(self.first_origin), "embargo": self.embargo, "mode": self.mode,
+                "overlap_lag": self.overlap_lag}
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaticSplit:
+    """Fit once at a boundary, then predict at every origin from the history published by it.
+
+    Global models are fitted once on columns ``[0, boundary - embargo)`` and their parameters frozen;
+    local models read the same predict history as under :class:`RollingOrigin`. Origins start at the
+    boundary and advance by ``stride``.
+
+    Parameters
+    ----------
+    horizon, stride, embargo, mode
+        As for :class:`RollingOrigin`.
+    boundary : int or Timestamp
+        Column index or period stamp of the first origin; training ends ``embargo`` periods before it.
+    n_origins : int, optional
+        How many origins from the boundary (default: all that leave a full horizon).
+    """
+
+    horizon: int
+    boundary: int | str | pd.Timestamp
+    stride: int
+    n_origins: int | None = None
+    embargo: int = 0
+    mode: ProtocolMode = "benchmark"
+
+    kind: ClassVar[str] = "static"
+
+    def __post_init__(self) -> None:
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins)
+
+    @property
+    def overlap_lag(self) -> int:
+        return math.ceil(self.horizon / self.stride) - 1
+
+    def origins(self, panel: Panel, *, min_history: int = 1) -> list[Origin]:
+        b = _column(panel, self.boundary, "boundary")
+        if b - self.embargo < max(min_history, 1):
+            raise ProtocolError(
+                f"too little history for any origin: the boundary at column {b} with an embargo of "
+                f"{self.embargo} leaves {max(b - self.embargo, 0)} training period(s); "
+                f"min_history={min_history} and at least one are needed"
+            )
+        cols = _place(panel, horizon=self.horizon, stride=self.stride, n_origins=self.n_origins,
+                      first=b, lowest=0, what="boundary")
+        periods = panel.periods
+        fit_end = b - self.embargo
+        origins = [
+            Origin(index=c, timestamp=periods[c], fit_end=fit_end, fit_time=periods[fit_end],
+                   horizon=self.horizon)
+            for c in cols
+        ]
+        _check_history(panel, origins, min_history=min_history, embargo=self.embargo)
+        return origins
+
+    def scored_pairs(self, panel: Panel, *, min_history: int = 1) -> set[tuple[pd.Timestamp, int]]:
+        return _scored_pairs(self.origins(panel, min_history=min_history), panel)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "horizon": self.horizon, "boundary": str(self.boundary),
+                "stride": self.stride, "n_origins": self.n_origins, "embargo": self.embargo,
+                "mode": self.mode, "overlap_lag": self.overlap_lag}
+
+
+Protocol = RollingOrigin | StaticSplit
+
+
+def same_targets(p1: Protocol, p2: Protocol, panel: Panel, *, min_history: int = 1) -> bool:
+    """Whether two protocols score identical (target period, step) pairs on ``panel``."""
+    return p1.scored_pairs(panel, min_history=min_history) == p2.scored_pairs(panel, min_history=min_history)

@@ -1,0 +1,137 @@
+"""Past-only slices: the histories the engine hands to forecasters, and who is eligible at an origin.
+
+Every :class:`~tycheon.forecasters.base.History` built here holds *copies* of the sliced arrays, masked to
+the cells published by its ``as_of``; no numpy view whose ``.base`` reaches later columns escapes.
+
+Eligibility at an origin ``i`` (the abstention rule of the evaluation-choices paper, section 2: a series
+without enough history is not forecast, and it is counted, never imputed). A series is forecast only when,
+on the cells published by the origin,
+
+- it has at least ``min_history`` observations in ``[0, i)`` (else reason ``too_short``);
+- none of its observed history cells is still unpublished at the origin (else ``unpublished``: masking
+  them would leave a gap inside the series);
+- it is observed in the last history column ``i - 1`` (else ``not_observed_at_origin``: it exited);
+- at least one of its targets ``i..i+h-1`` is observed (else ``no_target``: nothing to score).
+
+The first reason that applies is the one counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from tycheon._typing import BoolArray, FloatArray, IntArray
+from tycheon.forecasters.base import History
+
+__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history"]
+
+ABSTENTION_REASONS = ("too_short", "unpublished", "not_observed_at_origin", "no_target")
+
+
+@dataclass(frozen=True, eq=False)
+class UnitData:
+    """The dense arrays of one unit of analysis (the panel itself, or summed aggregates of it).
+
+    Attributes
+    ----------
+    unit : str
+        The unit name (``series``, ``total``, ``level:<attr>``, ``groups:<k>``, ``groups_random:<k>``).
+    values, observed, available_at : ndarray, shape (S, T)
+    series_ids : ndarray of str, shape (S,)
+    periods : DatetimeIndex, length T
+    attributes : DataFrame
+        Static attributes indexed by series id (empty columns for aggregates).
+    weight : ndarray, shape (S,)
+        Size known before the first origin (see :mod:`tycheon.backtest.units`).
+    freq : str
+    season_length : int
+    """
+
+    unit: str
+    values: FloatArray  # [series, time]
+    observed: BoolArray  # [series, time]
+    available_at: np.ndarray  # [series, time] datetime64[ns]
+    series_ids: np.ndarray  # [series]
+    periods: pd.DatetimeIndex  # [time]
+    freq: str
+    season_length: int
+    weight: FloatArray  # [series]
+    attributes: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def n_series(self) -> int:
+        return len(self.series_ids)
+
+    def take(self, rows: IntArray) -> UnitData:
+        """The same unit restricted to some series (copies; used to ship a chunk to a worker)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        attrs = self.attributes.iloc[rows] if len(self.attributes) else self.attributes
+        return UnitData(self.unit, self.values[rows].copy(), self.observed[rows].copy(),
+                        self.available_at[rows].copy(), self.series_ids[rows].copy(), self.periods,
+                        self.freq, self.season_length, self.weight[rows].copy(), attrs.copy())
+
+
+def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
+    """Cells of columns ``[0, upto)`` that are observed and published by ``when``."""  # [series, upto]
+    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
+    return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
+
+
+def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp) -> History:
+    pub = _published(data, upto, when)[rows]  # [series, upto] (fancy indexing copies)
+    values = np.where(pub, data.values[rows, :upto], np.nan)  # a fresh array
+    avail = np.where(pub, data.available_at[rows, :upto], np.datetime64("NaT", "ns"))
+    attrs = data.attributes.iloc[rows].copy() if len(data.attributes.columns) else pd.DataFrame(
+        index=pd.Index(data.series_ids[rows], name="series_id"))
+    return History(
+        values=values,
+        observed=pub,
+        series_ids=data.series_ids[rows].copy(),
+        periods=pd.DatetimeIndex(data.periods[:upto].to_numpy(copy=True)),
+        as_of=pd.Timestamp(when),
+        available_at=avail,
+        freq=data.freq,
+        season_length=data.season_length,
+        attributes=attrs,
+    )
+
+
+def predict_history(data: UnitData, rows: IntArray, *, index: int, origin: pd.Timestamp) -> History:
+    """History of ``rows`` at an origin: columns ``[0, index)`` published by ``origin``, ``as_of=origin``."""
+    return _history(data, np.asarray(rows, dtype=np.int64), index, origin)
+
+
+def fit_history(data: UnitData, *, fit_end: int, fit_time: pd.Timestamp) -> History:
+    """Training history: columns ``[0, fit_end)`` published by ``fit_time``, series with any such cell."""
+    rows = np.flatnonzero(_published(data, fit_end, fit_time).any(axis=1))
+    return _history(data, rows, fit_end, fit_time)
+
+
+def eligibility(
+    data: UnitData, *, index: int, origin: pd.Timestamp, horizon: int, min_history: int
+) -> tuple[BoolArray, dict[str, int], IntArray]:
+    """Which series are forecast at an origin, abstention counts by reason, and published history length.
+
+    Returns
+    -------
+    eligible : ndarray of bool, shape (S,)
+    abstained : dict
+        Count per reason in :data:`ABSTENTION_REASONS` (each abstained series counted once).
+    n_obs : ndarray of int, shape (S,)
+        Published observations in ``[0, index)`` (the length a model's own ``min_history`` is checked on).
+    """
+    pub = _published(data, index, origin)  # [series, index]
+    n_obs = pub.sum(axis=1).astype(np.int64)
+    too_short = n_obs < max(int(min_history), 1)
+    unpublished = (data.observed[:, :index] & ~pub).any(axis=1) & ~too_short
+    rest = ~too_short & ~unpublished
+    not_at_origin = ~pub[:, index - 1] & rest
+    rest &= ~not_at_origin
+    no_target = ~data.observed[:, index:index + horizon].any(axis=1) & rest
+    eligible = rest & ~no_target
+    counts = {"too_short": int(too_short.sum()), "unpublished": int(unpublished.sum()),
+              "not_observed_at_origin": int(not_at_origin.sum()), "no_target": int(no_target.sum())}
+    return eligible, counts, n_obs
