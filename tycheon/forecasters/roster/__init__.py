@@ -1,3 +1,8 @@
 """The built-in roster; importing this package registers every built-in forecaster."""
 
-from tycheon.forecasters.roster import baselines, intermittent, statistical  # noqa: F401  (registration)
+from tycheon.forecasters.roster import (  # noqa: F401  (registration)
+    baselines,
+    intermittent,
+    sktime_adapter,
+    statistical,
+)

@@ -1,0 +1,62 @@
+"""The sktime adapter: lookup by exact registry name, per-series fit, quantiles where sktime has them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests._forecasters_support import make_history, ragged_panel
+from tycheon.forecasters import create
+from tycheon.forecasters.roster.sktime_adapter import UnknownSktimeEstimatorError
+
+pytest.importorskip("sktime")
+
+
+def test_sktime_naive_last_equals_our_naive_on_a_ragged_panel():
+    y = ragged_panel(np.random.default_rng(1), n_series=4, n_periods=30, min_len=10)
+    ours = create("naive").predict(make_history(y), horizon=5).point
+    theirs = create("sktime", estimator="NaiveForecaster", params={"strategy": "last"})
+    np.testing.assert_array_equal(theirs.predict(make_history(y), horizon=5).point, ours)
+
+
+def test_sktime_seasonal_naive_with_sp_equals_our_seasonal_naive():
+    y = ragged_panel(np.random.default_rng(2), n_series=3, n_periods=40, min_len=25)
+    ours = create("seasonal_naive").predict(make_history(y), horizon=14).point
+    model = create("sktime", estimator="NaiveForecaster", params={"strategy": "last", "sp": 12})
+    np.testing.assert_allclose(model.predict(make_history(y), horizon=14).point, ours, rtol=1e-12)
+
+
+def test_quantiles_come_from_predict_quantiles_when_the_estimator_has_pred_int():
+    from sktime.forecasting.theta import ThetaForecaster
+
+    y = ragged_panel(np.random.default_rng(3), n_series=2, n_periods=36, min_len=30)
+    levels = (0.1, 0.5, 0.9)
+    fc = create("sktime", estimator="ThetaForecaster", params={"sp": 12}).predict(
+        make_history(y), horizon=4, quantile_levels=levels)
+    assert fc.quantiles is not None and fc.quantile_levels == levels
+    # direct sktime on series 0, same index
+    hist = make_history(y)
+    s = pd.Series(hist.series(0), index=hist.periods[hist.observed[0]].to_period("M"))
+    direct = ThetaForecaster(sp=12).fit(s, fh=[1, 2, 3, 4])
+    np.testing.assert_allclose(fc.point[0], direct.predict().to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(fc.quantiles[0], direct.predict_quantiles(alpha=list(levels)).to_numpy(),
+                               rtol=1e-10)
+    assert (np.diff(fc.quantiles, axis=2) > 0).all()
+
+
+def test_unknown_estimator_name_lists_close_matches():
+    with pytest.raises(UnknownSktimeEstimatorError, match="close matches: .*ThetaForecaster"):
+        create("sktime", estimator="ThetaForecastr").predict(make_history([[1.0, 2, 3]]), horizon=1)
+
+
+def test_a_module_path_is_not_imported():
+    with pytest.raises(UnknownSktimeEstimatorError, match="not a forecaster in sktime's registry"):
+        create("sktime", estimator="os.system").predict(make_history([[1.0, 2, 3]]), horizon=1)
+
+
+def test_params_round_trip_and_bad_params_are_rejected():
+    model = create("sktime", estimator="NaiveForecaster", params={"sp": 12})
+    assert model.clone().get_params() == {"estimator": "NaiveForecaster", "params": {"sp": 12}}
+    with pytest.raises(TypeError, match="params must be a dict"):
+        create("sktime", estimator="NaiveForecaster", params=[("sp", 12)])

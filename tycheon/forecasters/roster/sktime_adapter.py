@@ -1,0 +1,131 @@
+"""Any sktime forecaster, by its registry name and parameters, as a roster member.
+
+The class is looked up by *exact* name in ``sktime.registry.all_estimators(estimator_types="forecaster")``
+(never by importing a user-supplied module path), built with ``params`` and fitted to each series on its
+own at every origin: a ``pd.Series`` on a ``PeriodIndex`` of the series' observed periods (an integer
+index where the frequency has no period equivalent), forecasting ``fh = 1..h``. Quantiles come from
+``predict_quantiles`` when the estimator has the ``capability:pred_int`` tag; otherwise the engine's
+conformal bands are its intervals.
+
+Reference: Löning, M. et al. (2019). sktime: A unified interface for machine learning with time series.
+arXiv:1909.07872.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import warnings
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
+from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster.baselines import check_history_length
+
+__all__ = ["SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
+
+
+class UnknownSktimeEstimatorError(LookupError):
+    """The name is not a forecaster in sktime's registry."""
+
+
+@lru_cache(maxsize=1)
+def _sktime_forecasters() -> dict[str, type]:
+    from sktime.registry import all_estimators
+
+    return dict(all_estimators(estimator_types="forecaster"))
+
+
+def sktime_forecaster_names() -> list[str]:
+    """Sorted names of every forecaster in the installed sktime's registry."""
+    return sorted(_sktime_forecasters())
+
+
+def _resolve(name: str) -> type:
+    table = _sktime_forecasters()
+    try:
+        return table[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, list(table), n=5, cutoff=0.5)
+        hint = f"close matches: {', '.join(close)}" if close else "no close match"
+        raise UnknownSktimeEstimatorError(
+            f"{name!r} is not a forecaster in sktime's registry ({hint}); "
+            "see tycheon.forecasters.roster.sktime_adapter.sktime_forecaster_names()"
+        ) from None
+
+
+def _index(periods: pd.DatetimeIndex, freq: str) -> pd.Index:
+    try:
+        return pd.DatetimeIndex(periods, freq=freq).to_period()
+    except (ValueError, TypeError):
+        return pd.RangeIndex(len(periods))
+
+
+@register("sktime")
+class SktimeForecaster(Forecaster):
+    """Adapter: an sktime forecaster named ``estimator`` with constructor ``params``, fitted per series.
+
+    Parameters
+    ----------
+    estimator : str
+        Exact sktime registry name, e.g. ``"ThetaForecaster"``, ``"NaiveForecaster"`` (the default).
+    params : dict or None
+        Keyword arguments for its constructor (e.g. ``{"sp": 12}``).
+    """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(min_obs=2, quantiles=True)
+
+    def __init__(self, *, estimator: str = "NaiveForecaster", params: dict[str, Any] | None = None) -> None:
+        if not isinstance(estimator, str) or not estimator:
+            raise TypeError(f"estimator must be a non-empty sktime registry name, got {estimator!r}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict or None, got {type(params).__name__}")
+        self.estimator = estimator
+        self.params = params
+
+    @classmethod
+    def availability(cls) -> Availability:
+        if importlib.util.find_spec("sktime") is None:
+            return Availability(ok=False, reason="package 'sktime' is not installed (pip install tycheon[sktime])")
+        return Availability(ok=True)
+
+    def estimator_class(self) -> type:
+        """The sktime class named by ``estimator`` (raises :class:`UnknownSktimeEstimatorError`)."""
+        return _resolve(self.estimator)
+
+    def _predict(self, history: History, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+        check_history_length(self, history)
+        cls = self.estimator_class()
+        gives_q = bool(quantile_levels) and bool(cls.get_class_tag("capability:pred_int", False))
+        index = _index(history.periods, history.freq)
+        point = np.empty((history.n_series, horizon))  # [series, horizon]
+        quantiles = np.empty((history.n_series, horizon, len(quantile_levels))) if gives_q else None
+        for i in range(history.n_series):
+            series = pd.Series(history.series(i), index=index[history.observed[i]])
+            p, q = self._forecast_one(cls, series, horizon=horizon,
+                                      quantile_levels=quantile_levels if gives_q else ())
+            point[i] = p
+            if quantiles is not None:
+                quantiles[i] = q
+        if quantiles is None:
+            return Forecast(point=point)
+        return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)
+
+    def _forecast_one(self, cls: type, series: pd.Series, *, horizon: int,
+                      quantile_levels: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray | None]:
+        from sktime.forecasting.base import ForecastingHorizon
+
+        fh = ForecastingHorizon(np.arange(1, horizon + 1), is_relative=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sktime's deprecation notices, not about this fit
+            model = cls(**(self.params or {}))
+            model.fit(series, fh=fh)
+            point = np.asarray(model.predict(fh), dtype=np.float64).reshape(horizon)
+            if not quantile_levels:
+                return point, None
+            q = model.predict_quantiles(fh, alpha=list(quantile_levels))  # columns (variable, alpha)
+        return point, np.asarray(q, dtype=np.float64).reshape(horizon, len(quantile_levels))
