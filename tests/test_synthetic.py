@@ -89,3 +89,31 @@ def test_far_above_the_default_the_total_itself_becomes_spiky():
 def test_when_arguments_are_out_of_range_then_the_error_says_what_is_accepted(kwargs, message):
     with pytest.raises(SyntheticConfigError, match=message):
         generate_marketplace(**kwargs)
+
+
+def test_content_hash_survives_numpy_switching_its_simd_kernels():
+    # exp/sin differ in the last ulp between numpy's AVX-512 and AVX2 kernels; rounding to cents must
+    # hide that, so the manifest hash holds across CPUs. Checked by disabling AVX-512 in a subprocess.
+    import os
+    import subprocess
+    import sys
+
+    features = pytest.importorskip("numpy._core._multiarray_umath").__cpu_features__
+    if not features.get("X86_V4"):
+        pytest.skip("needs a CPU on which numpy dispatches AVX-512 (X86_V4) kernels")
+    code = (
+        "import numpy as np, hashlib\n"
+        "from tycheon.data.synthetic import generate_marketplace\n"
+        "from tycheon.data.manifest import content_hash\n"
+        "x = np.exp(np.linspace(-3.0, 3.0, 100001))\n"
+        "print(content_hash(generate_marketplace(n_entities=500)), hashlib.sha256(x.tobytes()).hexdigest())\n"
+    )
+    env_off = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                       timeout=120).stdout.split()
+        for env in (dict(os.environ), env_off)
+    ]
+    if runs[0][1] == runs[1][1]:
+        pytest.skip("numpy's exp gives identical bits with and without AVX-512 here")
+    assert runs[0][0] == runs[1][0]
