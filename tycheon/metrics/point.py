@@ -1,0 +1,227 @@
+"""Point-forecast errors: MAE, RMSE, MASE, RMSSE, WAPE, sMAPE, MAPE, bias and scaled bias.
+
+Every public function takes ``actual`` and ``point`` of one shape, ``[step]`` or ``[block, step]``, and
+reduces over the last axis (the steps of one forecast block), returning a float or a ``[block]`` array.
+Scaled metrics take the block's in-sample seasonal-naive scale (:mod:`tycheon.metrics.scale`), which the
+score set records per (series, origin); the table-level path that picks the right scale column for each
+metric is :func:`tycheon.metrics.aggregate.block_scores`.
+
+NaN policy: NaN or infinite ``actual``/``point`` raise :class:`MetricInputError`.
+Zero-scale rule: a scale that is zero (a constant training window) or NaN (a window too short to have
+one) cannot scale anything. With ``zero_scale="raise"`` (default) that is a :class:`ZeroScaleError`;
+with ``zero_scale="exclude"`` the block's scaled value is NaN, and the aggregation layer drops it from
+scaled means and counts it in ``n_zero_scale``. A scaled error is never ``inf``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from tycheon.metrics._validate import as_float_array, check_finite, same_shape
+from tycheon.metrics.errors import MetricInputError, ZeroScaleError
+
+__all__ = ["bias", "mae", "mape", "mase", "rmse", "rmsse", "scaled_bias", "smape", "wape"]
+
+ZeroScale = Literal["raise", "exclude"]
+
+
+def _pair(actual: object, point: object) -> tuple[np.ndarray, np.ndarray]:
+    y = as_float_array(actual, "actual", ndim=(1, 2))
+    f = as_float_array(point, "point", ndim=(1, 2))
+    same_shape(actual=y, point=f)
+    if y.shape[-1] == 0:
+        raise MetricInputError("actual/point have no steps to score")
+    check_finite(y, "actual")
+    check_finite(f, "point")
+    return y, f
+
+
+def _out(x: np.ndarray) -> float | np.ndarray:
+    return float(x) if x.ndim == 0 else x
+
+
+def _scale(scale: object, lead_shape: tuple[int, ...], zero_scale: ZeroScale) -> np.ndarray:
+    s = as_float_array(scale, "scale")
+    try:
+        s = np.broadcast_to(s, lead_shape)
+    except ValueError as err:
+        raise MetricInputError(f"scale of shape {s.shape} does not match the blocks {lead_shape}") from err
+    if np.any(s < 0):
+        raise MetricInputError("scale must be non-negative (it is an in-sample mean absolute/RMS error)")
+    bad = ~(s > 0)  # zero or NaN
+    if bad.any():
+        if zero_scale == "raise":
+            raise ZeroScaleError(
+                f"{int(bad.sum())} block(s) have a zero or missing in-sample scale (constant or too short "
+                "training window); pass zero_scale='exclude' to drop them from scaled metrics"
+            )
+        if zero_scale != "exclude":
+            raise MetricInputError(f"zero_scale must be 'raise' or 'exclude'; got {zero_scale!r}")
+    return np.where(bad, np.nan, s)
+
+
+# ----------------------------------------------------------------- kernels (arrays in, arrays out)
+def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    return np.mean(np.abs(y - f), axis=-1)
+
+
+def _rmse(y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    e = y - f
+    return np.sqrt(np.mean(e * e, axis=-1))
+
+
+def _smape(y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    den = np.abs(y) + np.abs(f)
+    ratio = np.divide(2.0 * np.abs(y - f), den, out=np.zeros_like(den), where=den > 0)
+    return np.mean(ratio, axis=-1)
+
+
+# ----------------------------------------------------------------- public layer
+def mae(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Mean absolute error over the steps of a block.
+
+    .. math:: \mathrm{MAE} = \frac{1}{H}\sum_{h=1}^{H} |y_h - \hat y_h|
+
+    References
+    ----------
+    Hyndman, R. J. & Koehler, A. B. (2006). Another look at measures of forecast accuracy. IJF 22(4).
+    """
+    y, f = _pair(actual, point)
+    return _out(_mae(y, f))
+
+
+def rmse(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Root mean squared error over the steps of a block.
+
+    .. math:: \mathrm{RMSE} = \sqrt{\frac{1}{H}\sum_{h=1}^{H} (y_h - \hat y_h)^2}
+
+    References
+    ----------
+    Hyndman & Koehler (2006).
+    """
+    y, f = _pair(actual, point)
+    return _out(_rmse(y, f))
+
+
+def mase(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
+    r"""Mean absolute scaled error: the block MAE over the in-sample seasonal-naive MAE.
+
+    .. math::
+
+        \mathrm{MASE} = \frac{\frac1H\sum_h |y_h - \hat y_h|}{s_{\mathrm{MAE}}}, \qquad
+        s_{\mathrm{MAE}} = \frac{1}{n-m}\sum_{t=m+1}^{n}|y_t - y_{t-m}|
+
+    ``scale`` is :math:`s_{\mathrm{MAE}}` of the origin's own training window (``scale_mae`` in the
+    score set), one per block. See the module docstring for the zero-scale rule.
+
+    References
+    ----------
+    Hyndman & Koehler (2006), eq. for MASE; evaluation-choices paper, section 3.
+    """
+    y, f = _pair(actual, point)
+    s = _scale(scale, y.shape[:-1], zero_scale)
+    return _out(_mae(y, f) / s)
+
+
+def rmsse(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
+    r"""Root mean squared scaled error: the block RMSE over the in-sample seasonal-naive RMSE.
+
+    .. math::
+
+        \mathrm{RMSSE} = \frac{\sqrt{\frac1H\sum_h (y_h - \hat y_h)^2}}{s_{\mathrm{RMSE}}}, \qquad
+        s_{\mathrm{RMSE}} = \sqrt{\frac{1}{n-m}\sum_{t=m+1}^{n}(y_t - y_{t-m})^2}
+
+    ``scale`` must be :math:`s_{\mathrm{RMSE}}` (``scale_rmse``), never :math:`s_{\mathrm{MAE}}`: dividing
+    by the smaller MAE scale inflates RMSSE by :math:`s_{\mathrm{RMSE}}/s_{\mathrm{MAE}} \ge 1` (paper,
+    section 11).
+
+    References
+    ----------
+    Makridakis, Spiliotis & Assimakopoulos (2022). M5 accuracy competition. IJF 38(4).
+    """
+    y, f = _pair(actual, point)
+    s = _scale(scale, y.shape[:-1], zero_scale)
+    return _out(_rmse(y, f) / s)
+
+
+def wape(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Weighted absolute percentage error (a ratio, not a percentage).
+
+    .. math:: \mathrm{WAPE} = \frac{\sum_h |y_h - \hat y_h|}{\sum_h |y_h|}
+
+    Undefined (``MetricInputError``) when every actual of a block is zero.
+
+    References
+    ----------
+    Kolassa, S. & Schütz, W. (2007). Advantages of the MAD/mean ratio over the MAPE. Foresight 6.
+    """
+    y, f = _pair(actual, point)
+    den = np.sum(np.abs(y), axis=-1)
+    if np.any(den == 0):
+        raise MetricInputError("WAPE is undefined for a block whose actuals are all zero")
+    return _out(np.sum(np.abs(y - f), axis=-1) / den)
+
+
+def smape(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Symmetric MAPE as a fraction in :math:`[0, 2]` (the M4 definition without the factor 100).
+
+    .. math:: \mathrm{sMAPE} = \frac1H\sum_h \frac{2|y_h - \hat y_h|}{|y_h| + |\hat y_h|}
+
+    A step with :math:`y_h = \hat y_h = 0` contributes 0 (a perfect forecast), as in utilsforecast.
+    utilsforecast's ``smape`` omits the factor 2 (range :math:`[0, 1]`).
+
+    References
+    ----------
+    Makridakis, Spiliotis & Assimakopoulos (2020). The M4 competition. IJF 36(1), eq. (1).
+    """
+    y, f = _pair(actual, point)
+    return _out(_smape(y, f))
+
+
+def mape(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Mean absolute percentage error (a fraction), defined only when no actual is zero.
+
+    .. math:: \mathrm{MAPE} = \frac1H\sum_h \frac{|y_h - \hat y_h|}{|y_h|}
+
+    Raises :class:`MetricInputError` when an actual is zero (the table layer reports such blocks as
+    undefined instead).
+
+    References
+    ----------
+    Hyndman & Koehler (2006), section 3.2.
+    """
+    y, f = _pair(actual, point)
+    if np.any(y == 0):
+        raise MetricInputError("MAPE is undefined where an actual is zero; use WAPE or MASE")
+    return _out(np.mean(np.abs(y - f) / np.abs(y), axis=-1))
+
+
+def bias(*, actual: object, point: object) -> float | np.ndarray:
+    r"""Mean forecast error, forecast minus actual (positive = over-forecast).
+
+    .. math:: \mathrm{bias} = \frac1H\sum_h (\hat y_h - y_h)
+
+    References
+    ----------
+    Hyndman & Koehler (2006), section 3.1 (mean error, sign flipped to forecast minus actual).
+    """
+    y, f = _pair(actual, point)
+    return _out(np.mean(f - y, axis=-1))
+
+
+def scaled_bias(
+    *, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise"
+) -> float | np.ndarray:
+    r"""Bias over the in-sample seasonal-naive MAE, comparable across series.
+
+    .. math:: \mathrm{sbias} = \frac{\frac1H\sum_h (\hat y_h - y_h)}{s_{\mathrm{MAE}}}
+
+    References
+    ----------
+    Hyndman & Koehler (2006) scaling applied to the mean error; evaluation-choices paper, section 7.
+    """
+    y, f = _pair(actual, point)
+    s = _scale(scale, y.shape[:-1], zero_scale)
+    return _out(np.mean(f - y, axis=-1) / s)
