@@ -2,6 +2,8 @@
 
 from tycheon.forecasters.roster import (  # noqa: F401  (registration)
     baselines,
+    foundation,
+    global_ml,
     intermittent,
     sktime_adapter,
     statistical,
