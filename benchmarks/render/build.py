@@ -1,0 +1,323 @@
+"""Page builders: one function per kind of page, each returning pages and their navigation entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import charts
+from .definitions import read_package, schema_columns
+from .fmt import safe_label
+from .load import Run
+from .pages import CLASS_ORDER, NavNode, Page, SiteModel, lb_key
+
+
+def _cd(site: SiteModel, run: Run, lb: dict[str, Any]) -> str | None:
+    ranked = sorted((r for r in lb["rows"] if r["mean_rank"] is not None), key=lambda r: (r["mean_rank"], r["model"]))
+    if not ranked:
+        return None
+    methods = [(r["display_name"] + ("\u2020" if not r["full_support"] else ""), r["mean_rank"], site.styles[r["model"]])
+               for r in ranked]
+    tests = lb["tests"]
+    return charts.to_json(charts.cd_figure(methods=methods, cd=tests["nemenyi_cd"], conservative_cd=tests["conservative_cd"]))
+
+
+def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[tuple[str, str, str], list[Page]]]:
+    """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
+    lbs = site.leaderboards(run)
+    paths = {lb_key(lb): site.leaderboard_page(run.name, lb_key(lb)) for lb in lbs}
+    pages: list[Page] = []
+    by_unit: dict[tuple[str, str, str], list[Page]] = {}
+    datasets = {d["name"]: d for d in run.data["datasets"]}
+    for lb in lbs:
+        key = lb_key(lb)
+        dataset, protocol, unit, demand_class, metric = key
+        path = paths[key]
+        siblings = [k for k in paths if k[:3] == key[:3]]
+        switch_class = [(k[3], paths[k]) for k in siblings if k[4] == metric]
+        switch_metric = [(k[4], paths[k]) for k in siblings if k[3] == demand_class]
+        switch_unit = []
+        for u in dict.fromkeys(k[2] for k in paths if k[:2] == key[:2]):
+            same = (dataset, protocol, u, demand_class, metric)
+            switch_unit.append((u, paths.get(same, site.unit_page(run.name, dataset, protocol, u))))
+        page = Page(path=path, template="leaderboard.md.j2", title=safe_label(f"{demand_class} · {metric}"), context={
+            "run": run, "lb": lb, "dataset": datasets.get(dataset), "cd_figure": _cd(site, run, lb),
+            "not_scored": site.not_scored(run, dataset=dataset, protocol=protocol, present={r["model"] for r in lb["rows"]}),
+            "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
+            "protocol": next((p for p in run.data["protocols"] if p["id"] == protocol), None),
+            "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
+            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
+            "dataset_page": site.dataset_page(run.name, dataset),
+        })
+        pages.append(page)
+        by_unit.setdefault(key[:3], []).append(page)
+    return pages, by_unit
+
+
+def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
+    run = site.latest(name)
+    lb_pages, by_unit = leaderboard_pages(site, run)
+    lbs = site.leaderboards(run)
+    pages: list[Page] = []
+    nav = NavNode(title=safe_label(name), page=site.bench_page(name))
+    dataset_names = list(dict.fromkeys([d["name"] for d in run.data["datasets"]] + [lb["dataset"] for lb in lbs]))
+    dataset_entries = []
+    for dataset in dataset_names:
+        info = next((d for d in run.data["datasets"] if d["name"] == dataset), None)
+        ds_nav = NavNode(title=safe_label(dataset), page=site.dataset_page(name, dataset))
+        matrices = []
+        for (ds, protocol, unit), unit_pages in by_unit.items():
+            if ds != dataset:
+                continue
+            unit_lbs = [p.context["lb"] for p in unit_pages]
+            metrics = list(dict.fromkeys(lb["metric"] for lb in unit_lbs))
+            classes = [c for c in CLASS_ORDER if any(lb["demand_class"] == c for lb in unit_lbs)]
+            cells = {(lb["demand_class"], lb["metric"]): p.path for lb, p in zip(unit_lbs, unit_pages)}
+            winners = {(lb["demand_class"], lb["metric"]): [r for r in lb["rows"] if r["rank"] == 1] for lb in unit_lbs}
+            matrix = {"protocol": protocol, "unit": unit, "metrics": metrics, "classes": classes, "cells": cells,
+                      "winners": winners, "unit_page": site.unit_page(name, dataset, protocol, unit)}
+            matrices.append(matrix)
+            unit_title = unit if sum(1 for k in by_unit if k[0] == ds and k[2] == unit) == 1 else f"{unit} ({protocol})"
+            pages.append(Page(path=matrix["unit_page"], template="unit.md.j2", title=safe_label(unit_title),
+                              context={"run": run, "dataset": dataset, "matrix": matrix}))
+            ds_nav.children.append(NavNode(title=safe_label(unit_title), page=matrix["unit_page"],
+                                           children=[NavNode(title=p.title, page=p.path) for p in unit_pages]))
+        intervals = [t for t in run.data["intervals"] if t["dataset"] == dataset]
+        if intervals:
+            path = site.intervals_page(name, dataset)
+            pages.append(interval_page(site, run, dataset, intervals, path))
+            ds_nav.children.append(NavNode(title="Intervals", page=path))
+        competition = [t for t in run.data["competition"] if t["dataset"] == dataset]
+        if competition:
+            path = site.competition_page(name, dataset)
+            pages.append(competition_page(site, run, dataset, competition, path))
+            ds_nav.children.append(NavNode(title="Competition", page=path))
+        pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
+            "run": run, "name": dataset, "info": info, "matrices": matrices,
+            "intervals_page": site.intervals_page(name, dataset) if intervals else None,
+            "competition_page": site.competition_page(name, dataset) if competition else None,
+            "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
+        }))
+        dataset_entries.append((dataset, info, site.dataset_page(name, dataset)))
+        nav.children.append(ds_nav)
+    pages.extend(lb_pages)
+    history = history_page(site, name)
+    pages.append(history)
+    nav.children.append(NavNode(title="Version history", page=history.path))
+    pages.append(Page(path=site.bench_page(name), template="benchmark.md.j2", title=safe_label(name), context={
+        "run": run, "datasets": dataset_entries, "provenance": site.provenance(run),
+        "warnings": site.warnings_for(run, None) + [w for w in run.data["warnings"] if w["dataset"] is not None],
+        "history_page": history.path, "versions": [r.version for r in site.by_name[name]],
+    }))
+    return pages, nav
+
+
+def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str, Any]], path: str) -> Page:
+    order = {c: i for i, c in enumerate(CLASS_ORDER)}
+    tables = sorted(tables, key=lambda t: (t["protocol"], t["unit"], order.get(t["demand_class"], 99)))
+    models = site.models(run)
+    sections = []
+    for t in tables:
+        rows = [dict(r, display_name=models[r["model"]]["display_name"] if r["model"] in models else r["model"]) for r in t["rows"]]
+        sections.append({"table": t, "rows": rows, "not_scored": site.not_scored(
+            run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"]})})
+    return Page(path=path, template="intervals.md.j2", title="Intervals", context={
+        "run": run, "dataset": dataset, "sections": sections, "warnings": site.warnings_for(run, dataset),
+        "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
+
+
+def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str, Any]], path: str) -> Page:
+    sections = []
+    for t in sorted(tables, key=lambda t: (t["competition"], t["metric"], t["protocol"])):
+        sections.append({"table": t, "not_scored": site.not_scored(
+            run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"] if r["status"] == "ran"})})
+    return Page(path=path, template="competition.md.j2", title="Competition", context={
+        "run": run, "dataset": dataset, "sections": sections, "warnings": site.warnings_for(run, dataset),
+        "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
+
+
+def _diff(old: Run, new: Run) -> dict[str, Any]:
+    """Which models moved between two consecutive versions, table by table (nothing is recomputed)."""
+    old_lbs = {lb_key(lb): lb for lb in old.data["leaderboards"]}
+    new_lbs = {lb_key(lb): lb for lb in new.data["leaderboards"]}
+    tables = []
+    for key in sorted(set(old_lbs) & set(new_lbs)):
+        before = {r["model"]: r for r in old_lbs[key]["rows"]}
+        after = {r["model"]: r for r in new_lbs[key]["rows"]}
+        moves = []
+        for model in sorted(set(before) | set(after)):
+            b, a = before.get(model), after.get(model)
+            if b and a and b["rank"] == a["rank"] and b["mean"] == a["mean"]:
+                continue
+            moves.append({
+                "model": model, "display_name": (a or b)["display_name"],
+                "rank_before": b["rank"] if b else None, "rank_after": a["rank"] if a else None,
+                "mean_before": b["mean"] if b else None, "mean_after": a["mean"] if a else None,
+                "rank_change": (b["rank"] - a["rank"]) if (a and b) else None,
+                "mean_change": (a["mean"] - b["mean"]) if (a and b and a["mean"] is not None and b["mean"] is not None) else None,
+            })
+        moves.sort(key=lambda m: (-(abs(m["rank_change"]) if m["rank_change"] is not None else 1e9), m["model"]))
+        tables.append({"key": key, "moves": moves, "unchanged": len(set(before) & set(after)) - sum(
+            1 for m in moves if m["rank_before"] is not None and m["rank_after"] is not None)})
+    status_changes = []
+    old_models, new_models = SiteModel.models(old), SiteModel.models(new)
+    for mid in sorted(set(old_models) | set(new_models)):
+        o = {(r["dataset"], r["protocol"]): r["status"] for r in old_models.get(mid, {}).get("runs", [])}
+        n = {(r["dataset"], r["protocol"]): r["status"] for r in new_models.get(mid, {}).get("runs", [])}
+        for k in sorted(set(o) | set(n)):
+            if o.get(k) != n.get(k):
+                status_changes.append({"model": mid, "dataset": k[0], "protocol": k[1],
+                                       "before": o.get(k, "absent"), "after": n.get(k, "absent")})
+    return {"old": old.version, "new": new.version, "tables": tables,
+            "added": sorted(set(new_lbs) - set(old_lbs)), "removed": sorted(set(old_lbs) - set(new_lbs)),
+            "status_changes": status_changes,
+            "config_changed": old.data["provenance"]["config_sha256"] != new.data["provenance"]["config_sha256"],
+            "code_changed": old.data["provenance"]["code_sha256"] != new.data["provenance"]["code_sha256"]}
+
+
+def history_page(site: SiteModel, name: str) -> Page:
+    runs = site.by_name[name]
+    versions = []
+    for run in reversed(runs):
+        statuses = [r["status"] for m in run.data["models"] for r in m["runs"]]
+        versions.append({"run": run, "prov": run.data["provenance"], "ran": statuses.count("ran"),
+                         "skipped": statuses.count("skipped"), "failed": statuses.count("failed"),
+                         "n_leaderboards": len(run.data["leaderboards"])})
+    diffs = [_diff(old, new) for old, new in zip(runs[:-1], runs[1:])][::-1]
+    return Page(path=site.history_page(name), template="history.md.j2", title="Version history",
+                context={"name": name, "versions": versions, "diffs": diffs,
+                         "lb_paths": {lb_key(lb): site.leaderboard_page(name, lb_key(lb)) for lb in site.latest(name).data["leaderboards"]}})
+
+
+def _cost(run_record: dict[str, Any]) -> float | None:
+    t = run_record["timings"]
+    fit, predict = t.get("fit_seconds"), t.get("predict_seconds")
+    if fit is None and predict is None:
+        return None
+    return (fit or 0.0) + (predict or 0.0)
+
+
+def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any]]:
+    """One cost-accuracy chart per (benchmark, dataset, protocol, metric) on the headline table.
+
+    The headline table is the first unit of the dataset with demand class ``all``: accuracy is its mean
+    metric, cost the model's recorded fit + predict seconds on that dataset and protocol.
+    """
+    found = []
+    for name in site.names:
+        run = site.latest(name)
+        models = site.models(run)
+        for lb in site.leaderboards(run):
+            if lb["demand_class"] != "all":
+                continue
+            units = next((d["units"] for d in run.data["datasets"] if d["name"] == lb["dataset"]), [])
+            if units and lb["unit"] != units[0]:
+                continue
+            if highlight is not None and highlight not in {r["model"] for r in lb["rows"]}:
+                continue
+            points, missing = [], []
+            for row in lb["rows"]:
+                record = next((r for r in models.get(row["model"], {}).get("runs", [])
+                               if r["dataset"] == lb["dataset"] and r["protocol"] == lb["protocol"]), None)
+                seconds = _cost(record) if record else None
+                if seconds is None or seconds <= 0 or row["mean"] is None:
+                    missing.append(row["display_name"])
+                    continue
+                points.append(charts.CostPoint(row["display_name"], seconds, row["mean"], site.styles[row["model"]],
+                                               highlight=row["model"] == highlight))
+            if not points:
+                continue
+            front = charts.pareto_front(points)
+            found.append({"name": name, "version": run.version, "lb": lb, "missing": missing,
+                          "front": [p.label for p in front],
+                          "figure": charts.to_json(charts.cost_accuracy_figure(points=points, metric=lb["metric"])),
+                          "page": site.leaderboard_page(name, lb_key(lb))})
+    return found
+
+
+def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
+    nav = NavNode(title="Models", page="models/index.md")
+    pages = []
+    summary = []
+    for mid in site.model_ids:
+        appearances = []  # latest version of every benchmark: every table the model is in
+        history = []  # every version: headline tables only
+        config = None
+        for name in site.names:
+            for run in site.by_name[name]:
+                model = site.models(run).get(mid)
+                if model is None:
+                    continue
+                is_latest = run is site.latest(name)
+                if is_latest:
+                    config = model
+                for lb in site.leaderboards(run):
+                    row = next((r for r in lb["rows"] if r["model"] == mid), None)
+                    if row is None:
+                        continue
+                    entry = {"name": name, "version": run.version, "lb": lb, "row": row, "n": len(lb["rows"]),
+                             "page": site.leaderboard_page(name, lb_key(lb)) if is_latest else None}
+                    if is_latest:
+                        appearances.append(entry)
+                    if lb["demand_class"] == "all":
+                        history.append(entry)
+        runs = [(name, r) for name in site.names for r in site.models(site.latest(name)).get(mid, {}).get("runs", [])]
+        title = safe_label(mid)
+        pages.append(Page(path=site.model_page(mid), template="model.md.j2", title=title, context={
+            "model": config, "mid": mid, "appearances": appearances, "history": history, "runs": runs,
+            "charts": cost_charts(site, highlight=mid), "style": site.styles[mid]}))
+        nav.children.append(NavNode(title=title, page=site.model_page(mid)))
+        summary.append({"mid": mid, "model": config, "runs": runs,
+                        "wins": sum(1 for a in appearances if a["row"]["rank"] == 1), "tables": len(appearances)})
+    pages.append(Page(path="models/index.md", template="models.md.j2", title="Models", context={
+        "models": summary, "charts": cost_charts(site, highlight=None)}))
+    return pages, nav
+
+
+def home_page(site: SiteModel) -> Page:
+    benchmarks = []
+    for name in site.names:
+        run = site.latest(name)
+        tables = []
+        for lb in site.leaderboards(run):
+            baseline = site.baseline_row(lb)
+            tables.append({"lb": lb, "page": site.leaderboard_page(name, lb_key(lb)),
+                           "winners": [r for r in lb["rows"] if r["rank"] == 1],
+                           "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
+                           "baseline_rank": baseline["rank"] if baseline else None, "n": len(lb["rows"]),
+                           "rw": site.rw_row(lb)})
+        benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
+                           "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
+                           "warnings": run.data["warnings"]})
+    return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
+
+
+def methodology_page(site: SiteModel, *, schema: dict[str, Any], root: Path) -> Page:
+    protocols = []
+    seen = set()
+    for name in site.names:
+        for p in site.latest(name).data["protocols"]:
+            key = (p["id"], p["description"])
+            if key not in seen:
+                seen.add(key)
+                protocols.append({"name": name, **p})
+    tests = sorted({(lb["tests"].get("dm_loss"), lb["tests"]["alpha"], lb["tests"].get("dm_overlap_lag"))
+                    for name in site.names for lb in site.latest(name).data["leaderboards"]}, key=repr)
+    return Page(path="methodology.md", template="methodology.md.j2", title="Methodology", context={
+        "packages": [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")],
+        "row_columns": schema_columns(schema, "leaderboard_row"), "test_columns": schema_columns(schema, "tests"),
+        "interval_columns": schema_columns(schema, "interval_row"), "protocols": protocols, "tests": tests})
+
+
+def submit_page(*, schema: dict[str, Any], root: Path) -> Page:
+    contributing = root / "CONTRIBUTING.md"
+    model_spec = schema.get("$defs", {}).get("model", {})
+    examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
+    example = examples[0] if examples else None
+    return Page(path="submit.md", template="submit.md.j2", title="Submit a model", context={
+        "contributing": contributing.read_text(encoding="utf-8") if contributing.exists() else None,
+        "fields": [(k, v.get("description", "")) for k, v in model_spec.get("properties", {}).items()
+                   if k not in {"runs", "config_sha256", "roles"}],
+        "source_kinds": model_spec.get("properties", {}).get("source", {}).get("properties", {}).get("kind", {}).get("enum", []),
+        "example_name": example.name if example else None,
+        "example": example.read_text(encoding="utf-8") if example else None})

@@ -1,0 +1,171 @@
+"""Plotly figures as plain JSON-ready dicts: the critical-difference diagram and the cost-accuracy chart.
+
+Figures are built by hand (no plotly Python objects), so the JSON is small and byte-stable; pages embed it
+in a ``data-figure`` attribute and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
+Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model also gets its own
+marker symbol, so no distinction rests on colour alone.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Okabe & Ito (2008), "Color Universal Design"; yellow last because it is faint on white.
+OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
+SYMBOLS = (
+    "circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star",
+    "hexagon", "pentagon", "star-triangle-up", "hourglass",
+)
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: str
+    symbol: str
+
+
+def style_for(index: int) -> Style:
+    """Style of the model at ``index`` in the site-wide sorted model list (same model, same look)."""
+    return Style(OKABE_ITO[index % len(OKABE_ITO)], SYMBOLS[index % len(SYMBOLS)])
+
+
+def plotly_text(value: str) -> str:
+    """Plotly interprets a subset of HTML in labels; escaping makes a contributed name plain text."""
+    return html.escape(value, quote=False)
+
+
+def _r(value: float) -> float:
+    return float(f"{value:.6g}")
+
+
+def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
+    """Maximal runs ``(i, j)`` of rank-sorted methods whose mean ranks differ by less than ``cd``.
+
+    ``ranks`` must be sorted ascending. These are the bars of a critical-difference diagram
+    (Demšar 2006, Fig. 1): methods joined by a bar are not significantly different by Nemenyi.
+    """
+    runs: list[tuple[int, int]] = []
+    last_end = -1
+    for i in range(len(ranks)):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] - ranks[i] < cd:
+            j += 1
+        if j > i and j > last_end:
+            runs.append((i, j))
+            last_end = j
+    return runs
+
+
+def cd_figure(
+    *, methods: Sequence[tuple[str, float, Style]], cd: float | None, conservative_cd: float | None
+) -> dict[str, Any]:
+    """Critical-difference diagram: one row per method at its mean rank, bars joining methods within CD.
+
+    ``methods`` are ``(label, mean_rank, style)`` sorted by mean rank. The Nemenyi CD and the conservative
+    CD (one origin per series) are drawn as two reference bars above the methods.
+    """
+    k = len(methods)
+    data: list[dict[str, Any]] = []
+    for row, (label, rank, style) in enumerate(methods):
+        data.append({
+            "type": "scatter", "mode": "markers", "x": [_r(rank)], "y": [row], "name": plotly_text(label),
+            "marker": {"color": style.colour, "symbol": style.symbol, "size": 12,
+                       "line": {"color": "#000000", "width": 1}},
+            "hovertemplate": f"{plotly_text(label)}<br>mean rank %{{x:.3f}}<extra></extra>",
+            "showlegend": False,
+        })
+    ranks = [rank for _, rank, _ in methods]
+    level = k - 0.4
+    if cd is not None:
+        for i, j in cliques(ranks, cd):
+            level += 0.35
+            members = ", ".join(plotly_text(methods[m][0]) for m in range(i, j + 1))
+            data.append({
+                "type": "scatter", "mode": "lines", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
+                "line": {"color": "#555555", "width": 5}, "showlegend": False,
+                "hovertemplate": f"not significantly different: {members}<extra></extra>",
+            })
+    low = min(ranks) if ranks else 1.0
+    refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD (one origin per series)", conservative_cd, "dot", -0.7)]
+    for name, width, dash, y in refs:
+        if width is None:
+            continue
+        data.append({
+            "type": "scatter", "mode": "lines+text", "x": [_r(low), _r(low + width)], "y": [y, y],
+            "line": {"color": "#0072B2", "width": 3, "dash": dash}, "showlegend": False,
+            "text": [f"{name} = {width:.3f}", ""], "textposition": "middle left",
+            "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
+        })
+    hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
+    layout = {
+        "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
+        "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
+        "xaxis": {"title": {"text": "mean rank over complete blocks (1 = best)"}, "range": [_r(0.5), _r(hi + 0.5)],
+                  "zeroline": False, "showgrid": True},
+        "yaxis": {"tickvals": list(range(k)), "ticktext": [plotly_text(m[0]) for m in methods],
+                  "range": [_r(level + 0.5), -1.8], "zeroline": False, "showgrid": False},
+        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+    }
+    return {"data": data, "layout": layout}
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    label: str
+    seconds: float
+    accuracy: float
+    style: Style
+    highlight: bool = False
+
+
+def pareto_front(points: Sequence[CostPoint]) -> list[CostPoint]:
+    """Points not dominated on (cost, error): no other point is both cheaper-or-equal and more accurate.
+
+    Sorted by cost; ties on cost keep the more accurate point only.
+    """
+    ordered = sorted(points, key=lambda p: (p.seconds, p.accuracy, p.label))
+    front: list[CostPoint] = []
+    best = float("inf")
+    for point in ordered:
+        if point.accuracy < best:
+            front.append(point)
+            best = point.accuracy
+    return front
+
+
+def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[str, Any]:
+    """Fit+predict seconds (log axis) against mean error, with the Pareto frontier as a step line."""
+    data: list[dict[str, Any]] = []
+    for p in points:
+        data.append({
+            "type": "scatter", "mode": "markers+text", "x": [_r(p.seconds)], "y": [_r(p.accuracy)],
+            "name": plotly_text(p.label), "text": [plotly_text(p.label)], "textposition": "top center",
+            "marker": {"color": p.style.colour, "symbol": p.style.symbol, "size": 16 if p.highlight else 11,
+                       "line": {"color": "#000000", "width": 3 if p.highlight else 1}},
+            "hovertemplate": f"{plotly_text(p.label)}<br>%{{x:.3g}} s<br>{plotly_text(metric)} %{{y:.4f}}<extra></extra>",
+            "showlegend": False,
+        })
+    front = pareto_front(points)
+    if front:
+        data.append({
+            "type": "scatter", "mode": "lines", "name": "Pareto frontier", "showlegend": True,
+            "x": [_r(p.seconds) for p in front], "y": [_r(p.accuracy) for p in front],
+            "line": {"color": "#D55E00", "width": 2, "dash": "dash", "shape": "hv"}, "hoverinfo": "skip",
+        })
+    layout = {
+        "height": 420, "margin": {"l": 70, "r": 30, "t": 20, "b": 60},
+        "xaxis": {"type": "log", "title": {"text": "fit + predict seconds (log scale)"}},
+        "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}},
+        "legend": {"orientation": "h", "y": -0.2},
+        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+    }
+    return {"data": data, "layout": layout}
+
+
+def to_json(figure: dict[str, Any]) -> str:
+    """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable."""
+    return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)

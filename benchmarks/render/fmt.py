@@ -1,0 +1,86 @@
+"""Formatting helpers shared by every page: numbers, safe path segments, safe labels and relative links.
+
+Nothing here reads a results file; each function is a pure map from a value to the text a page shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import posixpath
+import re
+
+_SLUG_BAD = re.compile(r"[^a-z0-9_]+")
+_LABEL_BAD = re.compile(r"[^A-Za-z0-9 _.,:+()/\-]")
+
+
+def slugify(value: str) -> str:
+    """Map any string to a path segment of ``[a-z0-9_-]``, stable and collision-resistant.
+
+    A string that is already a clean slug maps to itself; any other string keeps a readable stem and gains
+    an 8-hex suffix of its sha256, so ``"level:region"`` and ``"level-region"`` never share a page.
+    """
+    lowered = value.lower()
+    stem = _SLUG_BAD.sub("-", lowered).strip("-") or "x"
+    if stem == value:
+        return stem
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
+    return f"{stem[:48]}-{digest}"
+
+
+def safe_label(value: str) -> str:
+    """A label for navigation titles and markdown headings, where HTML is not escaped by the theme.
+
+    Characters outside a conservative set are replaced by ``?``; the exact string is always shown
+    escaped inside an HTML element on the page itself.
+    """
+    return _LABEL_BAD.sub("?", value)[:80]
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    """Fixed-point text, or an en dash for a missing value (NaN is written as null in results files)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "\u2013"
+    return f"{value:,.{digits}f}"
+
+
+def integer(value: int | None) -> str:
+    return "\u2013" if value is None else f"{value:,d}"
+
+
+def pvalue(value: float | None) -> str:
+    """p-values as the paper prints them: four decimals, and ``<0.0001`` below that."""
+    if value is None:
+        return "\u2013"
+    if value < 1e-4:
+        return "<0.0001"
+    return f"{value:.4f}"
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "\u2013" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def sort_key(value: float | int | str | None) -> str:
+    """The ``data-sort`` attribute the table sorter reads: a plain number, or empty for a missing value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return str(value)
+
+
+def relurl(from_page: str, to_page: str) -> str:
+    """Relative URL of one generated page from another, both given as docs-relative ``.md`` paths.
+
+    Links live inside raw HTML, which mkdocs does not rewrite, so they point at the built ``.html``
+    directly (the site is built with ``use_directory_urls: false`` and so also opens from ``file://``).
+    A test walks every link in the built site, so a broken one fails the suite.
+    """
+    start = posixpath.dirname(from_page) or "."
+    target = to_page[: -len(".md")] + ".html" if to_page.endswith(".md") else to_page
+    return posixpath.relpath(target, start)

@@ -1,0 +1,194 @@
+"""From validated runs to a list of pages: each page is a docs-relative path, a template and its context.
+
+This module decides what the site shows and where; it computes no statistic. Orderings follow the
+results file (datasets, units and metrics in config order; demand classes in a fixed order) or are sorted,
+so the same inputs always give the same page list.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import charts
+from .fmt import safe_label, slugify
+from .load import Run
+
+CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
+VERDICTS = ("beats", "indistinguishable", "worse")
+
+
+@dataclass
+class Page:
+    path: str  # docs-relative, e.g. "benchmarks/small/synthetic/series/all-mase.md"
+    template: str
+    title: str  # safe label (navigation and <title>)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NavNode:
+    title: str
+    page: str | None = None
+    children: list[NavNode] = field(default_factory=list)
+
+
+def lb_key(lb: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    return (lb["dataset"], lb["protocol"], lb["unit"], lb["demand_class"], lb["metric"])
+
+
+def _ordered(values: list[str], preferred: list[str]) -> list[str]:
+    rank = {v: i for i, v in enumerate(preferred)}
+    return sorted(set(values), key=lambda v: (rank.get(v, len(rank)), v))
+
+
+class SiteModel:
+    """Indexes over all runs that several pages share (latest version, model styles, page paths)."""
+
+    def __init__(self, runs: list[Run]):
+        self.runs = runs
+        self.by_name: dict[str, list[Run]] = defaultdict(list)
+        for run in runs:
+            self.by_name[run.name].append(run)
+        for versions in self.by_name.values():
+            versions.sort(key=lambda r: r.version)
+        self.names = sorted(self.by_name)
+        model_ids = sorted({m["id"] for run in runs for m in run.data["models"]})
+        self.styles = {mid: charts.style_for(i) for i, mid in enumerate(model_ids)}
+        self.model_ids = model_ids
+
+    def latest(self, name: str) -> Run:
+        return self.by_name[name][-1]
+
+    @staticmethod
+    def models(run: Run) -> dict[str, dict[str, Any]]:
+        return {m["id"]: m for m in run.data["models"]}
+
+    @staticmethod
+    def display(run: Run, model_id: str) -> str:
+        for m in run.data["models"]:
+            if m["id"] == model_id:
+                return m["display_name"]
+        return model_id
+
+    def display_latest(self, model_id: str) -> str:
+        for run in reversed(self.runs):
+            for m in run.data["models"]:
+                if m["id"] == model_id:
+                    return m["display_name"]
+        return model_id
+
+    # Paths -----------------------------------------------------------------------------------------
+    @staticmethod
+    def bench_page(name: str) -> str:
+        return f"benchmarks/{slugify(name)}/index.md"
+
+    @staticmethod
+    def history_page(name: str) -> str:
+        return f"benchmarks/{slugify(name)}/history.md"
+
+    @staticmethod
+    def dataset_page(name: str, dataset: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/index.md"
+
+    @staticmethod
+    def unit_page(name: str, dataset: str, protocol: str, unit: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/{slugify(protocol)}/{slugify(unit)}/index.md"
+
+    @staticmethod
+    def leaderboard_page(name: str, key: tuple[str, str, str, str, str]) -> str:
+        dataset, protocol, unit, demand_class, metric = key
+        return (
+            f"benchmarks/{slugify(name)}/{slugify(dataset)}/{slugify(protocol)}/{slugify(unit)}/"
+            f"{slugify(demand_class)}-{slugify(metric)}.md"
+        )
+
+    @staticmethod
+    def intervals_page(name: str, dataset: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/intervals.md"
+
+    @staticmethod
+    def competition_page(name: str, dataset: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/competition.md"
+
+    @staticmethod
+    def model_page(model_id: str) -> str:
+        return f"models/{slugify(model_id)}.md"
+
+    # Shared blocks ---------------------------------------------------------------------------------
+    def leaderboards(self, run: Run) -> list[dict[str, Any]]:
+        """The run's leaderboards in display order: dataset, protocol, unit, class, metric."""
+        data = run.data
+        datasets = [d["name"] for d in data["datasets"]]
+        protocols = [p["id"] for p in data["protocols"]]
+        units = [u for d in data["datasets"] for u in d["units"]]
+        metrics = list(data["config"].get("metrics", [])) if isinstance(data["config"].get("metrics"), list) else []
+        order = {
+            0: {v: i for i, v in enumerate(dict.fromkeys(datasets))},
+            1: {v: i for i, v in enumerate(protocols)},
+            2: {v: i for i, v in enumerate(dict.fromkeys(units))},
+            3: {v: i for i, v in enumerate(CLASS_ORDER)},
+            4: {v: i for i, v in enumerate(dict.fromkeys(str(m) for m in metrics))},
+        }
+
+        def key(lb: dict[str, Any]) -> tuple[Any, ...]:
+            k = lb_key(lb)
+            return tuple((order[i].get(v, len(order[i])), v) for i, v in enumerate(k))
+
+        return sorted(data["leaderboards"], key=key)
+
+    def not_scored(self, run: Run, *, dataset: str, protocol: str, present: set[str]) -> list[dict[str, Any]]:
+        """Models that would have appeared in a (dataset, protocol) table but did not, with the reason."""
+        rows = []
+        for model in sorted(run.data["models"], key=lambda m: m["id"]):
+            if model["id"] in present:
+                continue
+            runs = [r for r in model["runs"] if r["dataset"] == dataset and r["protocol"] == protocol]
+            if not runs:
+                status, reason = "not run", "not configured for this dataset and protocol"
+            else:
+                status = runs[0]["status"]
+                reason = runs[0]["reason"] or (
+                    "ran, but scored no block in this table" if status == "ran" else "no reason recorded"
+                )
+            rows.append({"model": model["id"], "display_name": model["display_name"], "status": status,
+                         "reason": reason, "traceback": runs[0]["traceback"] if runs else None})
+        return rows
+
+    def warnings_for(self, run: Run, dataset: str | None) -> list[dict[str, Any]]:
+        """Warnings about this dataset plus run-wide ones (dataset null)."""
+        return [w for w in run.data["warnings"] if w["dataset"] in (dataset, None)]
+
+    @staticmethod
+    def provenance(run: Run) -> dict[str, Any]:
+        prov = run.data["provenance"]
+        return {
+            "name": run.name, "version": run.version, "file": f"benchmarks/results/{run.name}/{run.version}.json",
+            "prov": prov, "sidecar": run.data["sidecar"],
+            "runtime": prov["timings"].get("runtime_seconds"),
+            "packages": sorted(prov["environment"]["packages"].items()),
+            "seeds": sorted(prov["seeds"].items()),
+        }
+
+    @staticmethod
+    def verdict_counts(lb: dict[str, Any]) -> dict[str, int]:
+        counts = Counter(r["verdict_vs_rw"] for r in lb["rows"] if not r["is_random_walk"])
+        return {v: counts.get(v, 0) for v in (*VERDICTS, None)}
+
+    @staticmethod
+    def dm_counts(lb: dict[str, Any]) -> dict[str, int]:
+        counts = Counter(r["dm_direction"] for r in lb["rows"] if not r["is_baseline"])
+        return {"better": counts.get("better", 0), "worse": counts.get("worse", 0), "none": counts.get("none", 0)}
+
+    @staticmethod
+    def baseline_row(lb: dict[str, Any]) -> dict[str, Any] | None:
+        return next((r for r in lb["rows"] if r["is_baseline"]), None)
+
+    @staticmethod
+    def rw_row(lb: dict[str, Any]) -> dict[str, Any] | None:
+        return next((r for r in lb["rows"] if r["is_random_walk"]), None)
+
+    @staticmethod
+    def label(lb: dict[str, Any]) -> str:
+        return safe_label(f"{lb['unit']} / {lb['demand_class']} / {lb['metric']}")

@@ -1,0 +1,77 @@
+/* tycheon site: sortable tables and offline plotly charts. No network, no dependencies besides the
+   plotly.min.js bundle shipped next to this file. */
+(function () {
+  "use strict";
+
+  function cellKey(row, index, numeric) {
+    var cell = row.cells[index];
+    if (!cell) { return numeric ? null : ""; }
+    var raw = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
+    if (!numeric) { return raw.toLowerCase(); }
+    if (raw === "") { return null; }
+    var value = parseFloat(raw.replace(/,/g, ""));
+    return isNaN(value) ? null : value;
+  }
+
+  /* Stable sort on one column; missing numbers always go last, whichever the direction. */
+  function sortTable(table, index, descending) {
+    var header = table.tHead.rows[0].cells[index];
+    var numeric = header.getAttribute("data-type") === "number";
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows).map(function (row, position) {
+      return { row: row, key: cellKey(row, index, numeric), position: position };
+    });
+    rows.sort(function (a, b) {
+      if (a.key === null && b.key === null) { return a.position - b.position; }
+      if (a.key === null) { return 1; }
+      if (b.key === null) { return -1; }
+      var order = a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+      if (descending) { order = -order; }
+      return order !== 0 ? order : a.position - b.position;
+    });
+    rows.forEach(function (entry) { body.appendChild(entry.row); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { th.removeAttribute("aria-sort"); });
+    header.setAttribute("aria-sort", descending ? "descending" : "ascending");
+  }
+
+  function makeSortable(table) {
+    if (!table.tHead || !table.tBodies.length) { return; }
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      th.setAttribute("tabindex", "0");
+      th.setAttribute("role", "columnheader button");
+      th.title = "Sort by this column";
+      var activate = function () {
+        var descending = th.getAttribute("aria-sort") === "ascending";
+        sortTable(table, index, descending);
+      };
+      th.addEventListener("click", activate);
+      th.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); activate(); }
+      });
+    });
+  }
+
+  function drawCharts() {
+    var charts = document.querySelectorAll(".tyc-chart[data-figure]");
+    if (!charts.length) { return; }
+    if (typeof window.Plotly === "undefined") {
+      charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
+      return;
+    }
+    charts.forEach(function (el) {
+      var figure = JSON.parse(el.getAttribute("data-figure"));
+      window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
+    });
+  }
+
+  function init() {
+    document.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
+    drawCharts();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
