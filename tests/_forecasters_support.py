@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 
-from tycheon.forecasters.base import History
+from tycheon.forecasters.base import Forecast, Forecaster, History
 
 
 def make_history(values, *, season: int = 12, freq: str = "MS", start: str = "2020-01-01") -> History:
@@ -36,3 +38,24 @@ def ragged_panel(rng: np.random.Generator, *, n_series: int, n_periods: int, min
     for i, s0 in enumerate(starts):
         y[i, :s0] = np.nan
     return y
+
+
+class RaisingForecaster(Forecaster):
+    """Deliberately fails at predict (for the engine's failure-isolation tests; not registered)."""
+
+    def __init__(self, *, message: str = "deliberate failure") -> None:
+        self.message = message
+
+    def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
+        raise RuntimeError(self.message)
+
+
+class SleepingForecaster(Forecaster):
+    """Sleeps ``seconds`` then forecasts the last value (for time-budget tests; not registered)."""
+
+    def __init__(self, *, seconds: float = 5.0) -> None:
+        self.seconds = seconds
+
+    def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
+        time.sleep(self.seconds)
+        return Forecast(point=np.repeat(history.values[:, -1:], horizon, axis=1))
