@@ -33,7 +33,13 @@ from tycheon.data.panel import Panel, PanelValidationError
 
 __all__ = ["main", "class_mix"]
 
-_SHORT = {"smooth": "smooth", "erratic": "erratic", "intermittent": "intermit", "lumpy": "lumpy", "undefined": "undef"}
+_SHORT = {
+    "smooth": "smooth",
+    "erratic": "erratic",
+    "intermittent": "intermit",
+    "lumpy": "lumpy",
+    "undefined": "undef",
+}
 
 
 def class_mix(panel: Panel) -> dict[str, float]:

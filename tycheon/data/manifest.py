@@ -143,7 +143,9 @@ def read_manifest(path: str | Path = DEFAULT_MANIFEST) -> Manifest:
         if missing:
             raise ManifestError(f"{path}: datasets.{name}: missing key(s) {missing}")
         for key, kind in {**_REQUIRED, **_OPTIONAL}.items():
-            if key in table and (not isinstance(table[key], kind) or (kind is int and isinstance(table[key], bool))):
+            value = table.get(key)
+            wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+            if key in table and wrong:
                 raise ManifestError(
                     f"{path}: datasets.{name}.{key} must be {getattr(kind, '__name__', kind)}, "
                     f"got {table[key]!r}"
@@ -220,7 +222,9 @@ def load_verified(name: str, *, manifest_path: str | Path = DEFAULT_MANIFEST) ->
     for key, got in (("frequency", panel.freq), ("season_length", panel.season_length),
                      ("synthetic", bool(panel.meta.get("synthetic", False)))):
         if getattr(entry, key) != got:
-            raise ManifestError(f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data")
+            raise ManifestError(
+                f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data"
+            )
     panel.meta.update(
         sha256=actual,
         manifest=str(manifest.path),

@@ -187,7 +187,8 @@ def _simulate(
     first = np.where(late, rng.integers(1, big_t - _MIN_LIFETIME + 1, size=n), 0)
     exits = rng.random(n) < _EARLY_EXIT
     room = big_t - first - (_MIN_LIFETIME - 1)  # admissible last positions: first+2 .. T-1
-    last = np.where(exits, first + (_MIN_LIFETIME - 1) + np.floor(rng.random(n) * room).astype(np.int64), big_t - 1)
+    exit_at = first + (_MIN_LIFETIME - 1) + np.floor(rng.random(n) * room).astype(np.int64)
+    last = np.where(exits, exit_at, big_t - 1)
 
     size = 1.0 + rng.pareto(_PARETO_TAIL, size=n)
 

@@ -76,7 +76,9 @@ def load_user_file(
     path = Path(path)
     kind = _READERS.get(path.suffix.lower())
     if kind is None:
-        raise UserFileError(f"{path}: unknown file type {path.suffix!r}; accepted suffixes: {sorted(_READERS)}")
+        raise UserFileError(
+            f"{path}: unknown file type {path.suffix!r}; accepted suffixes: {sorted(_READERS)}"
+        )
     if not path.is_file():
         raise UserFileError(f"{path}: no such file")
     try:
