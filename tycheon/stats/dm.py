@@ -1,0 +1,301 @@
+"""Diebold–Mariano tests of equal predictive accuracy, with overlap handling (ADR-0006 decision 5).
+
+Three entry points share one kernel:
+
+* :func:`diebold_mariano` — one time-ordered loss differential (one series, one loss per origin);
+* :func:`dm_pooled` — per-step losses of many series pooled; dependence is allowed within a series
+  (all steps of one origin, and origins less than ``ceil(h/stride)`` apart), series are independent;
+* :func:`dm_cross_sectional` — the paper's correction for dependence *across* series (section 4.1):
+  average the differential over series within each period, then test the period averages.
+
+Conventions, against R ``forecast::dm.test(e1, e2, h, power, varestimator="acf")``:
+
+* the differential is :math:`d_t = L^a_t - L^b_t`; ``alternative="less"`` means :math:`E d < 0`
+  (``a`` more accurate), as in R;
+* the lag truncation is :math:`L = \\lceil h/\\text{stride} \\rceil - 1` rectangular autocovariances
+  (R uses :math:`h-1`: identical for ``stride=1``), with the 1/n divisor of R's ``acf``;
+* if the rectangular long-run variance is :math:`\\le 0` we use Bartlett weights :math:`1-k/(L+1)`
+  (R instead restarts at ``h=1`` with a warning);
+* the Harvey–Leybourne–Newbold factor uses :math:`h' = L + 1` (R uses :math:`h`: identical for
+  ``stride=1``), and the reference distribution is :math:`t_{n-1}`, as in R.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from tycheon._typing import Alternative
+from tycheon.metrics._validate import as_float_array, check_finite, same_shape
+from tycheon.metrics.errors import MetricInputError
+from tycheon.stats._kernels import autocov_sums, long_run_variance
+
+__all__ = ["DMResult", "PooledLayout", "diebold_mariano", "dm_cross_sectional", "dm_pooled", "overlap_lags", "pooled_layout"]
+
+VarianceMethod = Literal["rectangular", "bartlett"]
+
+
+@dataclass(frozen=True)
+class DMResult:
+    """Outcome of a Diebold–Mariano test on :math:`d = L^a - L^b`."""
+
+    statistic: float
+    p_value: float
+    n: int
+    lag: int
+    variance_method: VarianceMethod
+    alternative: Alternative
+    mean_differential: float
+
+
+def overlap_lags(horizon: int, stride: int = 1) -> int:
+    """Lags with overlapping targets: :math:`\\lceil h/\\text{stride}\\rceil - 1` (ADR-0006, 5)."""
+    if int(horizon) != horizon or horizon < 1:
+        raise MetricInputError(f"horizon must be a positive integer; got {horizon!r}")
+    if int(stride) != stride or stride < 1:
+        raise MetricInputError(f"stride must be a positive integer; got {stride!r}")
+    return math.ceil(horizon / stride) - 1
+
+
+def _alternative(alternative: str) -> Alternative:
+    if alternative not in ("two-sided", "less", "greater"):
+        raise MetricInputError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    return alternative  # type: ignore[return-value]
+
+
+def _hln_factor(n: np.ndarray | int, h: int) -> np.ndarray:
+    n = np.asarray(n, dtype=np.float64)
+    return np.sqrt((n + 1.0 - 2.0 * h + h * (h - 1.0) / n) / n)
+
+
+def _t_pvalue(stat: np.ndarray, df: np.ndarray | int, alternative: Alternative) -> np.ndarray:
+    if alternative == "two-sided":
+        return 2.0 * stats.t.sf(np.abs(stat), df)
+    if alternative == "less":
+        return stats.t.cdf(stat, df)
+    return stats.t.sf(stat, df)
+
+
+def _statistic(mean: np.ndarray, var_of_mean: np.ndarray) -> np.ndarray:
+    """mean / sqrt(var); a zero variance gives 0 for a zero mean and +-inf otherwise (documented)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = mean / np.sqrt(var_of_mean)
+        return np.where(var_of_mean > 0, z, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+
+
+def _dm_rows(d: np.ndarray, lags: int, hln: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Kernel: ``d [..., n]`` -> (statistic [...], Bartlett-fallback flag [...])."""
+    n = d.shape[-1]
+    mean = d.mean(axis=-1)
+    gamma = autocov_sums(d - mean[..., None], lags) / n
+    lrv, fallback = long_run_variance(gamma, lags)
+    stat = _statistic(mean, lrv / n)
+    if hln:
+        stat = stat * _hln_factor(n, lags + 1)
+    return stat, fallback
+
+
+def _check_n(n: int, lags: int) -> None:
+    if n <= 2 * (lags + 1):
+        raise MetricInputError(
+            f"too few differentials ({n}) for a DM test with {lags} overlap lag(s); need n > 2*ceil(h/stride)"
+        )
+
+
+def _result(stat: float, fallback: bool, n: int, lags: int, alternative: Alternative, mean: float) -> DMResult:
+    p = float(_t_pvalue(np.asarray(stat), n - 1, alternative))
+    return DMResult(float(stat), p, n, lags, "bartlett" if fallback else "rectangular", alternative, float(mean))
+
+
+def _losses(loss_a: object, loss_b: object) -> np.ndarray:
+    a = as_float_array(loss_a, "loss_a", ndim=(1,))
+    b = as_float_array(loss_b, "loss_b", ndim=(1,))
+    same_shape(loss_a=a, loss_b=b)
+    check_finite(a, "loss_a")
+    check_finite(b, "loss_b")
+    return a - b
+
+
+def diebold_mariano(
+    loss_a: object,
+    loss_b: object,
+    *,
+    horizon: int,
+    stride: int = 1,
+    alternative: Alternative = "two-sided",
+    hln: bool = True,
+) -> DMResult:
+    r"""Diebold–Mariano test on a time-ordered loss differential :math:`d_t = L^a_t - L^b_t`.
+
+    .. math::
+
+        \hat\gamma_k = \frac1n\sum_{t=k+1}^{n}(d_t-\bar d)(d_{t-k}-\bar d), \qquad
+        \hat\omega = \hat\gamma_0 + 2\sum_{k=1}^{L}\hat\gamma_k, \qquad
+        L = \lceil h/\text{stride}\rceil - 1
+
+        \mathrm{DM} = \frac{\bar d}{\sqrt{\hat\omega / n}}, \qquad
+        \mathrm{DM}^{*} = \mathrm{DM}\sqrt{\frac{n + 1 - 2h' + h'(h'-1)/n}{n}},\ h' = L + 1,
+        \qquad \mathrm{DM}^{*} \sim t_{n-1}
+
+    If :math:`\hat\omega \le 0`, Bartlett weights :math:`1 - k/(L+1)` replace the rectangular ones
+    (``variance_method="bartlett"``). A zero variance gives a statistic of 0 (zero mean) or
+    :math:`\pm\infty`. See the module docstring for the differences from R's ``forecast::dm.test``.
+
+    Parameters
+    ----------
+    loss_a, loss_b : array, shape (n,)
+        Losses in time order (e.g. squared errors at one step, one per origin).
+    horizon : int
+        Forecast horizon of the losses (steps ahead).
+    stride : int
+        Periods between consecutive origins.
+    alternative : {"two-sided", "less", "greater"}
+        ``"less"``: :math:`E d < 0`, i.e. ``a`` has the smaller expected loss.
+    hln : bool
+        Apply the Harvey–Leybourne–Newbold small-sample factor.
+
+    References
+    ----------
+    Diebold, F. X. & Mariano, R. S. (1995). Comparing predictive accuracy. JBES 13(3).
+    Harvey, D., Leybourne, S. & Newbold, P. (1997). Testing the equality of prediction mean squared
+    errors. IJF 13(2), eq. (9). ADR-0006 decision 5.
+    """
+    alternative = _alternative(alternative)
+    lags = overlap_lags(horizon, stride)
+    d = _losses(loss_a, loss_b)
+    _check_n(d.size, lags)
+    stat, fallback = _dm_rows(d, lags, hln)
+    return _result(float(stat), bool(fallback), d.size, lags, alternative, float(d.mean()))
+
+
+@dataclass(frozen=True, eq=False)
+class PooledLayout:
+    """Where each per-step loss sits: its (series, origin) block, blocks sorted by series then origin."""
+
+    block: np.ndarray  # [obs] -> block index
+    block_series: np.ndarray  # [block] -> series code
+    n_blocks: int
+
+
+def pooled_layout(series: object, origin: object) -> PooledLayout:
+    """Precompute the block layout of pooled losses once, to test many challengers against one baseline."""
+    s = np.asarray(series)
+    o = np.asarray(origin)
+    if s.ndim != 1 or s.shape != o.shape:
+        raise MetricInputError(f"series and origin must be 1-D of one length; got {s.shape} and {o.shape}")
+    s_codes = pd.factorize(s, sort=True)[0].astype(np.int64)
+    o_codes, o_uniques = pd.factorize(o, sort=True)
+    if (s_codes < 0).any() or (o_codes < 0).any():
+        raise MetricInputError("series and origin labels must not be missing")
+    key = s_codes * len(o_uniques) + o_codes
+    uniq, block = np.unique(key, return_inverse=True)
+    return PooledLayout(block.astype(np.int64), uniq // len(o_uniques), len(uniq))
+
+
+def dm_pooled(
+    loss_a: object,
+    loss_b: object,
+    *,
+    series: object = None,
+    origin: object = None,
+    layout: PooledLayout | None = None,
+    horizon: int,
+    stride: int = 1,
+    alternative: Alternative = "two-sided",
+    hln: bool = True,
+) -> DMResult:
+    r"""DM test on per-step losses pooled over series, with overlap handled within each series.
+
+    With :math:`N` pooled differentials, :math:`e_i = d_i - \bar d` and the block sums
+    :math:`D_{s,o} = \sum_{i \in (s,o)} e_i` over the steps of series :math:`s` at its :math:`o`-th
+    origin (origins in order within the series),
+
+    .. math::
+
+        \hat V = \sum_s\Big[\sum_o D_{s,o}^2 + 2\sum_{k=1}^{L}\sum_o D_{s,o} D_{s,o+k}\Big], \qquad
+        \mathrm{DM} = \frac{\bar d}{\sqrt{\hat V}/N}, \quad L = \lceil h/\text{stride}\rceil - 1
+
+    i.e. all steps of one origin may be correlated, origins of one series less than
+    :math:`\lceil h/\text{stride}\rceil` apart may be correlated (their targets overlap), and different
+    series are independent. For one series with one loss per origin this is :func:`diebold_mariano`.
+    Bartlett weights replace the rectangular ones if :math:`\hat V \le 0`; the HLN factor uses
+    :math:`n = N`, :math:`h' = L+1` and the reference is :math:`t_{N-1}`. Origins missing inside a series
+    make two non-adjacent origins neighbours (conservative: more covariance terms kept).
+    When series share calendar shocks, use :func:`dm_cross_sectional` as well (paper, section 4.1).
+
+    Parameters
+    ----------
+    loss_a, loss_b : array, shape (N,)
+    series, origin : array, shape (N,)
+        Labels of each loss; or pass ``layout`` from :func:`pooled_layout` to reuse it.
+    horizon, stride, alternative, hln
+        As in :func:`diebold_mariano`; ``horizon`` is the longest step pooled.
+
+    References
+    ----------
+    Diebold & Mariano (1995); Harvey, Leybourne & Newbold (1997); evaluation-choices paper, section 4;
+    ADR-0006 decision 5.
+    """
+    alternative = _alternative(alternative)
+    lags = overlap_lags(horizon, stride)
+    d = _losses(loss_a, loss_b)
+    if layout is None:
+        if series is None or origin is None:
+            raise MetricInputError("dm_pooled needs series and origin labels, or a layout")
+        layout = pooled_layout(series, origin)
+    if layout.block.shape != d.shape:
+        raise MetricInputError(f"layout covers {layout.block.size} losses, got {d.size}")
+    n = d.size
+    _check_n(n, lags)
+    mean = d.mean()
+    blocks = np.bincount(layout.block, weights=d - mean, minlength=layout.n_blocks)  # [block]
+    sums = np.zeros(lags + 1)
+    sums[0] = blocks @ blocks
+    for k in range(1, min(lags, layout.n_blocks - 1) + 1):
+        same = layout.block_series[k:] == layout.block_series[:-k]
+        sums[k] = np.sum(blocks[k:] * blocks[:-k] * same)
+    v, fallback = long_run_variance(sums, lags)
+    stat = _statistic(np.asarray(mean), np.asarray(v) / (n * n))
+    if hln:
+        stat = stat * _hln_factor(n, lags + 1)
+    return _result(float(stat), bool(fallback), n, lags, alternative, float(mean))
+
+
+def dm_cross_sectional(
+    loss_a: object,
+    loss_b: object,
+    *,
+    period: object,
+    horizon: int,
+    stride: int = 1,
+    alternative: Alternative = "two-sided",
+    hln: bool = True,
+) -> DMResult:
+    r"""DM test on the cross-sectional average differential per period (paper, section 4.1).
+
+    .. math:: \bar d_t = \frac{1}{|S_t|}\sum_{s \in S_t} d_{s,t}
+
+    over the series :math:`S_t` scored in period :math:`t`; the :math:`\bar d_t` in period order are
+    tested with :func:`diebold_mariano`. A shock common to all series then enters once per period
+    instead of once per series. With ``period = target_period`` consecutive periods share the forecasts
+    of up to :math:`h` origins, so pass the longest step as ``horizon`` and ``stride=1``; with
+    ``period = origin`` (losses averaged over steps too) pass the origin spacing as ``stride``.
+
+    References
+    ----------
+    Evaluation-choices paper, section 4.1; Diebold & Mariano (1995); Harvey, Leybourne & Newbold (1997).
+    """
+    d = _losses(loss_a, loss_b)
+    p = np.asarray(period)
+    if p.shape != d.shape:
+        raise MetricInputError(f"period must label every loss; got shape {p.shape} for {d.shape}")
+    codes, _ = pd.factorize(p, sort=True)
+    if (codes < 0).any():
+        raise MetricInputError("period labels must not be missing")
+    avg = np.bincount(codes, weights=d) / np.bincount(codes)  # [period], in period order
+    return diebold_mariano(avg, np.zeros_like(avg), horizon=horizon, stride=stride, alternative=alternative, hln=hln)
