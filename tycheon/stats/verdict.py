@@ -1,0 +1,118 @@
+"""The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from tycheon.metrics.aggregate import _row_crps
+from tycheon.metrics.errors import MetricInputError
+from tycheon.metrics.probabilistic import CRPSKind
+from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
+
+__all__ = ["Verdict", "VerdictLabel", "verdict_from_scores", "verdict_vs_random_walk"]
+
+VerdictLabel = Literal["beats", "worse", "indistinguishable"]
+
+
+def verdict_vs_random_walk(
+    p_squared_error: float, p_crps: float, *, alpha: float = 0.05
+) -> VerdictLabel:
+    r"""Combine the two one-sided DM p-values (challenger more accurate than the random walk).
+
+    .. math::
+
+        \text{beats} \iff p_{\mathrm{SE}} < \alpha \wedge p_{\mathrm{CRPS}} < \alpha, \qquad
+        \text{worse} \iff p_{\mathrm{SE}} > 1-\alpha \wedge p_{\mathrm{CRPS}} > 1-\alpha
+
+    and ``"indistinguishable"`` otherwise. Both p-values are for the alternative "the challenger's
+    expected loss is lower", so a p-value above :math:`1-\alpha` is evidence of the reverse.
+
+    References
+    ----------
+    ADR-0006 decision 6; Diebold & Mariano (1995).
+    """
+    for name, p in (("p_squared_error", p_squared_error), ("p_crps", p_crps)):
+        if not (np.isfinite(p) and 0.0 <= p <= 1.0):
+            raise MetricInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
+    if not 0.0 < alpha < 0.5:
+        raise MetricInputError(f"alpha must be in (0, 0.5); got {alpha}")
+    if p_squared_error < alpha and p_crps < alpha:
+        return "beats"
+    if p_squared_error > 1.0 - alpha and p_crps > 1.0 - alpha:
+        return "worse"
+    return "indistinguishable"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Verdict and the two one-sided pooled DM tests behind it."""
+
+    verdict: VerdictLabel
+    squared_error: DMResult
+    crps: DMResult
+    crps_kind: CRPSKind
+    n_pairs: int
+
+
+def verdict_from_scores(
+    table: pd.DataFrame,
+    *,
+    challenger: str,
+    baseline: str = "naive",
+    horizon: int,
+    stride: int = 1,
+    quantile_levels: Sequence[float] = (),
+    samples: np.ndarray | None = None,
+    crps_kind: CRPSKind | None = None,
+    alpha: float = 0.05,
+) -> Verdict:
+    r"""Pooled one-sided DM tests of a challenger against the random walk on score-set rows.
+
+    Rows of the two models are paired on (unit, series_id, origin, step); the losses are the squared
+    error :math:`(\hat y - y)^2` and the CRPS (exact from samples or approximate from quantiles, one
+    kind for both models, never mixed). Each differential :math:`d = L^{\text{challenger}} -
+    L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_pooled`, ``alternative="less"``,
+    and the p-values go to :func:`verdict_vs_random_walk`.
+
+    References
+    ----------
+    ADR-0006 decisions 5-7.
+    """
+    needed = ("model", "unit", "series_id", "origin", "step", "actual", "point")
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise MetricInputError(f"score-set table lacks column(s) {missing}")
+    kind: CRPSKind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
+    crps = _row_crps(table, quantile_levels, samples, kind)
+    keys = ["unit", "series_id", "origin", "step"]
+    err = table["point"].to_numpy(dtype=np.float64) - table["actual"].to_numpy(dtype=np.float64)
+    frame = table[["model", *keys]].assign(se=err * err, crps=crps)
+    sides = {}
+    for role, name in (("challenger", challenger), ("baseline", baseline)):
+        part = frame[frame["model"] == name].drop(columns="model")
+        if part.empty:
+            raise MetricInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
+        sides[role] = part
+    pairs = sides["challenger"].merge(sides["baseline"], on=keys, suffixes=("_c", "_b"), validate="one_to_one")
+    if pairs.empty:
+        raise MetricInputError(f"{challenger!r} and {baseline!r} share no (unit, series, origin, step) rows")
+    no_crps = ~np.isfinite(pairs[["crps_c", "crps_b"]].to_numpy()).all(axis=1)
+    if no_crps.any():
+        raise MetricInputError(
+            f"{int(no_crps.sum())} paired row(s) lack a {kind} CRPS for one of the models; the CRPS leg of "
+            "the verdict needs both models scored the same way (ADR-0006 decision 7)"
+        )
+    series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
+
+
+    layout = pooled_layout(series, pairs["origin"].to_numpy())
+    common = {"layout": layout, "horizon": horizon, "stride": stride, "alternative": "less"}
+    dm_se = dm_pooled(pairs["se_c"].to_numpy(), pairs["se_b"].to_numpy(), **common)
+    dm_crps = dm_pooled(pairs["crps_c"].to_numpy(), pairs["crps_b"].to_numpy(), **common)
+    label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
+    return Verdict(label, dm_se, dm_crps, kind, len(pairs))
