@@ -1,0 +1,20 @@
+"""Shared fixtures for the engine tests: small seeded panels (kept generic; models live in tycheon.testing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tycheon.data.panel import Panel
+from tycheon.testing.toys import toy_panel
+
+
+@pytest.fixture(scope="session")
+def small_panel() -> Panel:
+    """12 seasonal series x 36 months with zeros, ragged starts and a region/store hierarchy."""
+    return toy_panel(n_series=12, n_periods=36, seed=0)
+
+
+@pytest.fixture(scope="session")
+def canary_panel() -> Panel:
+    """30 series x 48 months with a season and zeros, no ragged starts."""
+    return toy_panel(n_series=30, n_periods=48, seed=7, zero_share=0.25, ragged=False)
