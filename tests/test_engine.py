@@ -1,0 +1,217 @@
+"""The engine end to end: what is scored, abstention, support, failures, static vs rolling, bad input."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tycheon.backtest.engine import run
+from tycheon.backtest.factories import instance_factory
+from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit
+from tycheon.backtest.scoreset import ScoreSet
+from tycheon.data.demand import demand_classes
+from tycheon.data.panel import Panel
+from tycheon.forecasters.base import Availability, Forecaster
+from tycheon.metrics.scale import seasonal_naive_scales
+from tycheon.testing import poison_after
+from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveForecaster
+
+PROTOCOL = RollingOrigin(horizon=3, stride=3, n_origins=3)
+
+
+def _factories():
+    return {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}
+
+
+def test_when_a_run_is_repeated_then_the_score_set_is_bit_identical(small_panel):
+    a = run(small_panel, PROTOCOL, _factories(), units=("series", "total", "groups_random:3"), n_samples=6)
+    b = run(small_panel, PROTOCOL, _factories(), units=("series", "total", "groups_random:3"), n_samples=6)
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    assert np.array_equal(a.samples, b.samples, equal_nan=True)
+    assert np.isfinite(a.samples[(a.table["model"] == "naive").to_numpy()]).all()
+    assert np.isnan(a.samples[(a.table["model"] == "mean").to_numpy()]).all()
+    c = run(small_panel, PROTOCOL, _factories(), units=("series",), n_samples=6, seed=1)
+    assert not np.array_equal(a.select(unit="series").samples, c.samples)  # the seed does reach the paths
+
+
+def test_rows_hold_the_panel_actuals_and_the_naive_forecast_is_the_last_value_at_the_origin(small_panel):
+    scores = run(small_panel, PROTOCOL, _factories())
+    dense = small_panel.dense()
+    sid = pd.Index(dense.series_ids)
+    for row in scores.select(model="naive").table.itertuples():  # plain loop oracle
+        s = sid.get_loc(row.series_id)
+        o = dense.periods.get_loc(row.origin)
+        t = dense.periods.get_loc(row.target_period)
+        assert t == o + row.step - 1
+        assert row.actual == dense.values[s, t]
+        assert row.available_at == dense.available_at[s, t]
+        last = np.flatnonzero(dense.observed[s, :o])[-1]
+        assert last == o - 1 and row.point == dense.values[s, last]
+    assert scores.table["has_quantiles"].groupby(scores.table["model"]).all().to_dict() == {
+        "mean": False, "naive": True}
+    assert scores.select(model="mean").table["q0.5"].isna().all()
+
+
+def test_when_series_are_short_then_they_are_abstained_and_counted_per_origin():
+    frame = pd.DataFrame({
+        "series_id": ["long"] * 24 + ["late"] * 8 + ["gone"] * 10,
+        "period": list(pd.date_range("2020-01-01", periods=24, freq="MS"))
+        + list(pd.date_range("2021-05-01", periods=8, freq="MS"))
+        + list(pd.date_range("2020-01-01", periods=10, freq="MS")),
+        "value": np.arange(42, dtype=float) + 1,
+    })
+    panel = Panel.from_long(frame, freq="MS")
+    protocol = RollingOrigin(horizon=3, stride=3, first_origin=18, n_origins=2)  # origins at 18 and 21
+    scores = run(panel, protocol, {"naive": instance_factory(NaiveForecaster())}, min_history=3)
+    ab = scores.meta["abstained"]["series"]
+    # 'late' starts at column 16: 2 observations before origin 18, 5 before 21; 'gone' ends at column 9
+    assert ab["2021-07-01"] == {"too_short": 1, "unpublished": 0, "not_observed_at_origin": 1, "no_target": 0}
+    assert ab["2021-10-01"] == {"too_short": 0, "unpublished": 0, "not_observed_at_origin": 1, "no_target": 0}
+    per_origin = scores.table.groupby("origin")["series_id"].unique().map(sorted).to_dict()
+    assert per_origin == {pd.Timestamp("2021-07-01"): ["long"], pd.Timestamp("2021-10-01"): ["late", "long"]}
+
+
+def test_when_a_model_needs_more_history_then_only_its_support_shrinks(small_panel):
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=3)
+    counts = small_panel.dense().n_observed
+    origins = [o.index for o in protocol.origins(small_panel)]
+    need = 28
+    expected_blocks = sum(int((counts(i) >= need).sum()) for i in origins)
+    scores = run(small_panel, protocol, {"picky": instance_factory(NaiveForecaster(min_obs=need)),
+                                         "naive": instance_factory(NaiveForecaster())})
+    picky, naive = scores.meta["models"]["picky"], scores.meta["models"]["naive"]
+    assert picky["support"] == expected_blocks < naive["support"] == 36
+    assert picky["below_model_min_history"] == 36 - expected_blocks
+
+
+def test_demand_class_and_scales_come_from_the_origin_window_only(small_panel):
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=3)
+    clean = run(small_panel, protocol, _factories())
+    last = protocol.origins(small_panel)[-1].index
+    poisoned = run(poison_after(small_panel, last), protocol, _factories())
+    for col in ("demand_class", "scale_mae", "scale_rmse", "season_length", "weight"):
+        assert clean.table[col].equals(poisoned.table[col]), col
+    dense = small_panel.dense()
+    for o in protocol.origins(small_panel):
+        window = dense.values[:, :o.index]
+        classes = demand_classes(window, dense.observed[:, :o.index])
+        mae, rmse, lag = seasonal_naive_scales(window, dense.observed[:, :o.index], small_panel.season_length)
+        rows = clean.select(model="naive", origin=o.timestamp, step=1).table
+        idx = pd.Index(dense.series_ids).get_indexer(rows["series_id"])
+        assert list(rows["demand_class"]) == list(classes[idx])
+        assert np.allclose(rows["scale_mae"], mae[idx]) and np.allclose(rows["scale_rmse"], rmse[idx])
+        assert list(rows["season_length"]) == list(lag[idx])
+    assert set(clean.table["demand_class"]) > {"smooth"}  # the toy panel has zeros: more than one class
+
+
+class _Broken(Forecaster):
+    def _predict(self, history, **kwargs):
+        raise FloatingPointError("the optimiser diverged")
+
+
+class _Slow(Forecaster):
+    def _predict(self, history, *, horizon, **kwargs):
+        time.sleep(0.05)
+        return MeanForecaster()._predict(history, horizon=horizon, quantile_levels=(), n_samples=0, rng=None)
+
+
+class _Missing(MeanForecaster):
+    @classmethod
+    def availability(cls):
+        return Availability(ok=False, reason="needs the package 'nonexistent'")
+
+
+def test_when_models_fail_overrun_or_are_unavailable_then_the_others_still_run(small_panel):
+    scores = run(small_panel, PROTOCOL, {"broken": instance_factory(_Broken()), "slow": instance_factory(_Slow()),
+                                         "missing": instance_factory(_Missing()), **_factories()},
+                 time_budget=0.1)
+    models = scores.meta["models"]
+    assert models["broken"]["status"] == "failed"
+    assert models["broken"]["reason"] == "FloatingPointError: the optimiser diverged"
+    assert "FloatingPointError" in models["broken"]["traceback"]
+    assert models["slow"]["status"] == "failed" and "time budget of 0.1 s" in models["slow"]["reason"]
+    assert models["missing"] == {"status": "skipped", "reason": "needs the package 'nonexistent'"}
+    assert models["naive"]["status"] == "ran" and models["naive"]["support"] == 36
+    assert scores.models == ["mean", "naive"]  # failed models contribute no rows
+
+
+class _CountingFactory:
+    """Records the training history's last period and as_of for every call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, history, fit_time):
+        self.calls.append((history.periods[-1], history.as_of, fit_time))
+        return GlobalMeanForecaster().fit(history)
+
+
+def test_when_a_global_model_rolls_then_it_is_refit_at_every_origin_on_data_strictly_before_it(small_panel):
+    factory = _CountingFactory()
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=3, embargo=1)
+    run(small_panel, protocol, {"g": factory})
+    origins = protocol.origins(small_panel)
+    assert len(factory.calls) == 3
+    for (last, as_of, fit_time), o in zip(factory.calls, origins):
+        assert last == small_panel.periods[o.index - 2] and as_of == fit_time == o.fit_time < o.timestamp
+
+
+def test_when_the_split_is_static_then_globals_fit_once_and_local_forecasts_match_rolling(small_panel):
+    factory = _CountingFactory()
+    static = StaticSplit(horizon=3, boundary=27, stride=3, embargo=1)
+    rolling = RollingOrigin(horizon=3, stride=3, first_origin=27, embargo=1)
+    s = run(small_panel, static, {"g": factory, "naive": instance_factory(NaiveForecaster())})
+    assert len(factory.calls) == 1 and factory.calls[0][0] == small_panel.periods[25]
+    # every model is fitted once at the boundary; the embargo is re-checked for each origin it serves
+    assert s.meta["guard_checks"] == {"fit": 2, "embargo": 3 + 3, "predict": 3 + 3}
+    r = run(small_panel, rolling, {"naive": instance_factory(NaiveForecaster())})
+    pd.testing.assert_frame_equal(s.select(model="naive").table, r.table, check_exact=True)
+    g = s.select(model="g").table
+    assert g["origin"].nunique() == 3
+
+
+def test_when_a_cell_is_published_late_then_its_series_abstains_as_unpublished():
+    periods = pd.date_range("2020-01-01", periods=20, freq="MS")
+    frame = pd.DataFrame({"series_id": ["a"] * 20 + ["b"] * 20, "period": list(periods) * 2,
+                          "value": np.arange(40, dtype=float)})
+    frame["available_at"] = frame["period"] + pd.offsets.MonthBegin(1)
+    late = (frame["series_id"] == "b") & (frame["period"] == periods[14])
+    frame.loc[late, "available_at"] = periods[17]  # revised late: unknown at the origin at column 15
+    panel = Panel.from_long(frame, available_at_col="available_at", freq="MS")
+    scores = run(panel, RollingOrigin(horizon=2, stride=2, first_origin=15, n_origins=2),
+                 {"naive": instance_factory(NaiveForecaster())})
+    assert scores.meta["abstained"]["series"]["2021-04-01"]["unpublished"] == 1
+    assert scores.meta["abstained"]["series"]["2021-06-01"]["unpublished"] == 0
+    assert set(scores.select(origin=pd.Timestamp("2021-04-01")).table["series_id"]) == {"a"}
+
+
+def test_when_inputs_are_bad_then_each_gets_a_clear_error(small_panel):
+    with pytest.raises(ValueError, match=r"unknown unit 'customers'; accepted forms are series, total"):
+        run(small_panel, PROTOCOL, _factories(), units=("customers",))
+    with pytest.raises(ValueError, match="'brand' is not a hierarchy level"):
+        run(small_panel, PROTOCOL, _factories(), units=("level:brand",))
+    with pytest.raises(ProtocolError, match="horizon must be a positive integer"):
+        run(small_panel, RollingOrigin(horizon=0, stride=1), _factories())
+    with pytest.raises(ProtocolError, match="embargo must be an integer >= 0"):
+        run(small_panel, RollingOrigin(horizon=3, stride=3, embargo=-1), _factories())
+    with pytest.raises(ProtocolError, match="too little history for any origin"):
+        run(small_panel, RollingOrigin(horizon=3, stride=3), _factories(), min_history=40)
+    with pytest.raises(ValueError, match="unknown backend 'spark'"):
+        run(small_panel, PROTOCOL, _factories(), backend="spark")
+    with pytest.raises(ValueError, match="quantile_levels must be strictly increasing"):
+        run(small_panel, PROTOCOL, _factories(), quantile_levels=(0.9, 0.1))
+    with pytest.raises(ValueError, match="factories must be a non-empty mapping"):
+        run(small_panel, PROTOCOL, {})
+
+
+def test_when_the_score_set_is_written_to_parquet_then_it_reads_back_equal(small_panel, tmp_path):
+    scores = run(small_panel, PROTOCOL, _factories(), n_samples=3, units=("series", "total"))
+    path = tmp_path / "scores.parquet"
+    scores.to_parquet(path)
+    back = ScoreSet.from_parquet(path)
+    pd.testing.assert_frame_equal(back.table, scores.table, check_exact=True)
+    assert np.array_equal(back.samples, scores.samples, equal_nan=True)
+    assert back.meta["guard_checks"] == scores.meta["guard_checks"]
