@@ -62,6 +62,11 @@ class LeaderboardSpec:
     seed: int = 0
 
 
+def _canonical(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows in key order, so that sums (and so every number) do not depend on the input's row order."""
+    return table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable").reset_index(drop=True)
+
+
 def _classes(table: pd.DataFrame) -> list[str]:
     present = set(table["demand_class"].unique())
     return ["all"] + [c for c in DEMAND_CLASSES[1:] if c in present]
@@ -232,6 +237,7 @@ def leaderboard_tables(
         ``random_walk``, ``n_blocks_total``, ranked ``rows`` and ``tests`` (see the module docstring).
     """
     display = display_names or {}
+    table = _canonical(table)
     out: list[dict[str, Any]] = []
     for unit in sorted(table["unit"].unique()):
         unit_rows = table[table["unit"] == unit]
@@ -253,6 +259,7 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase") -> list[
     ``point_metric`` and on mean MSIS-95 (paper, Table 5).
     """
     metrics = [point_metric, "coverage80", "coverage95", "msis80", "msis95"]
+    table = _canonical(table)
     out = []
     for unit in sorted(table["unit"].unique()):
         unit_rows = table[table["unit"] == unit]

@@ -1,0 +1,137 @@
+"""Leaderboard tables against independent oracles: scipy's Friedman test, statsmodels' BH adjustment,
+plain loops for the counts, and constructed cases for the random-walk verdict and support flags."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
+from tycheon.metrics.aggregate import block_scores
+
+MODELS = ("naive", "snaive_momentum", "ses", "croston_sba")
+SPEC = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="snaive_momentum", random_walk="naive",
+                       horizon=4, stride=4, alpha=0.05, seed=0)
+
+
+def _table(seed: int = 0, n_series: int = 24, n_origins: int = 3, h: int = 4,
+           noise: dict[str, float] | None = None) -> pd.DataFrame:
+    """A score-set table with known structure: model m's point is the truth plus N(0, noise[m])."""
+    rng = np.random.default_rng(seed)
+    noise = noise or {"naive": 2.0, "snaive_momentum": 1.5, "ses": 1.0, "croston_sba": 3.0}
+    origins = pd.date_range("2022-01-01", periods=n_origins, freq="4MS")
+    rows = []
+    classes = ("smooth", "erratic", "intermittent", "lumpy")
+    for s in range(n_series):
+        level = rng.uniform(10, 50)
+        for o in origins:
+            actual = level + rng.normal(0, 2, h)
+            for m, sd in noise.items():
+                point = actual + rng.normal(0, sd, h)
+                for k in range(h):
+                    rows.append({
+                        "model": m, "unit": "series", "series_id": f"S{s:03d}", "origin": o, "step": k + 1,
+                        "target_period": o + pd.DateOffset(months=k), "actual": actual[k], "point": point[k],
+                        "available_at": o + pd.DateOffset(months=k + 1), "demand_class": classes[s % 4],
+                        "season_length": 12, "scale_mae": 2.0, "scale_rmse": 2.5, "weight": 1.0,
+                        "lo80": point[k] - 2.5 * sd, "hi80": point[k] + 2.5 * sd,
+                        "lo95": point[k] - 4 * sd, "hi95": point[k] + 4 * sd,
+                        "has_band": True, "has_quantiles": False, "has_samples": False,
+                    })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _board(boards, *, dc="all", metric="mase"):
+    return next(b for b in boards if b["demand_class"] == dc and b["metric"] == metric)
+
+
+@pytest.fixture(scope="module")
+def boards():
+    return leaderboard_tables(_table(), spec=SPEC)
+
+
+def test_friedman_statistic_and_mean_ranks_match_scipy(boards):
+    board = _board(boards)
+    blocks = block_scores(_table(), metrics=["mase"])
+    wide = blocks.pivot_table(index=["series_id", "origin"], columns="model", values="mase")[sorted(MODELS)]
+    expected = stats.friedmanchisquare(*[wide[m].to_numpy() for m in wide.columns])
+    assert board["tests"]["friedman_statistic"] == pytest.approx(expected.statistic, rel=1e-10)
+    assert board["tests"]["friedman_p"] == pytest.approx(expected.pvalue, rel=1e-8)
+    ranks = wide.rank(axis=1).mean()
+    for row in board["rows"]:
+        assert row["mean_rank"] == pytest.approx(ranks[row["model"]])
+    assert board["tests"]["n_blocks"] == 72 and board["tests"]["dropped_blocks"] == 0
+
+
+def test_rows_are_ranked_by_mean_and_beats_counts_match_a_plain_loop(boards):
+    board = _board(boards, metric="rmsse")
+    means = [r["mean"] for r in board["rows"]]
+    assert means == sorted(means) and [r["rank"] for r in board["rows"]] == [1, 2, 3, 4]
+    blocks = block_scores(_table(), metrics=["rmsse"]).set_index(["model", "series_id", "origin"])["rmsse"]
+    for row in board["rows"]:
+        if row["model"] == "snaive_momentum":
+            assert row["beats_baseline_blocks"] is None
+            continue
+        count = 0
+        for (model, s, o), v in blocks.items():
+            if model == row["model"] and v < blocks[("snaive_momentum", s, o)]:
+                count += 1
+        assert row["beats_baseline_blocks"] == count
+
+
+def test_dm_p_values_are_bh_adjusted_within_the_table_family(boards):
+    rows = [r for r in _board(boards)["rows"] if not r["is_baseline"]]
+    expected = multipletests([r["dm_p"] for r in rows], method="fdr_bh")[1]
+    np.testing.assert_allclose([r["dm_p_bh"] for r in rows], expected, rtol=1e-12)
+    # ses is built with less error than the baseline, croston_sba with more: both directions are seen
+    direction = {r["model"]: r["dm_direction"] for r in rows}
+    assert direction["ses"] == "better" and direction["croston_sba"] == "worse"
+
+
+def test_random_walk_verdict_follows_adr_decision_6(boards):
+    verdict = {r["model"]: r["verdict_vs_rw"] for r in _board(boards)["rows"]}
+    assert verdict["naive"] is None  # the random walk itself
+    assert verdict["ses"] == "beats" and verdict["croston_sba"] == "worse"
+
+
+def test_when_models_are_equally_good_then_the_verdict_is_indistinguishable():
+    same = {"naive": 1.0, "snaive_momentum": 1.0, "ses": 1.0, "croston_sba": 1.0}
+    boards = leaderboard_tables(_table(seed=3, noise=same), spec=SPEC)
+    verdicts = {r["verdict_vs_rw"] for r in _board(boards)["rows"] if r["model"] != "naive"}
+    assert verdicts <= {"indistinguishable"}
+
+
+def test_demand_class_tables_partition_the_pooled_blocks(boards):
+    total = _board(boards)["n_blocks_total"]
+    parts = [_board(boards, dc=c)["n_blocks_total"] for c in ("smooth", "erratic", "intermittent", "lumpy")]
+    assert sum(parts) == total == 72
+
+
+def test_when_a_model_misses_blocks_then_it_is_flagged_and_friedman_drops_them():
+    table = _table()
+    gone = (table["model"] == "croston_sba") & (table["series_id"].isin(["S000", "S001"]))
+    board = _board(leaderboard_tables(table[~gone], spec=SPEC))
+    support = {r["model"]: (r["support"], r["full_support"]) for r in board["rows"]}
+    assert support["croston_sba"] == (66, False) and support["ses"] == (72, True)
+    assert board["tests"]["n_blocks"] == 66 and board["tests"]["dropped_blocks"] == 6
+
+
+def test_leaderboard_is_invariant_to_row_order():
+    table = _table()
+    shuffled = table.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    a = leaderboard_tables(table, spec=SPEC)
+    b = leaderboard_tables(shuffled, spec=SPEC)
+    assert a == b
+
+
+def test_interval_table_coverage_matches_a_direct_count():
+    table = _table()
+    rows = {r["model"]: r for r in interval_tables(table)[0]["rows"]}
+    for m in MODELS:
+        part = table[table["model"] == m]
+        inside = ((part["actual"] >= part["lo95"]) & (part["actual"] <= part["hi95"])).mean()
+        assert rows[m]["coverage95"] == pytest.approx(inside)
+        assert rows[m]["n_records"] == len(part)
