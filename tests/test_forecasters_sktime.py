@@ -27,6 +27,7 @@ def test_sktime_seasonal_naive_with_sp_equals_our_seasonal_naive():
     np.testing.assert_allclose(model.predict(make_history(y), horizon=14).point, ours, rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # sktime's remember_data notice on the oracle
 def test_quantiles_come_from_predict_quantiles_when_the_estimator_has_pred_int():
     from sktime.forecasting.theta import ThetaForecaster
 
