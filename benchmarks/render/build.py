@@ -40,7 +40,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[tuple
         for u in dict.fromkeys(k[2] for k in paths if k[:2] == key[:2]):
             same = (dataset, protocol, u, demand_class, metric)
             switch_unit.append((u, paths.get(same, site.unit_page(run.name, dataset, protocol, u))))
-        page = Page(path=path, template="leaderboard.md.j2", title=safe_label(f"{demand_class} · {metric}"), context={
+        page = Page(path=path, template="leaderboard.md.j2", title=safe_label(f"{demand_class}, {metric}"), context={
             "run": run, "lb": lb, "dataset": datasets.get(dataset), "cd_figure": _cd(site, run, lb),
             "not_scored": site.not_scored(run, dataset=dataset, protocol=protocol, present={r["model"] for r in lb["rows"]}),
             "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),

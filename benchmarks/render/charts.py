@@ -89,24 +89,32 @@ def cd_figure(
                 "line": {"color": "#555555", "width": 5}, "showlegend": False,
                 "hovertemplate": f"not significantly different: {members}<extra></extra>",
             })
+            for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
+                data.append({
+                    "type": "scatter", "mode": "lines", "x": [_r(ranks[m]), _r(ranks[m])], "y": [m, level],
+                    "line": {"color": "#999999", "width": 1, "dash": "dot"}, "showlegend": False, "hoverinfo": "skip",
+                })
     low = min(ranks) if ranks else 1.0
-    refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD (one origin per series)", conservative_cd, "dot", -0.7)]
+    ref_ticks: list[tuple[float, str]] = []
+    refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD", conservative_cd, "dot", -0.7)]
     for name, width, dash, y in refs:
         if width is None:
             continue
         data.append({
-            "type": "scatter", "mode": "lines+text", "x": [_r(low), _r(low + width)], "y": [y, y],
+            "type": "scatter", "mode": "lines+markers", "x": [_r(low), _r(low + width)], "y": [y, y],
             "line": {"color": "#0072B2", "width": 3, "dash": dash}, "showlegend": False,
-            "text": [f"{name} = {width:.3f}", ""], "textposition": "middle left",
+            "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2"},
             "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
         })
+        ref_ticks.append((y, f"{name} = {width:.3f}"))
     hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
     layout = {
         "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
         "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
         "xaxis": {"title": {"text": "mean rank over complete blocks (1 = best)"}, "range": [_r(0.5), _r(hi + 0.5)],
                   "zeroline": False, "showgrid": True},
-        "yaxis": {"tickvals": list(range(k)), "ticktext": [plotly_text(m[0]) for m in methods],
+        "yaxis": {"tickvals": [y for y, _ in ref_ticks] + list(range(k)),
+                  "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
                   "range": [_r(level + 0.5), -1.8], "zeroline": False, "showgrid": False},
         "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
     }

@@ -8,6 +8,7 @@ no environment, sorted iteration everywhere, so the same inputs give the same by
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import shutil
@@ -41,7 +42,9 @@ def plotly_bundle() -> Path:
     return bundle
 
 
+@functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    """The template environment, built once per process (compiling the templates dominates a render)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
