@@ -1,0 +1,85 @@
+"""Backends: sequential, joblib (loky) and Dask give identical score sets; guard errors cross processes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tycheon.backtest.engine import run
+from tycheon.backtest.execution import run_tasks, task_seed
+from tycheon.backtest.factories import instance_factory
+from tycheon.backtest.guards import LookaheadError
+from tycheon.backtest.protocol import RollingOrigin
+from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveForecaster
+
+PROTOCOL = RollingOrigin(horizon=3, stride=3, n_origins=3)
+UNITS = ("series", "total", "groups_random:3")
+
+
+def _factories():
+    return {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
+            "global": instance_factory(GlobalMeanForecaster())}
+
+
+def _run(panel, **kwargs):
+    # chunk_size=5 splits the 12 series into 3 chunks per local model: several tasks, several seeds
+    return run(panel, PROTOCOL, _factories(), units=UNITS, n_samples=4, chunk_size=5, **kwargs)
+
+
+def _assert_same(a, b):
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    assert np.array_equal(a.samples, b.samples, equal_nan=True)
+    for key in ("guard_checks", "abstained", "origins"):
+        assert a.meta[key] == b.meta[key]
+
+
+@pytest.fixture(scope="module")
+def sequential(small_panel):
+    return _run(small_panel)
+
+
+def test_when_run_on_joblib_then_the_score_set_equals_the_sequential_one(small_panel, sequential):
+    _assert_same(sequential, _run(small_panel, backend="joblib", n_jobs=2))
+
+
+def test_when_run_on_a_dask_cluster_then_the_score_set_equals_the_sequential_one(small_panel, sequential):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = _run(small_panel, backend="dask", dask_client=client, progress=True)
+    _assert_same(sequential, dask)
+
+
+def test_chunks_get_distinct_seeds_and_the_guard_counts_add_up(sequential):
+    assert task_seed(0, "naive", "series", 0) != task_seed(0, "naive", "series", 1)
+    assert task_seed(0, "naive", "series", 0) == task_seed(0, "naive", "series", 0)
+    # local models: 3 chunks on 'series', 1 on each aggregate unit; the global model: 1 task per unit
+    tasks = 2 * (3 + 1 + 1) + 3
+    assert sequential.meta["guard_checks"] == {"predict": 3 * tasks, "fit": 3 * tasks, "embargo": 3 * tasks}
+
+
+class _NoEmbargo(RollingOrigin):
+    def origins(self, panel, *, min_history=1):
+        return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
+                for o in super().origins(panel, min_history=min_history)]
+
+
+def test_when_a_guard_fires_in_a_joblib_worker_then_lookahead_error_reaches_the_caller(small_panel):
+    with pytest.raises(LookaheadError, match="inside the embargo of 1"):
+        run(small_panel, _NoEmbargo(horizon=3, stride=3, n_origins=2, embargo=1),
+            {"g": instance_factory(GlobalMeanForecaster())}, backend="joblib", n_jobs=2)
+
+
+def test_when_the_backend_is_misconfigured_then_the_error_says_what_is_accepted():
+    with pytest.raises(ValueError, match="unknown backend 'ray'; accepted: sequential, joblib, dask"):
+        run_tasks([], backend="ray")
+    with pytest.raises(ValueError, match="backend='dask' needs a dask_client"):
+        run_tasks([lambda: 1], backend="dask")
+
+
+def test_results_come_back_in_task_order():
+    tasks = [lambda k=k: k * k for k in range(7)]
+    assert run_tasks(tasks, backend="sequential", progress=True) == [k * k for k in range(7)]
