@@ -201,3 +201,56 @@ def test_when_dm_inputs_are_bad_then_errors_say_what():
         dm_pooled(np.ones(10), np.zeros(10), horizon=1)
     res = diebold_mariano(np.ones(10), np.ones(10), horizon=1)  # identical forecasts
     assert res.statistic == 0.0 and res.p_value == 1.0
+
+
+# ----------------------------------------------------------------- verdict vs the random walk (ADR-0006, 6)
+def test_when_both_one_sided_tests_agree_then_the_verdict_follows_adr_decision_6():
+    from tycheon.stats import verdict_vs_random_walk
+
+    assert verdict_vs_random_walk(0.01, 0.04) == "beats"
+    assert verdict_vs_random_walk(0.01, 0.06) == "indistinguishable"  # one test is not enough
+    assert verdict_vs_random_walk(0.97, 0.99) == "worse"
+    assert verdict_vs_random_walk(0.97, 0.90) == "indistinguishable"
+    assert verdict_vs_random_walk(0.5, 0.5) == "indistinguishable"
+    with pytest.raises(MetricInputError, match="p-value"):
+        verdict_vs_random_walk(1.5, 0.1)
+
+
+def _verdict_table(noise: dict[str, float], seed: int = 0):
+    import pandas as pd
+
+    from tycheon.backtest.scoreset import quantile_column
+
+    rng = np.random.default_rng(seed)
+    levels = (0.1, 0.5, 0.9)
+    z = stats.norm.ppf(levels)
+    rows = []
+    for s in range(15):
+        for o in range(12):
+            for h in (1, 2):
+                actual = rng.normal()
+                for model, sd in noise.items():
+                    point = actual + sd * rng.normal()
+                    row = {"model": model, "unit": "series", "series_id": f"s{s}", "origin": o, "step": h,
+                           "actual": actual, "point": point}  # fmt: skip
+                    row.update({quantile_column(lv): point + max(sd, 0.1) * zz for lv, zz in zip(levels, z)})
+                    rows.append(row)
+    return pd.DataFrame(rows), levels
+
+
+def test_when_a_challenger_is_far_better_or_worse_then_the_score_set_verdict_says_so():
+    from tycheon.stats import verdict_from_scores
+
+    table, levels = _verdict_table({"naive": 1.0, "good": 0.3, "bad": 2.5, "same": 1.0})
+    good = verdict_from_scores(table, challenger="good", horizon=2, quantile_levels=levels)
+    assert good.verdict == "beats" and good.crps_kind == "approx_quantiles" and good.n_pairs == 360
+    assert good.squared_error.alternative == "less" and good.squared_error.lag == 1
+    assert verdict_from_scores(table, challenger="bad", horizon=2, quantile_levels=levels).verdict == "worse"
+    same = verdict_from_scores(table, challenger="same", horizon=2, quantile_levels=levels)
+    assert same.verdict == "indistinguishable"
+    with pytest.raises(MetricInputError, match="models present"):
+        verdict_from_scores(table, challenger="nope", horizon=2, quantile_levels=levels)
+    gappy = table.copy()
+    gappy.loc[gappy.model == "naive", "q0.5"] = np.nan  # baseline lacks quantiles: no mixing, no silence
+    with pytest.raises(MetricInputError, match="lack a approx_quantiles CRPS"):
+        verdict_from_scores(gappy, challenger="good", horizon=2, quantile_levels=levels)
