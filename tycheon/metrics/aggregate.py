@@ -69,10 +69,16 @@ def scale_column(metric: str) -> str:
 
 
 def check_scale_consistency(table: pd.DataFrame) -> None:
-    """Refuse a table whose rows of one (unit, series_id, origin) carry more than one scale.
+    r"""Refuse a table whose rows of one (unit, series_id, origin) carry more than one scale.
+
+    .. math:: s^{(m)}_{b} = s_{b} \quad \text{for every model } m \text{ and step of block } b
 
     Every model scored on a block, single method or combination, must be divided by the same in-sample
-    seasonal-naive scales; a second value means one of them was scaled apart (paper, section 11).
+    seasonal-naive scales; a second value means one of them was scaled apart.
+
+    References
+    ----------
+    Evaluation-choices paper, section 11.
     """
     for col in ("scale_mae", "scale_rmse"):
         filled = table[col].fillna(-1.0)  # NaN scales must agree too

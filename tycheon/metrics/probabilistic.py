@@ -182,8 +182,9 @@ def _same_kind(results: tuple[CRPSResult, ...]) -> CRPSKind:
 
 
 def crps_difference(a: CRPSResult, b: CRPSResult) -> np.ndarray:
-    r"""Paired differential :math:`d_i = \mathrm{CRPS}^a_i - \mathrm{CRPS}^b_i` for a test, refusing to
-    mix kinds.
+    r"""Paired CRPS differential for a test, refusing to mix kinds.
+
+    .. math:: d_i = \mathrm{CRPS}^a_i - \mathrm{CRPS}^b_i
 
     References
     ----------

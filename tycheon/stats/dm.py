@@ -54,7 +54,14 @@ class DMResult:
 
 
 def overlap_lags(horizon: int, stride: int = 1) -> int:
-    """Lags with overlapping targets: :math:`\\lceil h/\\text{stride}\\rceil - 1` (ADR-0006, 5)."""
+    r"""Number of lags whose targets overlap, the DM truncation lag.
+
+    .. math:: L = \lceil h/\text{stride}\rceil - 1
+
+    References
+    ----------
+    ADR-0006 decision 5.
+    """
     if int(horizon) != horizon or horizon < 1:
         raise MetricInputError(f"horizon must be a positive integer; got {horizon!r}")
     if int(stride) != stride or stride < 1:

@@ -73,6 +73,12 @@ def verdict_from_scores(
 ) -> Verdict:
     r"""Pooled one-sided DM tests of a challenger against the random walk on score-set rows.
 
+    .. math::
+
+        d^{\mathrm{SE}} = (\hat y^{c} - y)^2 - (\hat y^{b} - y)^2, \qquad
+        d^{\mathrm{CRPS}} = \mathrm{CRPS}^{c} - \mathrm{CRPS}^{b}, \qquad
+        H_1: E\,d < 0
+
     Rows of the two models are paired on (unit, series_id, origin, step); the losses are the squared
     error :math:`(\hat y - y)^2` and the CRPS (exact from samples or approximate from quantiles, one
     kind for both models, never mixed). Each differential :math:`d = L^{\text{challenger}} -
