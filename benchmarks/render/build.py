@@ -106,7 +106,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     nav.children.append(NavNode(title="Version history", page=history.path))
     pages.append(Page(path=site.bench_page(name), template="benchmark.md.j2", title=safe_label(name), context={
         "run": run, "datasets": dataset_entries, "provenance": site.provenance(run),
-        "warnings": site.warnings_for(run, None) + [w for w in run.data["warnings"] if w["dataset"] is not None],
+        "warnings": run.data["warnings"],
         "history_page": history.path, "versions": [r.version for r in site.by_name[name]],
     }))
     return pages, nav
@@ -121,8 +121,16 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str
         rows = [dict(r, display_name=models[r["model"]]["display_name"] if r["model"] in models else r["model"]) for r in t["rows"]]
         sections.append({"table": t, "rows": rows, "not_scored": site.not_scored(
             run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"]})})
+    pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
+    for protocol, unit in dict.fromkeys((t["protocol"], t["unit"]) for t in tables):
+        group = [t for t in tables if (t["protocol"], t["unit"]) == (protocol, unit)]
+        classes = [t["demand_class"] for t in group]
+        model_ids = list(dict.fromkeys(r["model"] for t in group for r in t["rows"]))
+        cells = {(t["demand_class"], r["model"]): r for t in group for r in t["rows"]}
+        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "models": [
+            (mid, models[mid]["display_name"] if mid in models else mid) for mid in model_ids]})
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
-        "run": run, "dataset": dataset, "sections": sections, "warnings": site.warnings_for(run, dataset),
+        "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
 
@@ -303,8 +311,10 @@ def methodology_page(site: SiteModel, *, schema: dict[str, Any], root: Path) -> 
                 protocols.append({"name": name, **p})
     tests = sorted({(lb["tests"].get("dm_loss"), lb["tests"]["alpha"], lb["tests"].get("dm_overlap_lag"))
                     for name in site.names for lb in site.latest(name).data["leaderboards"]}, key=repr)
+    packages = [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")]
+    verdict_defs = [d for d in packages[1].definitions if "verdict" in d.name]
     return Page(path="methodology.md", template="methodology.md.j2", title="Methodology", context={
-        "packages": [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")],
+        "packages": packages, "verdict_defs": verdict_defs,
         "row_columns": schema_columns(schema, "leaderboard_row"), "test_columns": schema_columns(schema, "tests"),
         "interval_columns": schema_columns(schema, "interval_row"), "protocols": protocols, "tests": tests})
 

@@ -148,16 +148,19 @@ def pareto_front(points: Sequence[CostPoint]) -> list[CostPoint]:
 def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[str, Any]:
     """Fit+predict seconds (log axis) against mean error, with the Pareto frontier as a step line."""
     data: list[dict[str, Any]] = []
+    front = pareto_front(points)
+    on_front = {id(p) for p in front}
     for p in points:
+        labelled = p.highlight or id(p) in on_front  # other names are in the hover, to avoid a pile-up of labels
         data.append({
-            "type": "scatter", "mode": "markers+text", "x": [_r(p.seconds)], "y": [_r(p.accuracy)],
-            "name": plotly_text(p.label), "text": [plotly_text(p.label)], "textposition": "top center",
+            "type": "scatter", "mode": "markers+text" if labelled else "markers", "x": [_r(p.seconds)],
+            "y": [_r(p.accuracy)], "name": plotly_text(p.label), "text": [plotly_text(p.label) if labelled else ""],
+            "textposition": "top center", "cliponaxis": False,
             "marker": {"color": p.style.colour, "symbol": p.style.symbol, "size": 16 if p.highlight else 11,
                        "line": {"color": "#000000", "width": 3 if p.highlight else 1}},
             "hovertemplate": f"{plotly_text(p.label)}<br>%{{x:.3g}} s<br>{plotly_text(metric)} %{{y:.4f}}<extra></extra>",
-            "showlegend": False,
+            "showlegend": True,
         })
-    front = pareto_front(points)
     if front:
         data.append({
             "type": "scatter", "mode": "lines", "name": "Pareto frontier", "showlegend": True,
@@ -165,10 +168,10 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
             "line": {"color": "#D55E00", "width": 2, "dash": "dash", "shape": "hv"}, "hoverinfo": "skip",
         })
     layout = {
-        "height": 420, "margin": {"l": 70, "r": 30, "t": 20, "b": 60},
+        "height": 440, "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
         "xaxis": {"type": "log", "title": {"text": "fit + predict seconds (log scale)"}},
         "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}},
-        "legend": {"orientation": "h", "y": -0.2},
+        "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
         "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
     }
     return {"data": data, "layout": layout}
