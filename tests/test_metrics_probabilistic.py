@@ -184,3 +184,18 @@ def test_when_probabilistic_inputs_are_bad_then_errors_say_what():
         interval_score(actual=[0.0], lower=[0.0], upper=[1.0], alpha=1.5)
     with pytest.raises(MetricInputError, match="non-finite"):
         crps_ensemble(actual=[np.nan], samples=[[1.0, 2.0]])
+
+
+def test_when_a_block_has_quantiles_on_some_steps_only_then_its_crps_and_coverage_are_missing_not_partial():
+    levels = (0.1, 0.9)
+    table = pd.DataFrame({
+        "model": "m", "unit": "series", "series_id": ["a"] * 3 + ["b"] * 3, "origin": 0, "step": [1, 2, 3] * 2,
+        "actual": 1.0, "point": 1.0, "scale_mae": 1.0, "scale_rmse": 1.0,
+        "q0.1": [0.0, np.nan, 0.0, 0.0, 0.0, 0.0], "q0.9": 2.0,
+        "lo80": [0.0, 0.0, 0.0, np.nan, 0.0, 0.0], "hi80": 2.0, "lo95": -1.0, "hi95": 3.0,
+    })  # fmt: skip
+    blocks = block_scores(table, metrics=("crps", "coverage80", "msis95"), quantile_levels=levels).set_index("series_id")
+    assert np.isnan(blocks.loc["a", "crps"]) and np.isfinite(blocks.loc["b", "crps"])
+    assert blocks.loc["a", "coverage80"] == 1.0 and np.isnan(blocks.loc["b", "coverage80"])
+    assert blocks["crps_kind"].tolist() == [None, "approx_quantiles"]
+    assert np.isfinite(blocks["msis95"]).all()

@@ -219,9 +219,14 @@ def block_scores(
     frame = pd.DataFrame(rows)
     keys = [table[k].to_numpy() for k in BLOCK_KEYS]
     g = frame.groupby(keys, sort=False)
-    mean = g.mean()  # NaN-skipping; band/CRPS NaN rows only occur for whole unsupported forecasts
+    mean = g.mean()
     total = g[["abs_err", "abs_y", "zero_y"]].sum()
     n_steps = g.size()
+    # a probabilistic score on only some steps of a block is not that block's score: NaN, never partial
+    partial = [c for c in mean.columns if c.startswith(("crps", "is", "cov", "width"))]
+    if partial:
+        counts = g[partial].count()
+        mean[partial] = mean[partial].where(counts.to_numpy() == n_steps.to_numpy()[:, None])
     first = table.groupby(keys, sort=False)[
         [c for c in ("scale_mae", "scale_rmse", "demand_class", "season_length", "weight") if c in table.columns]
     ].first()
