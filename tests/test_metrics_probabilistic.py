@@ -131,7 +131,10 @@ def test_when_the_score_set_has_samples_or_quantiles_then_block_crps_uses_one_ki
     x=arrays(np.float64, st.integers(2, 12), elements=st.floats(-100, 100)),
 )
 def test_property_crps_is_nonnegative_and_zero_for_a_perfect_point_mass(y, x):
-    assert crps_ensemble(actual=[y], samples=x[None, :], fair=False).values[0] >= -1e-9
+    scale = 1e-9 * (1.0 + abs(y) + np.abs(x).max())
+    assert crps_ensemble(actual=[y], samples=x[None, :], fair=False).values[0] >= -scale
+    # the fair estimator too: sum_{i<j}|x_i - x_j| <= (m - 1) sum_i |x_i - y| (triangle inequality)
+    assert crps_ensemble(actual=[y], samples=x[None, :], fair=True).values[0] >= -scale
     assert crps_ensemble(actual=[y], samples=np.full((1, x.size), y)).values[0] == pytest.approx(0.0, abs=1e-9)
     q = np.sort(x)[None, :3] if x.size >= 3 else np.sort(np.r_[x, x])[None, :3]
     assert crps_quantiles(actual=[y], quantiles=q, levels=[0.1, 0.5, 0.9]).values[0] >= 0.0
