@@ -233,3 +233,26 @@ def test_built_site_loads_nothing_from_the_network(hostile_site):
                      and urlsplit(link).netloc not in {"github.com", "squidfunk.github.io", "www.mkdocs.org"}}
     assert external == set()
     assert (hostile_site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
+
+
+def test_with_no_results_yet_the_site_still_builds_and_says_so(tmp_path):
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "site" / "docs")
+    home = (tmp_path / "site" / "docs" / "index.md").read_text()
+    assert "No results yet" in home and "make run" in home
+    mkdocs_build(tmp_path / "site" / "mkdocs.yml", tmp_path / "html")
+    assert (tmp_path / "html" / "index.html").exists()
+
+
+def test_methodology_quotes_library_docstrings_and_names_what_is_missing(tmp_path):
+    from benchmarks.render.definitions import read_package
+
+    lib = tmp_path / "tycheon" / "metrics"
+    lib.mkdir(parents=True)
+    (lib / "point.py").write_text(
+        'def mase(*, y, f):\n    """Mean absolute scaled error.\n\n    .. math:: q = e / s\n    """\n\n'
+        'def _hidden():\n    """private"""\n')
+    found = read_package(tmp_path, "tycheon.metrics")
+    assert [(d.module, d.name, d.signature) for d in found.definitions] == [("tycheon.metrics.point", "mase", "mase(*, y, f)")]
+    assert ".. math:: q = e / s" in found.definitions[0].doc and found.note is None
+    missing = read_package(tmp_path, "tycheon.stats")
+    assert missing.definitions == () and "does not exist" in missing.note

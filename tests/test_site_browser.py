@@ -82,6 +82,11 @@ def test_home_page_shows_the_winners_table_without_console_errors(page, server):
     assert rows.count() == 16  # one per leaderboard in the fixture
     assert "Where the baselines win" in page.inner_text("article")
     assert page.evaluate("typeof window.__xss") == "undefined"
+
+    page.locator("input.md-search__input").click(force=True)  # mkdocs-material search, offline
+    page.keyboard.type("Croston")
+    page.wait_for_selector(".md-search-result__item", timeout=15_000)
+    assert page.locator(".md-search-result__item").count() >= 1
     assert page.problems == []
 
 
