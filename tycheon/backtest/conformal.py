@@ -29,10 +29,11 @@ predictive inference for regression. JASA 113(523), 1094-1111.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "conformal_radius", "conformal_rank"]
+__all__ = ["BAND_LEVELS", "conformal_radii", "conformal_radius", "conformal_rank"]
 
 BAND_LEVELS = (80, 95)
 
@@ -73,30 +74,80 @@ def conformal_radius(
     n_calibration : ndarray of int, shape (n,)
         Errors available to each row.
     """
-    if not 0 < int(level_percent) < 100:
-        raise ValueError(f"level_percent must be in (0, 100), got {level_percent}")
+    (radius,), n_cal = _radii(keys=keys, origin=origin, available_at=available_at, abs_error=abs_error,
+                              levels_percent=(level_percent,), min_origins=min_origins)
+    return radius, n_cal
+
+
+def conformal_radii(
+    *,
+    keys: IntArray,
+    origin: np.ndarray,
+    available_at: np.ndarray,
+    abs_error: FloatArray,
+    levels_percent: tuple[int, ...] = BAND_LEVELS,
+    min_origins: int = 0,
+) -> list[FloatArray]:
+    """:func:`conformal_radius` at several levels at once (the calibration errors are sorted once).
+
+    Returns one ``radius`` array of shape (n,) per level, in the order of ``levels_percent``.
+    """
+    radii, _ = _radii(keys=keys, origin=origin, available_at=available_at, abs_error=abs_error,
+                      levels_percent=tuple(levels_percent), min_origins=min_origins)
+    return radii
+
+
+def _codes(keys: IntArray, n_orig: int) -> tuple[IntArray, int]:
+    """A dense code per distinct key; only the grouping matters, not the order of the codes."""
+    keys = np.asarray(keys, dtype=np.int64)
+    # a key occurs at most once per origin, so there are >= n / n_orig distinct keys; keys that are
+    # already small offsets (the engine's) serve as codes when that wastes at most half the table
+    if keys.min() >= 0 and keys.max() < 2 * (-(-len(keys) // n_orig)) + 64:
+        return keys, int(keys.max()) + 1
+    codes, uniques = pd.factorize(keys)  # hashing: O(n), unlike a sort
+    return codes.astype(np.int64), len(uniques)
+
+
+def _radii(
+    *,
+    keys: IntArray,
+    origin: np.ndarray,
+    available_at: np.ndarray,
+    abs_error: FloatArray,
+    levels_percent: tuple[int, ...],
+    min_origins: int,
+) -> tuple[list[FloatArray], IntArray]:
+    for level in levels_percent:
+        if not 0 < int(level) < 100:
+            raise ValueError(f"level_percent must be in (0, 100), got {level}")
     n_rows = len(keys)
-    radius = np.full(n_rows, np.nan)
+    radii = [np.full(n_rows, np.nan) for _ in levels_percent]
     n_cal = np.zeros(n_rows, dtype=np.int64)
     if n_rows == 0:
-        return radius, n_cal
-    key_codes, key_idx = np.unique(keys, return_inverse=True)
+        return radii, n_cal
     origin_ns = np.asarray(origin, dtype="datetime64[ns]").astype(np.int64)
-    stamps, o_idx = np.unique(origin_ns, return_inverse=True)
-    n_keys, n_orig = len(key_codes), len(stamps)
+    stamps = np.sort(pd.unique(origin_ns))  # few distinct origins: hash them, sort only those
+    o_idx = np.searchsorted(stamps, origin_ns)
+    n_orig = len(stamps)
+    key_idx, n_keys = _codes(keys, n_orig)
     err = np.full((n_keys, n_orig), np.nan)  # [key, origin]
     err[key_idx, o_idx] = abs_error
     pub = np.full((n_keys, n_orig), np.iinfo(np.int64).max)  # [key, origin] publication time
     pub[key_idx, o_idx] = np.asarray(available_at, dtype="datetime64[ns]").astype(np.int64)
+    # rows grouped by origin; a stable sort of small integers is a linear-time radix sort in numpy
+    order = np.argsort(o_idx.astype(np.uint16) if n_orig < 2**16 else o_idx, kind="stable")
+    cuts = np.searchsorted(o_idx[order], np.arange(n_orig + 1))
     for j in range(n_orig):
-        rows = np.flatnonzero(o_idx == j)
+        rows = order[cuts[j]:cuts[j + 1]]
         k = key_idx[rows]
-        usable = (pub[k] <= stamps[j]) & np.isfinite(err[k])  # [row, origin]: known at origin j
-        ordered = np.sort(np.where(usable, err[k], np.inf), axis=1)
+        e = err[k]  # [row, origin]
+        usable = (pub[k] <= stamps[j]) & np.isfinite(e)  # known at origin j
+        ordered = np.sort(np.where(usable, e, np.inf), axis=1)
         n = usable.sum(axis=1)
-        rank = conformal_rank(n, level_percent)
-        ok = (rank <= n) & (n >= min_origins)
-        pick = ordered[np.arange(len(rows)), np.clip(rank - 1, 0, n_orig - 1)]
-        radius[rows] = np.where(ok, pick, np.nan)
         n_cal[rows] = n
-    return radius, n_cal
+        for radius, level in zip(radii, levels_percent):
+            rank = conformal_rank(n, level)
+            ok = (rank <= n) & (n >= min_origins)
+            pick = ordered[np.arange(len(rows)), np.clip(rank - 1, 0, n_orig - 1)]
+            radius[rows] = np.where(ok, pick, np.nan)
+    return radii, n_cal

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.conformal import BAND_LEVELS, conformal_radius
+from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 
 __all__ = ["Block", "build_scoreset"]
@@ -97,74 +97,74 @@ def build_scoreset(
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
     Rows come out in block order, then series, then step, so the same blocks always give the same table.
+    Every column is allocated once at its final length and filled block by block (no per-block parts
+    to concatenate), and the table wraps those arrays without a consolidating copy: at panel scale the
+    record is the largest object of a run, so it is held once.
     """
     levels = tuple(float(q) for q in quantile_levels)
     meta = dict(meta or {})
-    cols: dict[str, list[np.ndarray]] = {name: [] for name in SCORESET_COLUMNS}
-    qcols: list[np.ndarray] = []
-    scols: list[np.ndarray] = []
-    keys: list[np.ndarray] = []
+    kept = [b.kept.ravel() for b in blocks]
+    sizes = np.array([int(k.sum()) for k in kept], dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    total = int(bounds[-1])
+    data: dict[str, np.ndarray] = {
+        name: np.empty(total, dtype=dtype) for name, dtype in SCORESET_COLUMNS.items()
+        if name not in ("lo80", "hi80", "lo95", "hi95", "has_band")
+    }
+    qmat = [np.empty(total) for _ in levels]  # one column per level
+    smat = np.empty((total, n_samples)) if n_samples else None  # [row, sample]
+    key = np.empty(total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
-    for b in blocks:
+    for b, keep, lo, hi in zip(blocks, kept, bounds[:-1], bounds[1:]):
         n, h = b.point.shape
-        kept = b.kept.ravel()
-        m = int(kept.sum())
         if b.unit_key not in key_offset:
             key_offset[b.unit_key] = next_offset
             next_offset += b.n_unit_series * h
-        step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)[kept]
-        cols["model"].append(np.full(m, b.model, dtype=object))
-        cols["unit"].append(np.full(m, b.unit, dtype=object))
-        cols["series_id"].append(_per_row(b, np.asarray(b.series_ids, dtype=object)))
-        cols["origin"].append(np.full(m, b.origin.to_datetime64(), dtype="datetime64[ns]"))
-        cols["step"].append(step)
-        cols["target_period"].append(np.tile(b.target_periods.to_numpy(dtype="datetime64[ns]"), n)[kept])
-        cols["actual"].append(b.actual.ravel()[kept])
-        cols["point"].append(b.point.ravel()[kept])
-        cols["available_at"].append(b.available_at.ravel()[kept].astype("datetime64[ns]"))
-        cols["demand_class"].append(_per_row(b, np.asarray(b.demand_class, dtype=object)))
-        cols["season_length"].append(_per_row(b, np.asarray(b.season_length, dtype=np.int64)))
-        cols["scale_mae"].append(_per_row(b, b.scale_mae))
-        cols["scale_rmse"].append(_per_row(b, b.scale_rmse))
-        cols["weight"].append(_per_row(b, b.weight))
-        cols["has_quantiles"].append(np.full(m, b.quantiles is not None))
-        cols["has_samples"].append(np.full(m, b.samples is not None))
-        keys.append(key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64)) * h + step - 1)
+        rows = slice(int(lo), int(hi))
+        step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)[keep]
+        data["model"][rows] = b.model
+        data["unit"][rows] = b.unit
+        data["series_id"][rows] = _per_row(b, np.asarray(b.series_ids, dtype=object))
+        data["origin"][rows] = b.origin.to_datetime64()
+        data["step"][rows] = step
+        data["target_period"][rows] = np.tile(b.target_periods.to_numpy(dtype="datetime64[ns]"), n)[keep]
+        data["actual"][rows] = b.actual.ravel()[keep]
+        data["point"][rows] = b.point.ravel()[keep]
+        data["available_at"][rows] = b.available_at.ravel()[keep].astype("datetime64[ns]")
+        data["demand_class"][rows] = _per_row(b, np.asarray(b.demand_class, dtype=object))
+        data["season_length"][rows] = _per_row(b, np.asarray(b.season_length, dtype=np.int64))
+        data["scale_mae"][rows] = _per_row(b, b.scale_mae)
+        data["scale_rmse"][rows] = _per_row(b, b.scale_rmse)
+        data["weight"][rows] = _per_row(b, b.weight)
+        data["has_quantiles"][rows] = b.quantiles is not None
+        data["has_samples"][rows] = b.samples is not None
+        key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64)) * h + step - 1
         if levels:
-            q = (np.full((m, len(levels)), np.nan) if b.quantiles is None
-                 else b.quantiles.reshape(n * h, len(levels))[kept])
-            qcols.append(q)
-        if n_samples:
-            s = (np.full((m, n_samples), np.nan) if b.samples is None
-                 else b.samples.reshape(n * h, -1)[kept][:, :n_samples])
-            scols.append(s)
+            q = None if b.quantiles is None else b.quantiles.reshape(n * h, len(levels))[keep]
+            for j, col in enumerate(qmat):
+                col[rows] = np.nan if q is None else q[:, j]
+        if smat is not None:
+            smat[rows] = np.nan if b.samples is None else b.samples.reshape(n * h, -1)[keep][:, :n_samples]
 
-    data: dict[str, np.ndarray] = {}
-    for name, dtype in SCORESET_COLUMNS.items():
-        if name in ("lo80", "hi80", "lo95", "hi95", "has_band"):
-            continue
-        parts = cols[name]
-        data[name] = np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
-    key = np.concatenate(keys) if keys else np.empty(0, dtype=np.int64)
     abs_error = np.abs(data["actual"] - data["point"])
+    radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
+                            abs_error=abs_error, levels_percent=BAND_LEVELS, min_origins=band_min_origins)
+    del abs_error, key
     conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
                                  "min_origins": int(band_min_origins)}
-    for level in BAND_LEVELS:
-        radius, _ = conformal_radius(keys=key, origin=data["origin"], available_at=data["available_at"],
-                                     abs_error=abs_error, level_percent=level, min_origins=band_min_origins)
+    for level, radius in zip(BAND_LEVELS, radii):
         data[f"lo{level}"] = data["point"] - radius
         data[f"hi{level}"] = data["point"] + radius
-        conformal["rows_with_band"][str(level)] = int(np.isfinite(radius).sum())
-        conformal["rows_without_band"][str(level)] = int((~np.isfinite(radius)).sum())
+        has = np.isfinite(radius)
+        conformal["rows_with_band"][str(level)] = int(has.sum())
+        conformal["rows_without_band"][str(level)] = int(total - has.sum())
+    del radii
     data["has_band"] = np.isfinite(data["lo80"])
-    table = pd.DataFrame({name: data[name] for name in SCORESET_COLUMNS})
-    if levels:
-        qmat = np.concatenate(qcols) if qcols else np.empty((0, len(levels)))
-        for j, level in enumerate(levels):
-            table[quantile_column(level)] = qmat[:, j]
-    samples = None
-    if n_samples:
-        samples = np.concatenate(scols) if scols else np.empty((0, n_samples))
+    columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
+    for level, col in zip(levels, qmat):
+        columns[quantile_column(level)] = col
+    # copy=False: the table wraps the fresh arrays instead of consolidating them into a second copy
+    table = pd.DataFrame(columns, copy=False)
     meta["conformal"] = conformal
-    return ScoreSet(table=table, quantile_levels=levels, samples=samples, meta=meta)
+    return ScoreSet(table=table, quantile_levels=levels, samples=smat, meta=meta)
