@@ -1,0 +1,129 @@
+"""Run a benchmark for submitted models: the config's roster plus the submission, one new results version,
+the site rendered from it.
+
+Only the submitted models are new work: every other (dataset, protocol, model) is served by the harness's
+score cache when its key (dataset content, model config, protocol, seed, tycheon sources) is already
+there, and is computed and cached otherwise, so the leaderboard the submission lands on is the complete
+one. The run goes through :func:`benchmarks.pipeline.build_results`, the same guarded engine as
+``python -m benchmarks.run``; nothing here computes a number.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cache import ScoreCache
+from benchmarks.config import BenchmarkConfig, ConfigError, ModelConfig, resolve_benchmark_config
+from benchmarks.results_io import write_results
+from benchmarks.submit.tomlout import write_benchmark_config
+
+__all__ = ["SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render", "run_benchmark"]
+
+MARKER = ".tycheon-submit"
+
+
+class WorkDirError(RuntimeError):
+    """The work folder holds files this command did not write; it refuses to delete them."""
+
+
+@dataclass(frozen=True)
+class SubmissionRun:
+    """What a submission run wrote: the results JSON, its document, and the config that ran."""
+
+    results_path: Path
+    doc: dict[str, Any]
+    config_path: Path
+
+
+def prepare_work_dir(work_dir: Path) -> Path:
+    """Empty ``work_dir`` (only if it is empty or was written by this command) and mark it as ours."""
+    if work_dir.exists():
+        if any(work_dir.iterdir()) and not (work_dir / MARKER).exists():
+            raise WorkDirError(
+                f"{work_dir} holds files `benchmarks.submit` did not write (no {MARKER} marker); refusing to "
+                "delete them. Point --work-dir at an empty folder or one a previous check wrote."
+            )
+        shutil.rmtree(work_dir)
+    work_dir.mkdir(parents=True)
+    (work_dir / MARKER).write_text("written by python -m benchmarks.submit; wiped on every check\n")
+    return work_dir
+
+
+def seed_results(committed: Path, results_dir: Path) -> None:
+    """Copy the committed results versions (JSON and sidecars), so the new version numbers on from them."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    if not committed.is_dir():
+        return
+    for path in sorted(committed.glob("*/v*")):
+        if path.suffix in (".json", ".parquet"):
+            target = results_dir / path.parent.name / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
+def extend_config(
+    config: str | Path, submitted: list[ModelConfig], *, models_dir: Path
+) -> tuple[Path, BenchmarkConfig, dict[str, ModelConfig]]:
+    """The benchmark config with the submitted models added to (or replacing their id in) its roster."""
+    path, cfg, models = resolve_benchmark_config(config, models_dir=models_dir)
+    for model in submitted:
+        models[model.id] = model
+    rw = models[cfg.random_walk]
+    if not (rw.source.kind == "tycheon" and getattr(rw.source, "forecaster", None) == "naive"):
+        raise ConfigError(
+            f"{rw.id}: the random walk {cfg.random_walk!r} must stay the tycheon 'naive' forecaster "
+            f"(every evaluation reports it, ADR-0006), got source {rw.source.model_dump()}"
+        )
+    roster = list(cfg.models) + [m.id for m in submitted if m.id not in cfg.models]
+    extended = BenchmarkConfig.model_validate({**cfg.model_dump(), "models": roster})
+    return path, extended, {m: models[m] for m in roster}
+
+
+def run_benchmark(
+    *, config: str | Path, submitted: list[ModelConfig], models_dir: Path, results_dir: Path,
+    cache_dir: Path, work_dir: Path, progress: bool = False,
+) -> SubmissionRun:
+    """Run the extended benchmark through the harness pipeline and write the next results version.
+
+    Raises
+    ------
+    benchmarks.config.ConfigError
+        The benchmark config or one of its models is invalid.
+    tycheon.backtest.guards.LookaheadError
+        A model reached data after its origin (never swallowed).
+    """
+    from benchmarks.pipeline import RunInputs, build_results
+
+    source, cfg, models = extend_config(config, submitted, models_dir=models_dir)
+    ids = ", ".join(m.id for m in submitted)
+    config_path = write_benchmark_config(
+        cfg, work_dir / "config" / f"{cfg.name}.toml",
+        header=f"{source.name} with the submitted model(s) {ids} added to its roster by benchmarks.submit",
+    )
+    inputs = RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress)
+    doc, sidecar = build_results(inputs)
+    out = write_results(doc, sidecar, results_dir=results_dir)
+    return SubmissionRun(results_path=out, doc={**doc, "version": out.stem}, config_path=config_path)
+
+
+def render(*, results_dir: Path, site_dir: Path, html: bool) -> Path:
+    """Render the pages into ``site_dir/docs`` and, with ``html``, build them with ``mkdocs --strict``.
+
+    Returns the folder to open: ``site_dir/site`` (HTML) or ``site_dir/docs`` (markdown).
+    """
+    from benchmarks.render import render_site
+
+    docs = site_dir / "docs"
+    render_site(results_dir=results_dir.resolve(), out=docs.resolve())
+    if not html:
+        return docs
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
+    if mkdocs is None:
+        raise FileNotFoundError("mkdocs is not installed (install the 'site' extra) and --html was asked for")
+    subprocess.run([mkdocs, "build", "--strict", "--quiet", "-f", str(site_dir / "mkdocs.yml")], check=True)
+    return site_dir / "site"
