@@ -31,7 +31,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def built(tmp_path_factory) -> Path:
     if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
         pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (.ci/run does) to run the browser tests")
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
@@ -39,7 +39,12 @@ def server(tmp_path_factory):
     hostile_results(tmp / "results")
     render_site(results_dir=tmp / "results", out=tmp / "site" / "docs")
     mkdocs_build(tmp / "site" / "mkdocs.yml", tmp / "html")
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(tmp / "html")))
+    return tmp / "html"
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(built)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -48,7 +53,7 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(server):
+def browser(built):
     from playwright.sync_api import Error, sync_playwright
 
     with sync_playwright() as p:
@@ -120,4 +125,16 @@ def test_leaderboard_renders_table_and_cd_diagram_and_sorts_on_click(page, serve
     beats = _column(page, 5)
     assert beats[-1] == ""  # the baseline has no count and sorts last
     assert [int(v) for v in beats[:-1]] == sorted(int(v) for v in beats[:-1])
+    assert page.problems == []
+
+
+def test_built_site_works_opened_from_disk_with_charts_and_search_and_no_network(page, built):
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto((built / LEADERBOARD).as_uri(), wait_until="load")
+    page.wait_for_selector("#cd-diagram .main-svg", timeout=15_000)
+    page.keyboard.press("s")  # mkdocs-material's search shortcut
+    page.keyboard.type("Croston")
+    page.wait_for_selector(".md-search-result__item", timeout=15_000)
+    assert [url for url in requested if not url.startswith(("file:", "data:", "blob:", "about:"))] == []
     assert page.problems == []
