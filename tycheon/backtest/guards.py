@@ -52,11 +52,13 @@ class GuardCounter:
 
 
 def _late_cells(history: History, when: pd.Timestamp) -> tuple[int, str]:
-    avail = history.available_at[history.observed]
-    late = avail > np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
-    n_late = int(late.sum())
+    # NaT compares False, so unobserved (NaT) cells are never late; the example is built only on failure
+    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
+    n_late = int(np.count_nonzero(history.observed & (history.available_at > stamp)))
     if not n_late:
         return 0, ""
+    avail = history.available_at[history.observed]
+    late = avail > stamp
     s, t = np.nonzero(history.observed)
     k = int(np.argmax(late))
     example = (f"series {history.series_ids[s[k]]!r} period {history.periods[t[k]].date()} published "

@@ -80,8 +80,12 @@ def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
     return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
 
 
-def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp) -> History:
-    pub = _published(data, upto, when)[rows]  # [series, upto] (fancy indexing copies)
+def _history(
+    data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp, pub: BoolArray | None = None
+) -> History:
+    if pub is None:  # rows first, then the comparison: only the rows handed out are looked at
+        stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
+        pub = data.observed[rows, :upto] & (data.available_at[rows, :upto] <= stamp)  # [series, upto]
     values = np.where(pub, data.values[rows, :upto], np.nan)  # a fresh array
     avail = np.where(pub, data.available_at[rows, :upto], np.datetime64("NaT", "ns"))
     attrs = data.attributes.iloc[rows].copy() if len(data.attributes.columns) else pd.DataFrame(
@@ -106,8 +110,9 @@ def predict_history(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
 
 def fit_history(data: UnitData, *, fit_end: int, fit_time: pd.Timestamp) -> History:
     """Training history: columns ``[0, fit_end)`` published by ``fit_time``, series with any such cell."""
-    rows = np.flatnonzero(_published(data, fit_end, fit_time).any(axis=1))
-    return _history(data, rows, fit_end, fit_time)
+    pub = _published(data, fit_end, fit_time)  # [series, fit_end]
+    rows = np.flatnonzero(pub.any(axis=1))
+    return _history(data, rows, fit_end, fit_time, pub[rows])
 
 
 def eligibility(
