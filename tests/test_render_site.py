@@ -256,3 +256,16 @@ def test_methodology_quotes_library_docstrings_and_names_what_is_missing(tmp_pat
     assert ".. math:: q = e / s" in found.definitions[0].doc and found.note is None
     missing = read_package(tmp_path, "tycheon.stats")
     assert missing.definitions == () and "does not exist" in missing.note
+
+
+def test_data_warnings_come_from_the_dataset_flags_even_when_the_harness_wrote_none(tmp_path):
+    data = _fixture()
+    data["datasets"][1]["redistributable"] = False  # m3_monthly, which carries no such warning
+    assert not any(w["kind"] == "not_redistributable" for w in data["warnings"])
+    _write(tmp_path / "results", data)
+    out = tmp_path / "site" / "docs"
+    render_site(results_dir=tmp_path / "results", out=out)
+    page = (out / "benchmarks/small/m3_monthly/rolling_origin/series/all-mase.md").read_text()
+    assert "<strong>not redistributable</strong> (m3_monthly)" in page
+    home = (out / "index.md").read_text()
+    assert "on synthetic_marketplace (rolling_origin): failed, time budget of 120 s exceeded" in home

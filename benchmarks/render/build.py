@@ -296,7 +296,7 @@ def home_page(site: SiteModel) -> Page:
                            "rw": site.rw_row(lb)})
         benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
                            "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
-                           "warnings": run.data["warnings"]})
+                           "warnings": run.data["warnings"], "not_ran": site.not_ran(run)})
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
 
 

@@ -157,8 +157,31 @@ class SiteModel:
         return rows
 
     def warnings_for(self, run: Run, dataset: str | None) -> list[dict[str, Any]]:
-        """Warnings about this dataset plus run-wide ones (dataset null)."""
-        return [w for w in run.data["warnings"] if w["dataset"] in (dataset, None)]
+        """Warnings about this dataset plus run-wide ones (dataset null).
+
+        The dataset's own ``synthetic`` / ``redistributable`` flags are shown too when the harness wrote
+        no warning of that kind, so a page can never omit them.
+        """
+        found = [w for w in run.data["warnings"] if w["dataset"] in (dataset, None)]
+        info = next((d for d in run.data["datasets"] if d["name"] == dataset), None)
+        kinds = {w["kind"] for w in found if w["dataset"] == dataset}
+        if info is not None and info["synthetic"] and "synthetic" not in kinds:
+            found.append({"dataset": dataset, "kind": "synthetic", "message": "the dataset is flagged synthetic"})
+        if info is not None and not info["redistributable"] and "not_redistributable" not in kinds:
+            found.append({"dataset": dataset, "kind": "not_redistributable",
+                          "message": "the dataset is flagged not redistributable: do not publish its values"})
+        return found
+
+    @staticmethod
+    def not_ran(run: Run) -> list[dict[str, Any]]:
+        """Every (model, dataset, protocol) that was skipped or failed in this run, with its reason."""
+        rows = []
+        for model in sorted(run.data["models"], key=lambda m: m["id"]):
+            for r in model["runs"]:
+                if r["status"] != "ran":
+                    rows.append({"model": model["id"], "display_name": model["display_name"], "dataset": r["dataset"],
+                                 "protocol": r["protocol"], "status": r["status"], "reason": r["reason"] or "no reason recorded"})
+        return rows
 
     @staticmethod
     def provenance(run: Run) -> dict[str, Any]:
