@@ -30,7 +30,7 @@ def rejection_summary(verdicts: list[Verdict]) -> str:
         if v.accepted:
             lines.append(f"- `{v.path}`: valid")
         for reason in v.reasons:
-            lines.append(f"- `{v.path}`: {_cell(reason)}")
+            lines.append(f"- {_cell(reason)}" if reason.startswith(str(v.path)) else f"- `{v.path}`: {_cell(reason)}")
     return "\n".join(lines) + "\n"
 
 
