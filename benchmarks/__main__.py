@@ -7,6 +7,7 @@ that exists fails.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,9 @@ def main() -> int:
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
     if rendered and mkdocs and (ROOT / "site" / "mkdocs.yml").exists():
         print("[tycheon] site: mkdocs build --strict", flush=True)
-        subprocess.run([mkdocs, "build", "--strict", "-f", "site/mkdocs.yml"], cwd=ROOT, check=True)
+        # mkdocs-material 9.8 prints an end-of-life banner about MkDocs 2 on every build; it is not a failure.
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+        subprocess.run([mkdocs, "build", "--strict", "-f", "site/mkdocs.yml"], cwd=ROOT, check=True, env=env)
         print(f"[tycheon] site built: open {ROOT / 'site' / 'site' / 'index.html'}")
     else:
         print("[tycheon] site: not built yet (renderer or site/mkdocs.yml missing) - skipped")
