@@ -1,0 +1,75 @@
+"""The perf scripts run on a tiny panel and their checks can fail (no timings asserted: they are noisy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.perf.backtest import agreement, long_frame, run_statsforecast, run_tycheon
+from benchmarks.perf.common import HORIZON, N_ORIGINS, STRIDE, Comparison, build_cv_panel
+from benchmarks.perf.stats_scale import make_inputs, run_stats
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    panel = build_cv_panel(40)
+    scores = run_tycheon(panel, backend="sequential", n_jobs=1)
+    cv = run_statsforecast(long_frame(panel), n_jobs=1)
+    return panel, scores, cv
+
+
+def test_cv_panel_keeps_only_series_statsforecast_accepts(tiny):
+    panel, _, _ = tiny
+    assert panel.n_series == 40
+    assert panel.lengths().min() > HORIZON + STRIDE * (N_ORIGINS - 1)
+
+
+def test_when_the_roster_runs_on_both_sides_then_every_model_agrees_on_common_rows(tiny):
+    _, scores, cv = tiny
+    agree = agreement(scores, cv)
+    assert set(agree) == {"naive", "seasonal_naive", "drift", "historic_mean", "croston", "croston_sba",
+                          "tsb", "ses"}
+    for model, a in agree.items():
+        assert a["common"] > 0, model
+        assert a["disagree"] == 0, (model, a)
+
+
+def test_when_a_forecast_is_perturbed_then_the_agreement_check_reports_it(tiny):
+    _, scores, cv = tiny
+    broken = cv.copy()
+    broken["SES"] = broken["SES"] * (1 + 1e-7) + 1e-7
+    agree = agreement(scores, broken)
+    assert agree["ses"]["disagree"] == agree["ses"]["common"] > 0
+    assert agree["naive"]["disagree"] == 0
+
+
+def test_statsforecast_cutoffs_map_to_origins_one_period_later(tiny):
+    _, scores, cv = tiny
+    origins = set(scores.table["origin"].unique())
+    mapped = set((pd.DatetimeIndex(cv["cutoff"]) + pd.offsets.MonthBegin(1)).unique())
+    assert origins <= mapped
+
+
+def test_stats_pass_runs_on_small_inputs_and_gives_valid_p_values():
+    inputs = make_inputs(n_series=50, n_blocks=100, seed=1)
+    assert inputs["losses"].shape == (50 * N_ORIGINS * HORIZON, 12)
+    adjusted, friedman_p = run_stats(inputs)
+    assert adjusted.shape == (11,)
+    assert np.all((adjusted >= 0) & (adjusted <= 1)) and 0 <= friedman_p <= 1
+
+
+def test_comparison_line_has_both_times_and_the_peer_over_tycheon_ratio():
+    assert Comparison("x", 2.0, 10.0).line() == "x: tycheon=2.00s peer=10.00s speedup=5.0"
+    assert Comparison("y", 2.0, None).line() == "y: tycheon=2.00s peer=n/a speedup=n/a"
+
+
+def test_quick_run_of_the_whole_script_prints_one_line_per_comparison(capsys):
+    from benchmarks.perf.__main__ import main
+
+    code = main(["--quick", "--n-series", "60", "--skip", "memory", "--skip", "sktime"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    lines = [line for line in out.splitlines() if "speedup=" in line]
+    assert len(lines) == 3  # statsforecast (joblib, sequential) and statistics
+    assert "peak RSS" in out
