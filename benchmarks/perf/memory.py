@@ -23,11 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-series", type=int, required=True)
     parser.add_argument("--backend", default="joblib")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--panel", choices=["cv", "plain"], default="cv",
+                        help="cv: the timed panel (series statsforecast accepts); plain: the generator's panel")
     args = parser.parse_args(argv)
     from benchmarks.perf.backtest import run_tycheon
-    from benchmarks.perf.common import build_cv_panel, peak_rss_gib
+    from benchmarks.perf.common import build_cv_panel, build_panel, peak_rss_gib
 
-    panel = build_cv_panel(args.n_series)
+    panel = build_cv_panel(args.n_series) if args.panel == "cv" else build_panel(args.n_series)
     t0 = time.perf_counter()
     scores = run_tycheon(panel, backend=args.backend, n_jobs=args.n_jobs)
     seconds = time.perf_counter() - t0
@@ -41,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def measure(*, n_series: int, backend: str, n_jobs: int) -> dict[str, float]:
+def measure(*, n_series: int, backend: str, n_jobs: int, panel: str = "cv") -> dict[str, float]:
     """Run :func:`main` in a fresh interpreter and return its JSON report."""
     out = subprocess.run([sys.executable, "-m", "benchmarks.perf.memory", "--n-series", str(n_series),
-                          "--backend", backend, "--n-jobs", str(n_jobs)],
+                          "--backend", backend, "--n-jobs", str(n_jobs), "--panel", panel],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
