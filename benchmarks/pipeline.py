@@ -98,7 +98,7 @@ def _run_model(
     cfg = inputs.config
     forecaster_id, params = model.factory_spec()
     key = cache_key(dataset=info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
-                    units=units, min_history=min_history, quantiles=list(cfg.quantile_levels),
+                    units=units, backend=cfg.backend, n_jobs=cfg.n_jobs, min_history=min_history, quantiles=list(cfg.quantile_levels),
                     n_samples=cfg.n_samples, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
                     library=library_sha256(), tycheon=tycheon.__version__)
     label = f"{dataset}/{protocol_id}/{model.id}"
@@ -106,9 +106,12 @@ def _run_model(
     if cached is not None:
         cache_log[label] = "cache"
         return cached, cached.meta["models"][model.id]
+    # Split local models into one chunk of series per worker, so that every core is busy; the chunking is
+    # a function of the config alone, so the results stay deterministic.
+    chunk = None if cfg.backend == "sequential" else max(32, -(-panel.n_series // cfg.n_jobs))
     try:
         scores = engine.run(panel, protocol, {model.id: forecaster_factory(forecaster_id, **params)},
-                            units=units, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples,
+                            units=units, chunk_size=chunk, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples,
                             min_history=min_history, backend=cfg.backend, n_jobs=cfg.n_jobs, seed=cfg.seed,
                             time_budget=cfg.time_budget_seconds, progress=inputs.progress)
     except LookaheadError:
@@ -146,6 +149,7 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
     """Run the benchmark and return the results document (without version/sidecar) and the sidecar frame."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
+    code, (commit, dirty) = code_sha256(), git_state()  # the code this run starts with
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
@@ -156,7 +160,7 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
                             embargo=cfg.embargo, mode="benchmark")
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
-                           alpha=cfg.alpha, seed=cfg.seed)
+                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
     for entry in cfg.datasets:
         dataset, ran = _benchmark_dataset(inputs, entry, rolling, runs, cache_log, origins, datasets, warnings)
         if ran:
@@ -192,7 +196,6 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
                 warnings.append({"dataset": r["dataset"], "kind": "model",
                                  "message": f"{model_id} {r['status']} on {r['dataset']} ({r['protocol']}): "
                                             f"{r['reason']}"})
-    commit, dirty = git_state()
     doc = {
         "schema_version": SCHEMA_VERSION,
         "name": cfg.name,
@@ -200,7 +203,7 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
             "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
             "config_sha256": hashlib.sha256(inputs.config_path.read_bytes()).hexdigest(),
             "model_configs_sha256": {m: c.sha256() for m, c in models.items()},
-            "manifest_sha256": file_sha256_or_none(MANIFEST), "code_sha256": code_sha256(),
+            "manifest_sha256": file_sha256_or_none(MANIFEST), "code_sha256": code,
             "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
             "timings": {"started_at": started.isoformat(timespec="seconds"),
                         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["code_sha256", "environment", "file_sha256_or_none", "git_state"]
@@ -20,8 +21,10 @@ _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime
 _HARNESS = ("config.py", "run.py", "pipeline.py", "competition.py", "cache.py", "results_io.py")
 
 
+@lru_cache(maxsize=1)
 def code_sha256() -> str:
-    """sha256 over the tycheon package sources and the number-producing harness modules."""
+    """sha256 over the tycheon package sources and the number-producing harness modules (computed once per
+    process: the code a process runs is the code it imported at its start)."""
     h = hashlib.sha256()
     files = sorted((ROOT / "tycheon").rglob("*.py")) + [ROOT / "benchmarks" / f for f in _HARNESS]
     for path in files:
@@ -30,6 +33,7 @@ def code_sha256() -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=1)
 def library_sha256() -> str:
     """sha256 over the tycheon package sources only (the cache key for engine output)."""
     h = hashlib.sha256()

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon.backtest.scoreset import quantile_column
 from tycheon.metrics.aggregate import block_scores, summarize
 from tycheon.metrics.errors import MetricInputError
 from tycheon.metrics.probabilistic import crps_quantiles
@@ -60,6 +61,7 @@ class LeaderboardSpec:
     stride: int
     alpha: float = 0.05
     seed: int = 0
+    quantile_levels: tuple[float, ...] = ()
 
 
 def _canonical(table: pd.DataFrame) -> pd.DataFrame:
@@ -75,7 +77,7 @@ def _classes(table: pd.DataFrame) -> list[str]:
 def _pivot(table: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
     """Per-step values as ``[(series, origin, step), model]``."""
     frame = table[_STEP_KEYS + ["model"]].assign(v=values.to_numpy())
-    return frame.pivot_table(index=_STEP_KEYS, columns="model", values="v", aggfunc="first", dropna=False)
+    return frame.pivot_table(index=_STEP_KEYS, columns="model", values="v", aggfunc="first")
 
 
 def _band_crps(table: pd.DataFrame) -> pd.Series:
@@ -89,6 +91,21 @@ def _band_crps(table: pd.DataFrame) -> pd.Series:
         q = np.sort(rows[["lo95", "lo80", "point", "hi80", "hi95"]].to_numpy(dtype=np.float64), axis=1)
         out[banded] = crps_quantiles(actual=rows["actual"].to_numpy(dtype=np.float64), quantiles=q,
                                      levels=np.asarray(_BAND_LEVELS)).values
+    return pd.Series(out, index=table.index)
+
+
+def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
+    """CRPS of the model's own quantiles per row (NaN where the row has none)."""
+    out = np.full(len(table), np.nan)
+    cols = [quantile_column(q) for q in levels]
+    if len(levels) < 2 or any(c not in table.columns for c in cols):
+        return pd.Series(out, index=table.index)
+    given = table["has_quantiles"].to_numpy(dtype=bool) & table[cols].notna().all(axis=1).to_numpy()
+    if given.any():
+        rows = table.loc[given]
+        out[given] = crps_quantiles(actual=rows["actual"].to_numpy(dtype=np.float64),
+                                    quantiles=rows[cols].to_numpy(dtype=np.float64),
+                                    levels=np.asarray(levels)).values
     return pd.Series(out, index=table.index)
 
 
@@ -109,9 +126,14 @@ def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec, alternat
         return None
 
 
-def _verdict(se: pd.DataFrame, crps: pd.DataFrame, model: str, spec: LeaderboardSpec) -> str | None:
+def _verdict(se: pd.DataFrame, crps: tuple[pd.DataFrame, pd.DataFrame], model: str,
+             spec: LeaderboardSpec) -> str | None:
     a = _dm(se, model, spec.random_walk, spec=spec, alternative="less")
-    b = _dm(crps, model, spec.random_walk, spec=spec, alternative="less")
+    b = None
+    for kind in crps:  # own quantiles first, then conformal bands: one kind per comparison
+        b = _dm(kind, model, spec.random_walk, spec=spec, alternative="less")
+        if b is not None:
+            break
     if a is None or b is None or not (np.isfinite(a.p_value) and np.isfinite(b.p_value)):
         return None
     if a.p_value < spec.alpha and b.p_value < spec.alpha:
@@ -122,8 +144,10 @@ def _verdict(se: pd.DataFrame, crps: pd.DataFrame, model: str, spec: Leaderboard
 
 
 def _friedman(blocks: pd.DataFrame, metric: str, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
+    # dropna (the default) keeps only blocks that exist; dropna=False would add every (series, origin)
+    # combination, counting blocks that were never forecast as "dropped"
     wide = blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric,
-                              aggfunc="first", dropna=False).reindex(columns=models)
+                              aggfunc="first").reindex(columns=models)
     n_total = len(wide)
     out: dict[str, Any] = {"friedman_statistic": None, "friedman_p": None, "nemenyi_cd": None,
                            "conservative_cd": None, "n_blocks": 0, "dropped_blocks": n_total,
@@ -161,7 +185,7 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
     models = sorted(table["model"].unique())
     err = (table["point"] - table["actual"]).astype(np.float64)
     absolute, squared = _pivot(table, err.abs()), _pivot(table, err * err)
-    crps = _pivot(table, _band_crps(table))
+    crps = (_pivot(table, _own_crps(table, spec.quantile_levels)), _pivot(table, _band_crps(table)))
     family = [m for m in models if m != spec.baseline]
     dm = {m: _dm(absolute, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
     tested = [m for m in family if dm[m] is not None and np.isfinite(dm[m].p_value)]
