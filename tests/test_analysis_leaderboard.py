@@ -135,3 +135,29 @@ def test_interval_table_coverage_matches_a_direct_count():
         inside = ((part["actual"] >= part["lo95"]) & (part["actual"] <= part["hi95"])).mean()
         assert rows[m]["coverage95"] == pytest.approx(inside)
         assert rows[m]["n_records"] == len(part)
+
+
+def test_when_series_have_different_origins_then_friedman_drops_no_block_that_was_never_forecast():
+    table = _table()
+    late = (table["series_id"] == "S000") & (table["origin"] == table["origin"].min())
+    board = _board(leaderboard_tables(table[~late], spec=SPEC))
+    assert board["n_blocks_total"] == 71
+    assert board["tests"]["n_blocks"] == 71 and board["tests"]["dropped_blocks"] == 0
+
+
+def test_verdict_uses_the_models_own_quantiles_when_both_give_them():
+    from tycheon.backtest.scoreset import quantile_column
+
+    table = _table(noise={"naive": 3.0, "snaive_momentum": 1.5, "ses": 0.5, "croston_sba": 1.0})
+    table[["lo80", "hi80", "lo95", "hi95"]] = np.nan  # no bands: only own quantiles can give a CRPS
+    table["has_band"] = False
+    levels = (0.1, 0.5, 0.9)
+    own = table["model"].isin(["naive", "ses"])
+    sd = table["model"].map({"naive": 3.0, "ses": 0.5}).fillna(1.0)
+    for q, z in zip(levels, (-1.2816, 0.0, 1.2816), strict=True):
+        table[quantile_column(q)] = np.where(own, table["point"] + z * sd, np.nan)
+    table["has_quantiles"] = own
+    spec = LeaderboardSpec(**{**SPEC.__dict__, "quantile_levels": levels})
+    verdict = {r["model"]: r["verdict_vs_rw"] for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
+    assert verdict["ses"] == "beats"
+    assert verdict["croston_sba"] is None  # no CRPS of one kind for both models: no verdict, not a guess
