@@ -35,9 +35,12 @@ def code_sha256() -> str:
 
 @lru_cache(maxsize=1)
 def library_sha256() -> str:
-    """sha256 over the tycheon package sources only (the cache key for engine output)."""
+    """sha256 over the tycheon sources that produce engine output (the cache key); ``tycheon/analysis``
+    only reads score sets, so a change there reuses the cache."""
     h = hashlib.sha256()
     for path in sorted((ROOT / "tycheon").rglob("*.py")):
+        if "analysis" in path.relative_to(ROOT / "tycheon").parts:
+            continue
         h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 

@@ -47,7 +47,7 @@ __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_
 
 DEMAND_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 _STEP_KEYS = ["series_id", "origin", "step"]
-_BAND_LEVELS = (0.025, 0.1, 0.5, 0.9, 0.975)
+_BAND_LEVELS = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,14 +81,12 @@ def _pivot(table: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
 
 
 def _band_crps(table: pd.DataFrame) -> pd.Series:
-    """CRPS of the conformal band quantiles per row (NaN where the row has no band)."""
+    """CRPS of the conformal 80% band read as quantiles per row (NaN where the row has no band)."""
     out = np.full(len(table), np.nan)
-    banded = table["has_band"].to_numpy(dtype=bool) & table[["lo95", "lo80", "hi80", "hi95"]].notna().all(
-        axis=1
-    ).to_numpy()
+    banded = table["has_band"].to_numpy(dtype=bool) & table[["lo80", "hi80"]].notna().all(axis=1).to_numpy()
     if banded.any():
         rows = table.loc[banded]
-        q = np.sort(rows[["lo95", "lo80", "point", "hi80", "hi95"]].to_numpy(dtype=np.float64), axis=1)
+        q = np.sort(rows[["lo80", "point", "hi80"]].to_numpy(dtype=np.float64), axis=1)
         out[banded] = crps_quantiles(actual=rows["actual"].to_numpy(dtype=np.float64), quantiles=q,
                                      levels=np.asarray(_BAND_LEVELS)).values
     return pd.Series(out, index=table.index)
