@@ -40,7 +40,7 @@ from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.backtest.records import Block, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.backtest.slices import UnitData, eligibility
-from tycheon.backtest.tasks import ModelTask, TaskResult
+from tycheon.backtest.tasks import ChunkTask, ModelSpec, TaskResult
 from tycheon.backtest.units import build_unit, parse_unit
 from tycheon.data.demand import demand_classes
 from tycheon.data.panel import Panel
@@ -208,23 +208,30 @@ def run(
         else:
             runnable.append(name)
 
-    tasks: list[ModelTask] = []
-    for u, state in enumerate(states):
+    tasks: list[ChunkTask] = []
+    for state in states:
         data = state.data
-        for name in runnable:
-            factory = factories[name]
-            step = data.n_series if factory_capabilities(factory).is_global else size
+        local = [name for name in runnable if not factory_capabilities(factories[name]).is_global]
+        glob = [name for name in runnable if factory_capabilities(factories[name]).is_global]
+        # local models share a task per chunk (one set of histories per origin); a global model gets
+        # the whole unit to itself, so a slow global fit never holds up the local models
+        groups = [(local, size)] + [([name], data.n_series) for name in glob]
+        for names, step in groups:
+            if not names:
+                continue
             for c, start in enumerate(range(0, data.n_series, step)):
                 rows = np.arange(start, min(start + step, data.n_series))
-                tasks.append(ModelTask(
-                    model=name, factory=factory, data=data.take(rows), rows=rows, chunk=c, origins=origins,
+                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c))
+                              for name in names)
+                tasks.append(ChunkTask(
+                    models=specs, data=data.take(rows), rows=rows, chunk=c, origins=origins,
                     eligible=state.eligible[rows], n_obs=state.n_obs[rows], periods=data.periods,
                     embargo=protocol.embargo, static=isinstance(protocol, StaticSplit),
                     horizon=protocol.horizon, quantile_levels=levels, n_samples=int(n_samples),
-                    seed_entropy=task_seed(seed, name, data.unit, c), time_budget=time_budget,
+                    time_budget=time_budget, band_min_origins=int(band_min_origins),
                 ))
-    results: list[TaskResult] = run_tasks(tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client,
-                                          progress=progress)
+    results: list[TaskResult] = [r for task_results in run_tasks(
+        tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress) for r in task_results]
 
     guards = GuardCounter()
     for r in results:
@@ -310,6 +317,9 @@ def _blocks(
                 samples = None
                 if all(p.samples is not None for p in parts):
                     samples = np.concatenate([p.samples for p in parts])
+                radii = None
+                if all(p.radii is not None for p in parts):
+                    radii = np.concatenate([p.radii for p in parts], axis=1)
                 blocks.append(Block(
                     model=name, unit=data.unit, unit_key=u * len(runnable) + m, n_unit_series=data.n_series,
                     origin=origin.timestamp, series_rows=rows, series_ids=data.series_ids[rows],
@@ -319,7 +329,7 @@ def _blocks(
                     point=np.concatenate([p.point for p in parts]), quantiles=quantiles, samples=samples,
                     demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
                     scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],
-                    weight=data.weight[rows],
+                    weight=data.weight[rows], radii=radii,
                 ))
                 support += len(rows)
             models_meta[name]["support"] += support

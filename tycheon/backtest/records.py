@@ -54,6 +54,9 @@ class Block:
     demand_class : ndarray of str, shape (n,)
     season_length : ndarray of int, shape (n,)
     scale_mae, scale_rmse, weight : ndarray, shape (n,)
+    radii : ndarray, shape (len(BAND_LEVELS), n, h), optional
+        Conformal half-widths already computed (the engine's tasks compute them in the workers); when
+        every block has them :func:`build_scoreset` uses them instead of calibrating itself.
     """
 
     model: str
@@ -74,6 +77,7 @@ class Block:
     scale_mae: FloatArray  # [series]
     scale_rmse: FloatArray  # [series]
     weight: FloatArray  # [series]
+    radii: FloatArray | None = None  # [band level, series, horizon]
 
     @property
     def kept(self) -> BoolArray:
@@ -113,7 +117,9 @@ def build_scoreset(
     }
     qmat = [np.empty(total) for _ in levels]  # one column per level
     smat = np.empty((total, n_samples)) if n_samples else None  # [row, sample]
-    key = np.empty(total, dtype=np.int64)
+    # bands computed upstream (per chunk, in the workers) are used as they are; otherwise calibrate here
+    precomputed = bool(blocks) and all(b.radii is not None for b in blocks)
+    key = np.empty(0 if precomputed else total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
     for b, keep, lo, hi in zip(blocks, kept, bounds[:-1], bounds[1:]):
@@ -139,7 +145,8 @@ def build_scoreset(
         data["weight"][rows] = _per_row(b, b.weight)
         data["has_quantiles"][rows] = b.quantiles is not None
         data["has_samples"][rows] = b.samples is not None
-        key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64)) * h + step - 1
+        if not precomputed:
+            key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64)) * h + step - 1
         if levels:
             q = None if b.quantiles is None else b.quantiles.reshape(n * h, len(levels))[keep]
             for j, col in enumerate(qmat):
@@ -147,10 +154,17 @@ def build_scoreset(
         if smat is not None:
             smat[rows] = np.nan if b.samples is None else b.samples.reshape(n * h, -1)[keep][:, :n_samples]
 
-    abs_error = np.abs(data["actual"] - data["point"])
-    radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
-                            abs_error=abs_error, levels_percent=BAND_LEVELS, min_origins=band_min_origins)
-    del abs_error, key
+    if precomputed:
+        radii = [np.empty(total) for _ in BAND_LEVELS]
+        for b, keep, lo, hi in zip(blocks, kept, bounds[:-1], bounds[1:]):
+            for level, radius in enumerate(radii):
+                radius[int(lo):int(hi)] = b.radii[level].ravel()[keep]  # type: ignore[index]
+    else:
+        abs_error = np.abs(data["actual"] - data["point"])
+        radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
+                                abs_error=abs_error, levels_percent=BAND_LEVELS, min_origins=band_min_origins)
+        del abs_error
+    del key
     conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
                                  "min_origins": int(band_min_origins)}
     for level, radius in zip(BAND_LEVELS, radii):

@@ -1,12 +1,25 @@
-"""One unit of work: one model on one chunk of one unit's series, over every origin.
+"""One unit of work: every local model on one chunk of one unit's series, over every origin.
 
-A :class:`ModelTask` is picklable (it travels to joblib and Dask workers with only its chunk's arrays). At
-each origin it builds the training history (guards 2 and 3), calls the factory, wraps the fitted model
-(guard 1 on every predict) and forecasts the chunk's eligible series in one call. A model that raises, or
-overruns its time budget, ends the task with a ``failed`` result; a :class:`LookaheadError` is never
-caught here.
+A :class:`ChunkTask` is picklable (it travels to joblib and Dask workers with only its chunk's arrays). At
+each origin it builds the chunk's training history and its predict histories **once** and hands the same
+(read-only) histories to every model of the task, so the cost of slicing, masking and copying is paid
+per chunk rather than per model. Each model is still isolated:
 
-The time budget is soft: it is checked between origins, so a single slow fit or predict can exceed it.
+- its own fitted forecaster, wrapped so that guard 1 runs on every predict;
+- guards 2 and 3 run for every model on the history it is handed (a shared history is checked once per
+  model that receives it, so ``meta["guard_checks"]`` still counts one check per (model, chunk, origin)
+  hand-over, exactly as when every model had its own copy);
+- its own seed per origin (``task_seed(seed, model, unit, chunk)`` + origin column);
+- its own failure: a model that raises, or overruns its soft time budget, gets a ``failed``
+  :class:`TaskResult` with no outputs and stops; the other models of the chunk go on. A
+  :class:`LookaheadError` is never caught here.
+
+The time budget is soft and per model: the model's own fit + predict seconds in this task, checked
+between origins, so a single slow fit or predict can exceed it.
+
+With ``band_min_origins`` set, the task also computes each model's split-conformal radii
+(:mod:`.conformal`): a calibration group ``(model, unit, series, step)`` lies inside one chunk, so the
+radii computed here are exactly those of the whole run, and the main process only concatenates them.
 """
 
 from __future__ import annotations
@@ -20,13 +33,14 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
+from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
 from tycheon.backtest.slices import UnitData, fit_history, predict_history
-from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError
+from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError, History
 
-__all__ = ["ModelTask", "OriginOutput", "TaskResult"]
+__all__ = ["ChunkTask", "ModelSpec", "OriginOutput", "TaskResult"]
 
 _TRACEBACK_LINES = 12
 
@@ -37,13 +51,19 @@ class TimeBudgetExceeded(RuntimeError):
 
 @dataclass(frozen=True, eq=False)
 class OriginOutput:
-    """Forecasts of a task at one origin for ``rows`` (indices into the unit)."""
+    """Forecasts of a model at one origin for ``rows`` (indices into the unit).
+
+    ``radii`` holds the conformal half-widths ``[level, series, horizon]`` (levels of
+    :data:`~.conformal.BAND_LEVELS`; NaN where no band, or where the target is unobserved) when the task
+    computed the bands, else None.
+    """
 
     origin_pos: int
     rows: IntArray  # [series]
     point: FloatArray  # [series, horizon]
     quantiles: FloatArray | None  # [series, horizon, level]
     samples: FloatArray | None  # [series, horizon, sample]
+    radii: FloatArray | None = None  # [band level, series, horizon]
 
 
 @dataclass
@@ -59,6 +79,15 @@ class TaskResult:
     failed: bool = False
     reason: str = ""
     traceback: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class ModelSpec:
+    """One model of a task: its configured name, its factory and its seed entropy."""
+
+    model: str
+    factory: Factory
+    seed_entropy: tuple[int, ...]
 
 
 def _short_traceback(err: BaseException) -> str:
@@ -81,16 +110,39 @@ def _align_quantiles(forecast: Forecast, levels: tuple[float, ...]) -> FloatArra
     return out
 
 
+class _ModelRun:
+    """The state of one model inside a task: its result, its fitted forecaster, its seconds used."""
+
+    def __init__(self, spec: ModelSpec, unit: str, chunk: int) -> None:
+        self.spec = spec
+        self.result = TaskResult(spec.model, unit, chunk)
+        self.fitted: GuardedForecaster | None = None
+        self.fitted_last: pd.Timestamp | None = None
+        self.local_rows: list[IntArray] = []  # [series] chunk-local rows of each output
+
+    @property
+    def seconds(self) -> float:
+        return self.result.fit_seconds + self.result.predict_seconds
+
+    def fail(self, err: BaseException) -> None:
+        self.result.failed = True
+        self.result.reason = f"{type(err).__name__}: {err}"
+        self.result.traceback = _short_traceback(err)
+        self.result.outputs = []
+        self.local_rows = []
+
+
 @dataclass(eq=False)
-class ModelTask:
-    """Run one model on one chunk of a unit over all origins; call it to get a :class:`TaskResult`.
+class ChunkTask:
+    """Run some models on one chunk of a unit over all origins; call it to get one :class:`TaskResult`
+    per model, in the order of ``models``.
 
     ``eligible`` and ``n_obs`` are ``[series, origin]`` for the chunk's series (engine-level abstention
-    already applied); the model's own ``min_history`` is applied here.
+    already applied); each model's own ``min_history`` is applied here. ``band_min_origins`` (None: no
+    bands here) asks for the conformal radii of every model's outputs.
     """
 
-    model: str
-    factory: Factory
+    models: tuple[ModelSpec, ...]
     data: UnitData
     rows: IntArray  # [series] indices of the chunk in the unit
     chunk: int
@@ -103,79 +155,138 @@ class ModelTask:
     horizon: int
     quantile_levels: tuple[float, ...]
     n_samples: int
-    seed_entropy: tuple[int, ...]
     time_budget: float | None = None
+    band_min_origins: int | None = None
 
-    def __call__(self) -> TaskResult:
-        result = TaskResult(self.model, self.data.unit, self.chunk)
-        start = time.perf_counter()
-        try:
-            self._run(result, start)
-        except LookaheadError:
-            raise
-        except Exception as err:  # any model failure is recorded, and the run goes on
-            result.failed = True
-            result.reason = f"{type(err).__name__}: {err}"
-            result.traceback = _short_traceback(err)
-            result.outputs = []
-        return result
+    def __call__(self) -> list[TaskResult]:
+        runs = [_ModelRun(spec, self.data.unit, self.chunk) for spec in self.models]
+        for j, origin in enumerate(self.origins):
+            live = [r for r in runs if not r.result.failed]
+            if not live:
+                break
+            rows = np.flatnonzero(self.eligible[:, j])
+            fit_cache: list[History] = []
+            predict_cache: dict[int, History] = {}
+            for run in live:
+                try:
+                    self._step(run, j, origin, rows, fit_cache, predict_cache)
+                except LookaheadError:
+                    raise
+                except Exception as err:  # any model failure is recorded, and the other models go on
+                    run.fail(err)
+        if self.band_min_origins is not None:
+            for run in runs:
+                if not run.result.failed:
+                    self._bands(run)
+        return [r.result for r in runs]
 
-    def _fit(self, origin: Origin, result: TaskResult) -> tuple[GuardedForecaster, pd.Timestamp]:
-        history = fit_history(self.data, fit_end=origin.fit_end, fit_time=origin.fit_time)
-        check_fit(history, fit_time=origin.fit_time, counter=result.guards, model=self.model)
+    def _fit_history(self, origin: Origin, cache: list[History]) -> History:
+        if not cache:
+            cache.append(fit_history(self.data, fit_end=origin.fit_end, fit_time=origin.fit_time))
+        return cache[0]
+
+    def _fit(self, run: _ModelRun, origin: Origin, history: History) -> None:
+        result = run.result
+        check_fit(history, fit_time=origin.fit_time, counter=result.guards, model=run.spec.model)
         check_embargo(history, origin_index=origin.index, embargo=self.embargo, periods=self.periods,
-                      counter=result.guards, model=self.model)
+                      counter=result.guards, model=run.spec.model)
         t0 = time.perf_counter()
-        fitted = self.factory(history, origin.fit_time)
+        fitted = run.spec.factory(history, origin.fit_time)
         result.fit_seconds += time.perf_counter() - t0
         if not isinstance(fitted, Forecaster):
-            raise TypeError(f"the factory of {self.model!r} returned {type(fitted).__name__}, not a Forecaster")
-        last = history.periods[-1] if history.n_periods else None
-        return GuardedForecaster(fitted, counter=result.guards, model=self.model), last
+            raise TypeError(
+                f"the factory of {run.spec.model!r} returned {type(fitted).__name__}, not a Forecaster")
+        run.fitted = GuardedForecaster(fitted, counter=result.guards, model=run.spec.model)
+        run.fitted_last = history.periods[-1] if history.n_periods else None
 
-    def _run(self, result: TaskResult, start: float) -> None:
-        fitted: GuardedForecaster | None = None
-        fitted_last: pd.Timestamp | None = None
-        for j, origin in enumerate(self.origins):
-            if self.time_budget is not None and time.perf_counter() - start > self.time_budget:
-                raise TimeBudgetExceeded(
-                    f"exceeded its time budget of {self.time_budget:g} s (a soft budget, checked between "
-                    "origins)"
+    def _step(
+        self,
+        run: _ModelRun,
+        j: int,
+        origin: Origin,
+        rows: IntArray,
+        fit_cache: list[History],
+        predict_cache: dict[int, History],
+    ) -> None:
+        result, model = run.result, run.spec.model
+        if self.time_budget is not None and run.seconds > self.time_budget:
+            raise TimeBudgetExceeded(
+                f"exceeded its time budget of {self.time_budget:g} s (a soft budget, checked between "
+                "origins)"
+            )
+        if not len(rows):
+            return
+        if run.fitted is None or not self.static:
+            self._fit(run, origin, self._fit_history(origin, fit_cache))
+        elif run.fitted_last is not None:
+            # a frozen fit still serves this later origin: its training must end before its embargo
+            cut = origin.index - self.embargo
+            if run.fitted_last >= self.periods[cut]:
+                raise LookaheadError(
+                    f"{model}: frozen training ends at {run.fitted_last.date()}, inside the embargo "
+                    f"before origin {origin.timestamp.date()}"
                 )
-            rows = np.flatnonzero(self.eligible[:, j])
-            if not len(rows):
-                continue
-            if fitted is None or not self.static:
-                fitted, fitted_last = self._fit(origin, result)
-            elif fitted_last is not None:
-                # a frozen fit still serves this later origin: its training must end before its embargo
-                cut = origin.index - self.embargo
-                if fitted_last >= self.periods[cut]:
-                    raise LookaheadError(
-                        f"{self.model}: frozen training ends at {fitted_last.date()}, inside the embargo "
-                        f"before origin {origin.timestamp.date()}"
-                    )
-                result.guards.embargo += 1
-            need = fitted.min_history(self.data.season_length)
-            enough = self.n_obs[rows, j] >= need
-            result.below_model_min_history += int((~enough).sum())
-            rows = rows[enough]
-            if not len(rows):
-                continue
-            history = predict_history(self.data, rows, index=origin.index, origin=origin.timestamp)
-            rng = np.random.default_rng(np.random.SeedSequence(list(self.seed_entropy) + [origin.index]))
-            t0 = time.perf_counter()
-            forecast = fitted.predict(history, origin=origin.timestamp, horizon=self.horizon,
+            result.guards.embargo += 1
+        fitted = run.fitted
+        if fitted is None:  # unreachable: the first origin with eligible rows always fits
+            raise RuntimeError(f"{model}: no fitted forecaster at origin {origin.timestamp.date()}")
+        need = fitted.min_history(self.data.season_length)
+        enough = self.n_obs[rows, j] >= need
+        result.below_model_min_history += int((~enough).sum())
+        if not enough.any():
+            return
+        if need not in predict_cache:  # models with the same minimum share one history
+            predict_cache[need] = predict_history(self.data, rows[enough], index=origin.index,
+                                                  origin=origin.timestamp)
+        history = predict_cache[need]
+        mine = rows[enough]
+        rng = np.random.default_rng(np.random.SeedSequence(list(run.spec.seed_entropy) + [origin.index]))
+        t0 = time.perf_counter()
+        forecast = fitted.predict(history, origin=origin.timestamp, horizon=self.horizon,
                                       quantile_levels=self.quantile_levels, n_samples=self.n_samples,
                                       seed=rng)
-            result.predict_seconds += time.perf_counter() - t0
-            samples = forecast.samples if self.n_samples else None
-            if samples is not None and samples.shape[2] != self.n_samples:
-                raise ForecasterError(
-                    f"{self.model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested"
-                )
-            result.outputs.append(OriginOutput(j, self.rows[rows], np.asarray(forecast.point, dtype=np.float64),
-                                               _align_quantiles(forecast, self.quantile_levels), samples))
+        result.predict_seconds += time.perf_counter() - t0
+        samples = forecast.samples if self.n_samples else None
+        if samples is not None and samples.shape[2] != self.n_samples:
+            raise ForecasterError(
+                f"{model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested"
+            )
+        result.outputs.append(OriginOutput(j, self.rows[mine], np.asarray(forecast.point, dtype=np.float64),
+                                           _align_quantiles(forecast, self.quantile_levels), samples))
+        run.local_rows.append(mine)
+
+    def _bands(self, run: _ModelRun) -> None:
+        """Attach the conformal radii of the model's outputs (calibration groups are chunk-local)."""
+        outputs = run.result.outputs
+        if not outputs:
+            return
+        h = self.horizon
+        parts = []
+        for out, local in zip(outputs, run.local_rows):
+            origin = self.origins[out.origin_pos]
+            targets = slice(origin.index, origin.index + h)
+            obs = self.data.observed[local, targets]  # [series, horizon]
+            actual = np.where(obs, self.data.values[local, targets], np.nan)
+            kept = np.isfinite(actual).ravel()
+            keys = (local[:, None] * h + np.arange(h)[None, :]).ravel()[kept]
+            stamp = np.full(len(keys), origin.timestamp.to_datetime64(), dtype="datetime64[ns]")
+            parts.append((kept, keys, stamp, self.data.available_at[local, targets].ravel()[kept],
+                          np.abs(actual - out.point).ravel()[kept]))
+        radii = conformal_radii(keys=np.concatenate([p[1] for p in parts]),
+                                origin=np.concatenate([p[2] for p in parts]),
+                                available_at=np.concatenate([p[3] for p in parts]),
+                                abs_error=np.concatenate([p[4] for p in parts]),
+                                levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins or 0))
+        start = 0
+        for k, (out, (kept, *_)) in enumerate(zip(outputs, parts)):
+            n = int(kept.sum())
+            cells = np.full((len(BAND_LEVELS), kept.size), np.nan)  # [level, series * horizon]
+            for level, radius in enumerate(radii):
+                cells[level, kept] = radius[start:start + n]
+            start += n
+            outputs[k] = OriginOutput(out.origin_pos, out.rows, out.point, out.quantiles, out.samples,
+                                      cells.reshape(len(BAND_LEVELS), len(out.rows), h))
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.model, "unit": self.data.unit, "chunk": self.chunk, "n_series": len(self.rows)}
+        return {"models": [m.model for m in self.models], "unit": self.data.unit, "chunk": self.chunk,
+                "n_series": len(self.rows)}
