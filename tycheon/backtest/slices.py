@@ -1,7 +1,10 @@
 """Past-only slices: the histories the engine hands to forecasters, and who is eligible at an origin.
 
 Every :class:`~tycheon.forecasters.base.History` built here holds *copies* of the sliced arrays, masked to
-the cells published by its ``as_of``; no numpy view whose ``.base`` reaches later columns escapes.
+the cells published by its ``as_of``; no numpy view whose ``.base`` reaches later columns escapes. The
+arrays are read-only: the engine hands one history to every model of a chunk at an origin, and a model
+that wrote into it would change what the next model sees (it gets a ``ValueError`` instead, recorded
+as its failure).
 
 Eligibility at an origin ``i`` (the abstention rule of the evaluation-choices paper, section 2: a series
 without enough history is not forecast, and it is counted, never imputed). A series is forecast only when,
@@ -88,12 +91,16 @@ def _history(
         pub = data.observed[rows, :upto] & (data.available_at[rows, :upto] <= stamp)  # [series, upto]
     values = np.where(pub, data.values[rows, :upto], np.nan)  # a fresh array
     avail = np.where(pub, data.available_at[rows, :upto], np.datetime64("NaT", "ns"))
-    attrs = data.attributes.iloc[rows].copy() if len(data.attributes.columns) else pd.DataFrame(
-        index=pd.Index(data.series_ids[rows], name="series_id"))
+    ids = data.series_ids[rows]  # fancy indexing: a copy
+    for array in (values, pub, avail, ids):
+        array.flags.writeable = False
+    # take(): a copy without the slower label-based .iloc machinery
+    attrs = data.attributes.take(rows) if len(data.attributes.columns) else pd.DataFrame(
+        index=pd.Index(ids, name="series_id"))
     return History(
         values=values,
         observed=pub,
-        series_ids=data.series_ids[rows].copy(),
+        series_ids=ids,
         periods=pd.DatetimeIndex(data.periods[:upto].to_numpy(copy=True)),
         as_of=pd.Timestamp(when),
         available_at=avail,
