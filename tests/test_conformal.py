@@ -116,3 +116,47 @@ def test_band_min_origins_withholds_bands_until_enough_errors_exist():
     assert not t[t["origin"].isin(origins[:8])]["has_band"].any()
     assert t[t["origin"].isin(origins[8:])]["has_band"].all()
     assert scores.meta["conformal"]["min_origins"] == 8
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_radius_matches_the_loop_with_missing_rows_shuffled_rows_and_early_or_late_publication(seed):
+    # publication anywhere from 2 periods before to 5 after the origin (the kernel assumes no order),
+    # a third of the (key, origin) rows missing, rows shuffled
+    rng = np.random.default_rng(seed)
+    n_keys, n_orig = 7, 12
+    keys = np.repeat(np.arange(n_keys) * 1000 + 5, n_orig)  # sparse keys: hashed, not used as codes
+    o = np.tile(np.arange(n_orig), n_keys)
+    keep = rng.random(len(keys)) > 0.33
+    perm = rng.permutation(int(keep.sum()))
+    keys, o = keys[keep][perm], o[keep][perm]
+    base = np.datetime64("2020-01-01", "ns")
+    origin = base + o * np.timedelta64(1, "D")
+    avail = base + (o + rng.integers(-2, 6, size=len(o))) * np.timedelta64(1, "D")
+    err = rng.exponential(size=len(o)).round(2)
+    finite = 0
+    for level in (80, 95):
+        for min_origins in (0, 3):
+            radius, _ = conformal_radius(keys=keys, origin=origin, available_at=avail, abs_error=err,
+                                         level_percent=level, min_origins=min_origins)
+            expected = _loop_radius(keys, origin, avail, err, level, min_origins)
+            assert np.array_equal(radius, expected, equal_nan=True)
+            finite += int(np.isfinite(radius).sum())
+    assert finite > 0  # the comparison covered real bands, not only NaN
+
+
+def test_bands_computed_per_chunk_in_the_tasks_equal_bands_calibrated_over_the_whole_table():
+    # the engine calibrates inside each (unit, chunk) task; a (model, unit, series, step) group never
+    # spans two chunks, so the kernel run once over the whole table must give the same radii
+    panel = _iid_panel(n_series=23, n_periods=40)
+    protocol = RollingOrigin(horizon=3, stride=2, n_origins=12, mode="analysis")
+    factories = {"naive": instance_factory(NaiveForecaster()), "c": instance_factory(ConstantForecaster(value=10.0))}
+    scores = run(panel, protocol, factories, units=("series", "groups:4"), chunk_size=5, quantile_levels=())
+    t = scores.table
+    keys = pd.factorize(t["model"] + "/" + t["unit"] + "/" + t["series_id"] + "/" + t["step"].astype(str))[0]
+    err = (t["actual"] - t["point"]).abs().to_numpy()
+    for level in (80, 95):
+        radius, _ = conformal_radius(keys=keys, origin=t["origin"].to_numpy(), available_at=t["available_at"].to_numpy(),
+                                     abs_error=err, level_percent=level)
+        assert np.array_equal(t[f"lo{level}"].to_numpy(), t["point"].to_numpy() - radius, equal_nan=True)
+        assert np.array_equal(t[f"hi{level}"].to_numpy(), t["point"].to_numpy() + radius, equal_nan=True)
+    assert t["has_band"].any() and not t["has_band"].all()

@@ -137,17 +137,23 @@ def _radii(
     # rows grouped by origin; a stable sort of small integers is a linear-time radix sort in numpy
     order = np.argsort(o_idx.astype(np.uint16) if n_orig < 2**16 else o_idx, kind="stable")
     cuts = np.searchsorted(o_idx[order], np.arange(n_orig + 1))
+    # origin j can only use the columns up to the last one holding an error published by it: with the
+    # usual publication after the target period that is columns [0, j), which halves the work
+    earliest = pub.min(axis=0)  # [origin]
     for j in range(n_orig):
+        width = int(np.flatnonzero(earliest <= stamps[j])[-1]) + 1 if (earliest <= stamps[j]).any() else 0
         rows = order[cuts[j]:cuts[j + 1]]
+        if width == 0:  # nothing published yet: no calibration error, no band (n = 0 fails every rank)
+            continue
         k = key_idx[rows]
-        e = err[k]  # [row, origin]
-        usable = (pub[k] <= stamps[j]) & np.isfinite(e)  # known at origin j
+        e = err[k, :width]  # [row, origin]
+        usable = (pub[k, :width] <= stamps[j]) & np.isfinite(e)  # known at origin j
         ordered = np.sort(np.where(usable, e, np.inf), axis=1)
         n = usable.sum(axis=1)
         n_cal[rows] = n
         for radius, level in zip(radii, levels_percent):
             rank = conformal_rank(n, level)
             ok = (rank <= n) & (n >= min_origins)
-            pick = ordered[np.arange(len(rows)), np.clip(rank - 1, 0, n_orig - 1)]
+            pick = ordered[np.arange(len(rows)), np.clip(rank - 1, 0, width - 1)]
             radius[rows] = np.where(ok, pick, np.nan)
     return radii, n_cal
