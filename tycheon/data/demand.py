@@ -14,6 +14,12 @@ For the observed part of a window of series ``y`` (zeros are periods without dem
   :math:`z_1..z_k`: :math:`(s_z / \\bar z)^2` with the sample standard deviation (ddof = 1); 0 when
   :math:`k = 1`.
 
+A consequence of the convention worth knowing: zeros after the last demand are not counted, so a buyer
+that bought once and then lapsed (``[5, 0, 0, ...]``) has ADI 1 and CV² 0 and is classed Smooth within that
+window. The alternative ``n / k`` (periods per demand) would call it Intermittent; we keep the
+inter-demand-interval definition the taxonomy is stated in, and the engine reports abstention and demand
+class side by side so such cases stay visible.
+
 Classes with the cut-offs 1.32 and 0.49 (Syntetos et al. 2005, as used in the evaluation-choices paper,
 section 2): Smooth (ADI < 1.32, CV² < 0.49), Erratic (ADI < 1.32, CV² >= 0.49), Intermittent
 (ADI >= 1.32, CV² < 0.49), Lumpy (both at or above). A window with no non-zero demand is ``undefined``.

@@ -44,16 +44,15 @@ DEFAULT_SEASON_LENGTH: dict[str, int] = {
     "D": 7,
     "W": 52,
     "MS": 12,
-    "M": 12,
-    "ME": 12,
     "QS": 4,
-    "Q": 4,
-    "QE": 4,
     "YS": 1,
-    "Y": 1,
-    "YE": 1,
-    "AS": 1,
 }
+
+# Period stamps are period *starts*: the default publication time is ``period + freq``, which for an
+# end-anchored alias would land a whole period late. These aliases are refused with the start-anchored
+# alternative named.
+_END_ANCHORED = {"M": "MS", "ME": "MS", "BM": "MS", "BME": "MS", "Q": "QS", "QE": "QS", "BQ": "QS",
+                 "BQE": "QS", "A": "YS", "Y": "YS", "YE": "YS", "BA": "YS", "BY": "YS", "BYE": "YS"}
 
 _MAX_EXAMPLES = 5
 
@@ -400,7 +399,10 @@ class Panel:
         ids = pd.Index(np.asarray(series_ids, dtype=object))
         unknown = ids.difference(self.attributes.index)
         if len(unknown):
-            raise KeyError(f"unknown series in subset: {list(unknown[:_MAX_EXAMPLES])}")
+            raise PanelValidationError(
+                f"panel {self.name!r}: subset names {len(unknown)} series the panel does not hold, e.g. "
+                f"{list(unknown[:_MAX_EXAMPLES])}"
+            )
         ids = ids.sort_values()
         data = self.data[self.data["series_id"].isin(ids)].reset_index(drop=True)
         return Panel(
@@ -454,6 +456,12 @@ def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[pd.Dat
                 f"panel {name!r}: mixed frequency across series {by_kind}; one panel holds one frequency"
             )
         freq = kinds[0]
+    base = freq.split("-")[0]
+    if base in _END_ANCHORED:
+        raise PanelValidationError(
+            f"panel {name!r}: frequency {freq!r} stamps periods at their end; a panel's period stamps are "
+            f"period starts (use {_END_ANCHORED[base]!r} with the first day of each period)"
+        )
     try:
         offset = pd.tseries.frequencies.to_offset(freq)
     except ValueError as err:

@@ -77,9 +77,15 @@ class History:
     def __post_init__(self) -> None:
         s, t = self.values.shape
         if self.observed.shape != (s, t) or self.available_at.shape != (s, t):
-            raise ValueError("History arrays must share the shape [series, time]")
+            raise ValueError(
+                f"History arrays must share the shape [series, time] = {(s, t)}: observed has "
+                f"{self.observed.shape}, available_at has {self.available_at.shape}"
+            )
         if len(self.series_ids) != s or len(self.periods) != t:
-            raise ValueError("History labels must match the [series, time] shape")
+            raise ValueError(
+                f"History labels must match the [series, time] shape {(s, t)}: {len(self.series_ids)} "
+                f"series ids, {len(self.periods)} periods"
+            )
 
     @property
     def n_series(self) -> int:
@@ -129,10 +135,17 @@ class Forecast:
             expected = (n_series, horizon, len(self.quantile_levels))
             if self.quantiles.shape != expected:
                 raise ForecasterError(f"{owner}: quantiles have shape {self.quantiles.shape}, expected {expected}")
-        if self.samples is not None and self.samples.shape[:2] != (n_series, horizon):
-            raise ForecasterError(
-                f"{owner}: samples have shape {self.samples.shape}, expected ({n_series}, {horizon}, N)"
-            )
+            if not np.isfinite(self.quantiles).all():
+                bad = int((~np.isfinite(self.quantiles)).sum())
+                raise ForecasterError(f"{owner}: {bad} non-finite quantile value(s)")
+        if self.samples is not None:
+            if self.samples.ndim != 3 or self.samples.shape[:2] != (n_series, horizon):
+                raise ForecasterError(
+                    f"{owner}: samples have shape {self.samples.shape}, expected ({n_series}, {horizon}, N)"
+                )
+            if not np.isfinite(self.samples).all():
+                bad = int((~np.isfinite(self.samples)).sum())
+                raise ForecasterError(f"{owner}: {bad} non-finite sample value(s)")
 
 
 @dataclass(frozen=True)
@@ -298,9 +311,9 @@ class LocalForecaster(Forecaster):
         rng: np.random.Generator,
     ) -> Forecast:
         n = history.n_series
-        point = np.empty((n, horizon))
-        quantiles = np.empty((n, horizon, len(quantile_levels))) if quantile_levels else None
-        gives_q = False
+        point = np.full((n, horizon), np.nan)
+        quantiles = np.full((n, horizon, len(quantile_levels)), np.nan) if quantile_levels else None
+        with_q = np.zeros(n, dtype=bool)
         for i in range(n):
             p, q = self._predict_series(
                 history.series(i), horizon=horizon, season_length=history.season_length,
@@ -309,7 +322,15 @@ class LocalForecaster(Forecaster):
             point[i] = p
             if q is not None and quantiles is not None:
                 quantiles[i] = q
-                gives_q = True
-        if not gives_q:
+                with_q[i] = True
+        if not with_q.any():
             return Forecast(point=point)
+        if not with_q.all():
+            # A forecast's quantiles describe every series or none; a partial set would leave rows that
+            # look like quantiles but are not.
+            missing = history.series_ids[~with_q][:5].tolist()
+            raise ForecasterError(
+                f"{type(self).__name__}: quantiles for {int(with_q.sum())} of {n} series only; "
+                f"none for e.g. {missing}"
+            )
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)

@@ -1,0 +1,66 @@
+"""The forecaster contract: outputs are checked before anyone can score them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tycheon.data import Panel, PanelValidationError
+from tycheon.forecasters.base import Forecast, ForecasterError, History, LocalForecaster
+
+
+def _history(n: int = 3, t: int = 6) -> History:
+    values = np.arange(n * t, dtype=float).reshape(n, t) + 1
+    periods = pd.date_range("2020-01-01", periods=t, freq="MS")
+    avail = np.tile((periods + pd.offsets.MonthBegin(1)).to_numpy(), (n, 1))
+    return History(values, np.ones((n, t), bool), np.array([f"s{i}" for i in range(n)], dtype=object),
+                   periods, periods[-1] + pd.offsets.MonthBegin(1), avail, "MS", 12)
+
+
+class _HalfQuantiles(LocalForecaster):
+    def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
+        point = np.full(horizon, y[-1])
+        if y[0] > 1:  # only some series get quantiles
+            return point, np.tile(point[:, None], (1, len(quantile_levels)))
+        return point, None
+
+
+def test_when_only_some_series_get_quantiles_then_the_forecast_is_refused():
+    with pytest.raises(ForecasterError, match=r"quantiles for 2 of 3 series only; none for e.g. \['s0'\]"):
+        _HalfQuantiles().predict(_history(), horizon=2, quantile_levels=(0.1, 0.9))
+
+
+@pytest.mark.parametrize(
+    ("forecast", "message"),
+    [
+        (Forecast(np.zeros((2, 3)), (0.5,), np.full((2, 3, 1), np.nan)), "6 non-finite quantile"),
+        (Forecast(np.zeros((2, 3)), samples=np.full((2, 3, 4), np.inf)), "24 non-finite sample"),
+        (Forecast(np.zeros((2, 3)), samples=np.zeros((2, 3))), r"samples have shape \(2, 3\)"),
+        (Forecast(np.full((2, 3), np.nan)), "6 non-finite point"),
+    ],
+)
+def test_non_finite_or_misshapen_outputs_are_refused(forecast, message):
+    with pytest.raises(ForecasterError, match=message):
+        forecast.validate(n_series=2, horizon=3, owner="X")
+
+
+def test_history_shape_errors_show_the_shapes():
+    h = _history()
+    with pytest.raises(ValueError, match=r"observed has \(2, 6\)"):
+        History(h.values, h.observed[:2], h.series_ids, h.periods, h.as_of, h.available_at, "MS", 12)
+
+
+@pytest.mark.parametrize("alias", ["ME", "M", "QE", "YE"])
+def test_end_anchored_frequencies_are_refused_naming_the_start_alias(alias):
+    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"),
+                          "value": 1.0})
+    with pytest.raises(PanelValidationError, match="stamps periods at their end.*use '(MS|QS|YS)'"):
+        Panel.from_long(frame, freq=alias)
+
+
+def test_subset_with_unknown_series_names_them():
+    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"),
+                          "value": 1.0})
+    with pytest.raises(PanelValidationError, match=r"e.g. \['zz'\]"):
+        Panel.from_long(frame).subset(["a", "zz"])
