@@ -165,6 +165,12 @@ def test_constructor_rejects_bad_parameters():
         create("ewma", span=0.5)
 
 
+def test_when_a_smoothing_weight_is_a_bool_then_it_is_refused():
+    # True == 1 in Python; a flag passed for a weight is a config mistake, not alpha = 1
+    with pytest.raises(ValueError, match=r"alpha must be a number in \(0, 1\], got True"):
+        create("ses", alpha=True)
+
+
 def test_interior_gap_is_refused_with_the_rows_named():
     y = np.array([[1.0, np.nan, 3.0, 4.0]])
     with pytest.raises(ValueError, match=r"rows \[0\] are not observed contiguously"):

@@ -26,6 +26,7 @@ from tycheon.forecasters.kernels.distribution import (
 )
 from tycheon.forecasters.kernels.smoothing import ses_level
 from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster._common import check_positive_int, check_unit_interval, flat
 
 __all__ = [
     "DriftForecaster",
@@ -109,20 +110,6 @@ def check_history_length(forecaster: Forecaster, history: History) -> None:
         )
 
 
-def _flat(level: FloatArray, horizon: int) -> FloatArray:
-    return np.repeat(level[:, None], horizon, axis=1)  # [series, horizon]
-
-
-def _check_positive_int(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
-def _check_unit_interval(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float)) and 0.0 < float(value) <= 1.0):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
-
-
 @register("naive")
 class NaiveForecaster(PanelForecaster):
     """Random walk: :math:`\\hat y_{T+h} = y_T`.
@@ -138,7 +125,7 @@ class NaiveForecaster(PanelForecaster):
     step_pattern = "random_walk"
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(values[:, -1], horizon)
+        return flat(values[:, -1], horizon)
 
     def _residuals(self, values, starts, *, season):
         return kb.naive_residuals(values)
@@ -201,7 +188,7 @@ class SnaiveMomentumForecaster(PanelForecaster):
     step_pattern = "seasonal"
 
     def __init__(self, *, k: int = 3, clip_low: float = 0.5, clip_high: float = 2.0) -> None:
-        _check_positive_int("k", k)
+        check_positive_int("k", k)
         if not (0.0 < float(clip_low) <= 1.0 <= float(clip_high)):
             raise ValueError(f"need 0 < clip_low <= 1 <= clip_high, got clip_low={clip_low}, "
                              f"clip_high={clip_high}")
@@ -241,7 +228,7 @@ class HistoricMeanForecaster(PanelForecaster):
     capabilities = Capabilities(min_obs=1, vectorised=True)
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(kb.historic_mean(values), horizon)
+        return flat(kb.historic_mean(values), horizon)
 
 
 @register("median12")
@@ -252,11 +239,11 @@ class MedianForecaster(PanelForecaster):
     capabilities = Capabilities(min_obs=1, vectorised=True)
 
     def __init__(self, *, window: int = 12) -> None:
-        _check_positive_int("window", window)
+        check_positive_int("window", window)
         self.window = window
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(kb.window_median(values, window=self.window), horizon)
+        return flat(kb.window_median(values, window=self.window), horizon)
 
 
 @register("moving_average")
@@ -268,14 +255,14 @@ class MovingAverageForecaster(PanelForecaster):
     capabilities = Capabilities(min_obs=1, vectorised=True)
 
     def __init__(self, *, window: int = 3) -> None:
-        _check_positive_int("window", window)
+        check_positive_int("window", window)
         self.window = window
 
     def min_history(self, season_length: int) -> int:
         return self.window
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(kb.window_mean(values, window=self.window), horizon)
+        return flat(kb.window_mean(values, window=self.window), horizon)
 
 
 @register("ses")
@@ -293,11 +280,11 @@ class SesForecaster(PanelForecaster):
     capabilities = Capabilities(min_obs=1, vectorised=True)
 
     def __init__(self, *, alpha: float = 0.3) -> None:
-        _check_unit_interval("alpha", alpha)
+        check_unit_interval("alpha", alpha)
         self.alpha = alpha
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(ses_level(values, starts, float(self.alpha)), horizon)
+        return flat(ses_level(values, starts, float(self.alpha)), horizon)
 
 
 @register("ewma")
@@ -320,4 +307,4 @@ class EwmaForecaster(PanelForecaster):
         self.span = span
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(ses_level(values, starts, 2.0 / (float(self.span) + 1.0)), horizon)
+        return flat(ses_level(values, starts, 2.0 / (float(self.span) + 1.0)), horizon)

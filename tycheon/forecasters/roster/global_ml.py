@@ -30,6 +30,7 @@ import pandas as pd
 from tycheon._typing import FloatArray
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster._common import period_index
 
 __all__ = ["LightGbmGlobalForecaster", "NotFittedError"]
 
@@ -39,10 +40,8 @@ class NotFittedError(RuntimeError):
 
 
 def _season_position(periods: pd.DatetimeIndex, freq: str, season: int) -> np.ndarray:
-    try:
-        ordinal = pd.DatetimeIndex(periods, freq=freq).to_period().asi8
-    except (ValueError, TypeError):
-        ordinal = np.arange(len(periods))
+    index = period_index(periods, freq)
+    ordinal = index.asi8 if isinstance(index, pd.PeriodIndex) else index.to_numpy()
     return np.mod(ordinal, max(season, 1)).astype(np.float64)  # [time]
 
 

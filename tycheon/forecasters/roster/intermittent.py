@@ -14,7 +14,8 @@ from typing import ClassVar
 from tycheon.forecasters.base import Capabilities
 from tycheon.forecasters.kernels.smoothing import adida_level, croston_level, imapa_level, tsb_level
 from tycheon.forecasters.registry import register
-from tycheon.forecasters.roster.baselines import PanelForecaster, _check_unit_interval, _flat
+from tycheon.forecasters.roster._common import check_unit_interval, flat
+from tycheon.forecasters.roster.baselines import PanelForecaster
 
 __all__ = ["AdidaForecaster", "CrostonForecaster", "CrostonSbaForecaster", "ImapaForecaster",
            "TsbForecaster"]
@@ -32,7 +33,7 @@ class CrostonForecaster(PanelForecaster):
     capabilities: ClassVar[Capabilities] = _CAPS
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(croston_level(values, starts), horizon)
+        return flat(croston_level(values, starts), horizon)
 
 
 @register("croston_sba")
@@ -43,7 +44,7 @@ class CrostonSbaForecaster(PanelForecaster):
     capabilities: ClassVar[Capabilities] = _CAPS
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(croston_level(values, starts) * 0.95, horizon)
+        return flat(croston_level(values, starts) * 0.95, horizon)
 
 
 @register("tsb")
@@ -61,13 +62,13 @@ class TsbForecaster(PanelForecaster):
     capabilities: ClassVar[Capabilities] = _CAPS
 
     def __init__(self, *, alpha_d: float = 0.2, alpha_p: float = 0.2) -> None:
-        _check_unit_interval("alpha_d", alpha_d)
-        _check_unit_interval("alpha_p", alpha_p)
+        check_unit_interval("alpha_d", alpha_d)
+        check_unit_interval("alpha_p", alpha_p)
         self.alpha_d = alpha_d
         self.alpha_p = alpha_p
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(tsb_level(values, starts, float(self.alpha_d), float(self.alpha_p)), horizon)
+        return flat(tsb_level(values, starts, float(self.alpha_d), float(self.alpha_p)), horizon)
 
 
 @register("adida")
@@ -80,7 +81,7 @@ class AdidaForecaster(PanelForecaster):
     capabilities: ClassVar[Capabilities] = _CAPS
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(adida_level(values, starts), horizon)
+        return flat(adida_level(values, starts), horizon)
 
 
 @register("imapa")
@@ -91,4 +92,4 @@ class ImapaForecaster(PanelForecaster):
     capabilities: ClassVar[Capabilities] = _CAPS
 
     def _point(self, values, starts, *, season, horizon):
-        return _flat(imapa_level(values, starts), horizon)
+        return flat(imapa_level(values, starts), horizon)

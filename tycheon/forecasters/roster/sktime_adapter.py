@@ -24,6 +24,7 @@ import pandas as pd
 
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster._common import period_index
 from tycheon.forecasters.roster.baselines import check_history_length
 
 __all__ = ["SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
@@ -56,13 +57,6 @@ def _resolve(name: str) -> type:
             f"{name!r} is not a forecaster in sktime's registry ({hint}); "
             "see tycheon.forecasters.roster.sktime_adapter.sktime_forecaster_names()"
         ) from None
-
-
-def _index(periods: pd.DatetimeIndex, freq: str) -> pd.Index:
-    try:
-        return pd.DatetimeIndex(periods, freq=freq).to_period()
-    except (ValueError, TypeError):
-        return pd.RangeIndex(len(periods))
 
 
 @register("sktime")
@@ -101,7 +95,7 @@ class SktimeForecaster(Forecaster):
         check_history_length(self, history)
         cls = self.estimator_class()
         gives_q = bool(quantile_levels) and bool(cls.get_class_tag("capability:pred_int", False))
-        index = _index(history.periods, history.freq)
+        index = period_index(history.periods, history.freq)
         point = np.empty((history.n_series, horizon))  # [series, horizon]
         quantiles = np.empty((history.n_series, horizon, len(quantile_levels))) if gives_q else None
         for i in range(history.n_series):
