@@ -102,8 +102,34 @@ def test_lightgbm_global_is_seeded_and_refuses_predict_before_fit():
     b = create("lightgbm_global", n_estimators=50).fit(fit_part).predict(fit_part, horizon=6)
     np.testing.assert_array_equal(a.point, b.point)
     assert np.isfinite(a.point).all()
-    c = create("lightgbm_global", n_estimators=50, seed=5, n_lags=3).fit(fit_part).predict(fit_part, horizon=6)
-    assert not np.array_equal(a.point, c.point)
+
+
+def test_lightgbm_global_seed_alone_changes_the_forecast():
+    fit_part = make_history(_monthly_panel_with_zeros()[:, :42])
+    a = create("lightgbm_global", n_estimators=50, seed=0).fit(fit_part).predict(fit_part, horizon=6)
+    b = create("lightgbm_global", n_estimators=50, seed=5).fit(fit_part).predict(fit_part, horizon=6)
+    assert not np.array_equal(a.point, b.point)
+
+
+def test_lightgbm_global_without_subsampling_the_seed_has_no_effect():
+    fit_part = make_history(_monthly_panel_with_zeros()[:, :42])
+    full = {"n_estimators": 50, "subsample": 1.0, "colsample": 1.0}
+    a = create("lightgbm_global", seed=0, **full).fit(fit_part).predict(fit_part, horizon=6)
+    b = create("lightgbm_global", seed=5, **full).fit(fit_part).predict(fit_part, horizon=6)
+    np.testing.assert_array_equal(a.point, b.point)
+
+
+def test_lightgbm_global_n_lags_alone_changes_the_forecast():
+    fit_part = make_history(_monthly_panel_with_zeros()[:, :42])
+    a = create("lightgbm_global", n_estimators=50).fit(fit_part).predict(fit_part, horizon=6)
+    b = create("lightgbm_global", n_estimators=50, n_lags=3).fit(fit_part).predict(fit_part, horizon=6)
+    assert not np.array_equal(a.point, b.point)
+
+
+@pytest.mark.parametrize("name", ["subsample", "colsample"])
+def test_lightgbm_global_refuses_a_sampling_share_outside_the_unit_interval(name):
+    with pytest.raises(ValueError, match=rf"{name} must be a number in \(0, 1\], got 0"):
+        create("lightgbm_global", **{name: 0})
 
 
 def test_lightgbm_global_beats_the_last_value_on_a_strongly_seasonal_panel():

@@ -13,9 +13,16 @@ Lags and target are divided by the row's scale (mean absolute value of its obser
 is 0), so that series of very different size share one model; forecasts are multiplied back.
 Multi-step forecasts are **recursive**: step 1 is predicted, appended to the lags, and so on to ``h``.
 Rows need an observed target and an observed first lag; every row lies entirely inside the fit history.
-The seed is passed to LightGBM with ``deterministic=True`` and one thread, so a seed gives identical
-forecasts. Reference: Ke, G. et al. (2017). LightGBM: a highly efficient gradient boosting decision tree.
-NeurIPS 30; Januschowski, T. et al. (2022). Forecasting with trees. IJF 38(4).
+Each tree is grown on a random ``subsample`` of the rows (LightGBM ``bagging_fraction``, redrawn every
+iteration) and a random ``colsample`` of the features (``feature_fraction``), both 0.8 by default
+(stochastic gradient boosting, Friedman 2002). The seed (LightGBM ``random_state``) draws those
+subsets, so different seeds give different forecasts, while ``deterministic=True`` and one thread make
+a given seed reproduce its forecasts bit for bit. With ``subsample=1`` and ``colsample=1`` nothing is
+drawn and the seed has no effect.
+
+References: Ke, G. et al. (2017). LightGBM: a highly efficient gradient boosting decision tree.
+NeurIPS 30; Friedman, J. H. (2002). Stochastic gradient boosting. CSDA 38(4), 367-378;
+Januschowski, T. et al. (2022). Forecasting with trees. IJF 38(4).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import pandas as pd
 from tycheon._typing import FloatArray
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
-from tycheon.forecasters.roster._common import period_index
+from tycheon.forecasters.roster._common import check_unit_interval, period_index
 
 __all__ = ["LightGbmGlobalForecaster", "NotFittedError"]
 
@@ -70,21 +77,32 @@ class LightGbmGlobalForecaster(Forecaster):
         Number of lags ``L`` (default ``season_length + 1``).
     n_estimators, learning_rate, num_leaves, min_child_samples : LightGBM settings
         Defaults 200, 0.05, 15, 10.
+    subsample : float
+        Share of the training rows each tree sees, in (0, 1] (LightGBM ``bagging_fraction`` with
+        ``bagging_freq=1``; default 0.8).
+    colsample : float
+        Share of the features each tree sees, in (0, 1] (LightGBM ``feature_fraction``; default 0.8).
     seed : int
-        LightGBM's random seed (default 0).
+        LightGBM's ``random_state`` (default 0): it draws the row and feature subsets, so it only matters
+        when ``subsample`` or ``colsample`` is below 1.
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=1, is_global=True)
 
     def __init__(self, *, n_lags: int | None = None, n_estimators: int = 200, learning_rate: float = 0.05,
-                 num_leaves: int = 15, min_child_samples: int = 10, seed: int = 0) -> None:
+                 num_leaves: int = 15, min_child_samples: int = 10, subsample: float = 0.8,
+                 colsample: float = 0.8, seed: int = 0) -> None:
         if n_lags is not None and (isinstance(n_lags, bool) or not isinstance(n_lags, int) or n_lags < 1):
             raise ValueError(f"n_lags must be a positive integer or None, got {n_lags!r}")
+        check_unit_interval("subsample", subsample)
+        check_unit_interval("colsample", colsample)
         self.n_lags = n_lags
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
         self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample = colsample
         self.seed = seed
 
     @classmethod
@@ -117,8 +135,9 @@ class LightGbmGlobalForecaster(Forecaster):
         target = y[keep] / scale
         params: dict[str, Any] = dict(
             objective="regression", n_estimators=self.n_estimators, learning_rate=self.learning_rate,
-            num_leaves=self.num_leaves, min_child_samples=self.min_child_samples, random_state=self.seed,
-            deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1,
+            num_leaves=self.num_leaves, min_child_samples=self.min_child_samples,
+            subsample=float(self.subsample), subsample_freq=1, colsample_bytree=float(self.colsample),
+            random_state=self.seed, deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1,
         )
         self.model_ = lgb.LGBMRegressor(**params).fit(x, target)
         self.n_train_rows_ = int(keep.sum())
