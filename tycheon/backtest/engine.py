@@ -308,30 +308,28 @@ def _blocks(
                 parts = [o for o in outputs if o.origin_pos == j]
                 if not parts:
                     continue
-                rows = np.concatenate([p.rows for p in parts])
+                # one block per chunk part, in chunk order: the rows come out as if the parts were
+                # concatenated, without the copy; quantiles, samples and bands are all-or-nothing per
+                # (model, unit, origin) as before
+                with_q = all(p.quantiles is not None for p in parts)
+                with_s = all(p.samples is not None for p in parts)
+                with_r = all(p.radii is not None for p in parts)
                 targets = slice(origin.index, origin.index + origin.horizon)
-                obs = data.observed[rows, targets]  # [series, horizon]
-                quantiles = None
-                if all(p.quantiles is not None for p in parts):
-                    quantiles = np.concatenate([p.quantiles for p in parts])
-                samples = None
-                if all(p.samples is not None for p in parts):
-                    samples = np.concatenate([p.samples for p in parts])
-                radii = None
-                if all(p.radii is not None for p in parts):
-                    radii = np.concatenate([p.radii for p in parts], axis=1)
-                blocks.append(Block(
-                    model=name, unit=data.unit, unit_key=u * len(runnable) + m, n_unit_series=data.n_series,
-                    origin=origin.timestamp, series_rows=rows, series_ids=data.series_ids[rows],
-                    target_periods=data.periods[targets],
-                    actual=np.where(obs, data.values[rows, targets], np.nan),
-                    available_at=data.available_at[rows, targets],
-                    point=np.concatenate([p.point for p in parts]), quantiles=quantiles, samples=samples,
-                    demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
-                    scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],
-                    weight=data.weight[rows], radii=radii,
-                ))
-                support += len(rows)
+                for p in parts:
+                    rows = p.rows
+                    obs = data.observed[rows, targets]  # [series, horizon]
+                    blocks.append(Block(
+                        model=name, unit=data.unit, unit_key=u * len(runnable) + m,
+                        n_unit_series=data.n_series, origin=origin.timestamp, series_rows=rows,
+                        series_ids=data.series_ids[rows], target_periods=data.periods[targets],
+                        actual=np.where(obs, data.values[rows, targets], np.nan),
+                        available_at=data.available_at[rows, targets], point=p.point,
+                        quantiles=p.quantiles if with_q else None, samples=p.samples if with_s else None,
+                        demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
+                        scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],
+                        weight=data.weight[rows], radii=p.radii if with_r else None,
+                    ))
+                    support += len(rows)
             models_meta[name]["support"] += support
             models_meta[name]["support_by_unit"][data.unit] = support
     return blocks
