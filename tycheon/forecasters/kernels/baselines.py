@@ -100,6 +100,15 @@ def window_median(values: FloatArray, *, window: int) -> FloatArray:
     return np.nanmedian(values[:, -window:], axis=1)
 
 
+def _clipped_ratio(
+    recent: FloatArray, year_ago: FloatArray, *, clip_low: float, clip_high: float
+) -> FloatArray:
+    # recent / year_ago, 1 where year_ago is 0 (no base to grow from), clipped to [clip_low, clip_high]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(year_ago != 0, recent / np.where(year_ago != 0, year_ago, 1.0), 1.0)
+    return np.clip(ratio, clip_low, clip_high)
+
+
 def momentum_ratio(
     values: FloatArray, *, season: int, k: int, clip_low: float, clip_high: float
 ) -> FloatArray:
@@ -110,9 +119,7 @@ def momentum_ratio(
     """
     recent = values[:, -k:].sum(axis=1)
     year_ago = values[:, -season - k: values.shape[1] - season].sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(year_ago != 0, recent / np.where(year_ago != 0, year_ago, 1.0), 1.0)
-    return np.clip(ratio, clip_low, clip_high)
+    return _clipped_ratio(recent, year_ago, clip_low=clip_low, clip_high=clip_high)  # [series]
 
 
 def momentum_residuals(
@@ -133,9 +140,7 @@ def momentum_residuals(
     cols = np.arange(first, t)
     recent = csum[:, cols] - csum[:, cols - k]  # sum of y[t-k..t-1]
     year_ago = csum[:, cols - season] - csum[:, cols - season - k]  # sum of y[t-m-k..t-m-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(year_ago != 0, recent / np.where(year_ago != 0, year_ago, 1.0), 1.0)
-    ratio = np.clip(ratio, clip_low, clip_high)
+    ratio = _clipped_ratio(recent, year_ago, clip_low=clip_low, clip_high=clip_high)  # [series, time - m - k]
     err = values[:, cols] - ratio * values[:, cols - season]
     valid = cols[None, :] >= (starts[:, None] + first)
     res[:, cols] = np.where(valid, err, np.nan)
