@@ -209,12 +209,11 @@ def adida_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
         if _all_zero(y):
             out[i] = 0.0
             continue
+        # level <= y.size always: the intervals sum to (last non-zero position + 1) <= y.size, so their
+        # mean, and its rounding, is at most y.size; there is at least one block
         level = _mean_interval_rounded(y)
-        if y.size < level:
-            total = y[y.size - 1]
-        else:
-            sums = _chunk_sums(y, level)
-            total = sums[0] if sums.size <= 1 else _optimised_ses(sums)
+        sums = _chunk_sums(y, level)
+        total = sums[0] if sums.size == 1 else _optimised_ses(sums)
         out[i] = total / level
     return out
 
