@@ -160,11 +160,12 @@ def _json_scalar(value: Any) -> Any:
     if isinstance(value, (np.integer, int)):
         return int(value)
     if isinstance(value, (np.floating, float)):
+        # NaN and infinities are not JSON numbers: written as their repr ('nan', 'inf', '-inf')
         value = float(value)
         return repr(value) if not math.isfinite(value) else value + 0.0
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None:
         return None
     return str(value)
 
