@@ -254,3 +254,53 @@ def test_when_a_challenger_is_far_better_or_worse_then_the_score_set_verdict_say
     gappy.loc[gappy.model == "naive", "q0.5"] = np.nan  # baseline lacks quantiles: no mixing, no silence
     with pytest.raises(MetricInputError, match="lack a approx_quantiles CRPS"):
         verdict_from_scores(gappy, challenger="good", horizon=2, quantile_levels=levels)
+
+
+def _accumulating_null(rng, n_series, n_origins, horizon, reps):
+    """Null-true per-step differentials that accumulate over the steps of one origin (a random walk's
+    h-step errors): strongly dependent within a block, independent across blocks (stride = horizon)."""
+    return np.cumsum(rng.normal(size=(reps, n_series * n_origins, horizon)), axis=2).reshape(reps, -1)
+
+
+@pytest.mark.parametrize(("n_series", "n_origins"), [(1, 6), (3, 6)])
+def test_when_few_blocks_are_pooled_then_size_is_held_by_block_degrees_of_freedom(n_series, n_origins):
+    # the regime of a "total" unit (one series, six non-overlapping origins of six steps): with the
+    # reference t(N-1), N = 36 pooled steps, the test rejected 11.7% (1 x 6) and 7.1% (3 x 6) at 5%
+    horizon, reps = 6, 4000
+    series = np.repeat(np.arange(n_series), n_origins * horizon)
+    origin = np.tile(np.repeat(np.arange(n_origins), horizon), n_series)
+    layout = pooled_layout(series, origin)
+    d = _accumulating_null(np.random.default_rng(20261130 + n_series), n_series, n_origins, horizon, reps)
+    zero = np.zeros(d.shape[1])
+    results = [dm_pooled(row, zero, layout=layout, horizon=horizon, stride=horizon) for row in d]
+    assert {(r.n_blocks, r.df) for r in results} == {(n_series * n_origins, n_series * n_origins - 1)}
+    size = np.mean([r.p_value < 0.05 for r in results])
+    assert 0.035 <= size <= 0.065, size  # 4000 replications: +-2.2 s.e. around 5%
+
+
+def test_when_blocks_do_not_overlap_then_the_pooled_test_is_the_t_test_on_block_sums():
+    # with L = 0 and equal blocks, HLN on n_blocks turns the pooled DM into the one-sample t-test of the
+    # block sums, whose t(G-1) reference is exact for Gaussian sums (scipy as the oracle)
+    rng = np.random.default_rng(12)
+    series, origin = np.repeat(np.arange(2), 15), np.tile(np.repeat(np.arange(5), 3), 2)
+    d = rng.normal(0.2, 1.0, size=30)
+    res = dm_pooled(d, np.zeros(30), series=series, origin=origin, horizon=3, stride=3)
+    sums = np.bincount(pooled_layout(series, origin).block, weights=d)
+    ref = stats.ttest_1samp(sums, 0.0)
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-10)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert res.df == 9 and res.n_blocks == 10 and res.n == 30
+
+
+def test_when_a_series_misses_origins_then_the_pooled_test_counts_only_present_blocks():
+    rng = np.random.default_rng(13)
+    series = np.repeat(["a", "b"], 12)
+    origin = np.r_[np.repeat([0, 1, 2, 3], 3), np.repeat([0, 2, 5, 6], 3)]  # b misses origins 1, 3, 4
+    a, b = rng.gamma(2.0, size=24), rng.gamma(2.0, size=24)
+    res = dm_pooled(a, b, series=series, origin=origin, horizon=3, stride=1, hln=False)
+    mean, v = _pooled_loop_variance(list(a - b), list(series), list(origin), lags=2)
+    # documented: a gap makes non-adjacent present origins neighbours (more covariance terms, not fewer)
+    assert res.statistic == pytest.approx(mean / math.sqrt(v / 24**2), rel=1e-10)
+    assert res.n_blocks == 8 and res.df == 7
+    with pytest.raises(MetricInputError, match="too few"):
+        dm_pooled(a[:6], b[:6], series=series[:6], origin=origin[:6], horizon=3, stride=1)  # 2 blocks
