@@ -43,6 +43,12 @@ def test_unknown_id_lists_the_known_ids():
         get("naïve")
 
 
+def test_unknown_id_error_keeps_the_lookup_as_its_cause():
+    with pytest.raises(UnknownForecasterError) as info:
+        get("naïve")
+    assert isinstance(info.value.__cause__, KeyError)
+
+
 @pytest.mark.parametrize("model_id", sorted(EXPECTED_IDS))
 def test_default_construction_and_clone_round_trip(model_id):
     model = create(model_id)

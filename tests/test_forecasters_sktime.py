@@ -51,6 +51,12 @@ def test_unknown_estimator_name_lists_close_matches():
         create("sktime", estimator="ThetaForecastr").predict(make_history([[1.0, 2, 3]]), horizon=1)
 
 
+def test_unknown_estimator_error_keeps_the_lookup_as_its_cause():
+    with pytest.raises(UnknownSktimeEstimatorError) as info:
+        create("sktime", estimator="ThetaForecastr").estimator_class()
+    assert isinstance(info.value.__cause__, KeyError)
+
+
 def test_a_module_path_is_not_imported():
     with pytest.raises(UnknownSktimeEstimatorError, match="not a forecaster in sktime's registry"):
         create("sktime", estimator="os.system").predict(make_history([[1.0, 2, 3]]), horizon=1)

@@ -51,11 +51,11 @@ def get(forecaster_id: str) -> type[Forecaster]:
     _load_roster()
     try:
         return _REGISTRY[forecaster_id]
-    except KeyError:
+    except KeyError as err:
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownForecasterError(
             f"unknown forecaster id {forecaster_id!r}; registered ids are: {known}"
-        ) from None
+        ) from err
 
 
 def available() -> list[str]:

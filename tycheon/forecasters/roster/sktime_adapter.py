@@ -50,13 +50,13 @@ def _resolve(name: str) -> type:
     table = _sktime_forecasters()
     try:
         return table[name]
-    except KeyError:
+    except KeyError as err:
         close = difflib.get_close_matches(name, list(table), n=5, cutoff=0.5)
         hint = f"close matches: {', '.join(close)}" if close else "no close match"
         raise UnknownSktimeEstimatorError(
             f"{name!r} is not a forecaster in sktime's registry ({hint}); "
             "see tycheon.forecasters.roster.sktime_adapter.sktime_forecaster_names()"
-        ) from None
+        ) from err
 
 
 @register("sktime")
