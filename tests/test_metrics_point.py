@@ -243,3 +243,12 @@ def test_every_public_statistic_documents_its_formula_and_reference():
                 if ".. math::" not in doc or "References" not in doc:
                     undocumented.append(f"{pkg.__name__}.{name}")
     assert undocumented == []
+
+
+def test_when_zero_scale_option_is_misspelt_then_it_is_refused_even_with_good_scales():
+    from tycheon.metrics import msis
+
+    with pytest.raises(MetricInputError, match="zero_scale must be 'raise' or 'exclude'"):
+        mase(actual=[1.0, 2.0], point=[2.0, 2.0], scale=1.0, zero_scale="typo")
+    with pytest.raises(MetricInputError, match="zero_scale must be"):
+        msis(actual=[1.0], lower=[0.0], upper=[2.0], alpha=0.2, scale=1.0, zero_scale="Exclude")

@@ -202,3 +202,21 @@ def test_when_a_block_has_quantiles_on_some_steps_only_then_its_crps_and_coverag
     assert blocks.loc["a", "coverage80"] == 1.0 and np.isnan(blocks.loc["b", "coverage80"])
     assert blocks["crps_kind"].tolist() == [None, "approx_quantiles"]
     assert np.isfinite(blocks["msis95"]).all()
+
+
+def test_when_the_actual_sits_on_a_knot_then_pit_is_that_knots_level():
+    # the interpolated CDF passes through every knot (q_k, tau_k), the outermost ones included
+    got = pit_from_quantiles(actual=[0.0, 1.0, 2.0], quantiles=[[0.0, 1.0, 2.0]] * 3, levels=[0.2, 0.5, 0.8])
+    np.testing.assert_allclose(got, [0.2, 0.5, 0.8])
+    # tied knots at y: the CDF at y is the largest level whose quantile is <= y
+    tied = pit_from_quantiles(actual=[2.0], quantiles=[[0.0, 2.0, 2.0]], levels=[0.2, 0.5, 0.8])
+    np.testing.assert_allclose(tied, [0.8])
+
+
+def test_when_crps_kind_is_unknown_then_it_is_refused_not_computed_as_another_kind():
+    levels = (0.1, 0.9)
+    table = pd.DataFrame({"model": "m", "unit": "series", "series_id": "a", "origin": 0, "step": [1, 2],
+                          "actual": 1.0, "point": 1.0, "scale_mae": 1.0, "scale_rmse": 1.0,
+                          "q0.1": 0.0, "q0.9": 2.0})  # fmt: skip
+    with pytest.raises(MetricInputError, match="crps_kind must be 'exact_samples' or 'approx_quantiles'"):
+        block_scores(table, metrics=("crps",), quantile_levels=levels, crps_kind="exact")

@@ -304,3 +304,11 @@ def test_when_a_series_misses_origins_then_the_pooled_test_counts_only_present_b
     assert res.n_blocks == 8 and res.df == 7
     with pytest.raises(MetricInputError, match="too few"):
         dm_pooled(a[:6], b[:6], series=series[:6], origin=origin[:6], horizon=3, stride=1)  # 2 blocks
+
+
+def test_when_the_verdict_is_asked_for_an_unknown_crps_kind_then_it_is_refused():
+    from tycheon.stats import verdict_from_scores
+
+    table, levels = _verdict_table({"naive": 1.0, "good": 0.3})
+    with pytest.raises(MetricInputError, match="crps_kind must be"):
+        verdict_from_scores(table, challenger="good", horizon=2, quantile_levels=levels, crps_kind="exact")

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from tycheon.metrics.errors import MetricInputError
+from tycheon.metrics.errors import MetricInputError, ZeroScaleError
 
-__all__ = ["as_float_array", "check_finite", "same_shape"]
+__all__ = ["as_float_array", "as_output", "check_finite", "check_scale", "same_shape"]
 
 
 def as_float_array(x: Any, name: str, *, ndim: tuple[int, ...] | None = None) -> np.ndarray:
@@ -38,3 +38,31 @@ def same_shape(**arrays: np.ndarray) -> None:
     shapes = {k: v.shape for k, v in arrays.items()}
     if len(set(shapes.values())) > 1:
         raise MetricInputError(f"shapes must match; got {shapes}")
+
+
+def as_output(x: np.ndarray) -> float | np.ndarray:
+    """A reduced metric as a float for one block, else the ``[block]`` array."""
+    return float(x) if x.ndim == 0 else x
+
+
+def check_scale(scale: Any, lead_shape: tuple[int, ...], zero_scale: str) -> np.ndarray:
+    """Per-block scales broadcast to ``lead_shape``, NaN where zero/missing under ``zero_scale="exclude"``.
+
+    ``zero_scale`` is checked first, so a misspelt option is refused whether or not a scale is bad.
+    """
+    if zero_scale not in ("raise", "exclude"):
+        raise MetricInputError(f"zero_scale must be 'raise' or 'exclude'; got {zero_scale!r}")
+    s = as_float_array(scale, "scale")
+    try:
+        s = np.broadcast_to(s, lead_shape)
+    except ValueError as err:
+        raise MetricInputError(f"scale of shape {s.shape} does not match the blocks {lead_shape}") from err
+    if np.any(s < 0):
+        raise MetricInputError("scale must be non-negative (it is an in-sample mean absolute/RMS error)")
+    bad = ~(s > 0)  # zero or NaN
+    if bad.any() and zero_scale == "raise":
+        raise ZeroScaleError(
+            f"{int(bad.sum())} block(s) have a zero or missing in-sample scale (constant or too short "
+            "training window); pass zero_scale='exclude' to drop them from scaled metrics"
+        )
+    return np.where(bad, np.nan, s)

@@ -26,8 +26,8 @@ import pandas as pd
 
 from tycheon.backtest.scoreset import quantile_column
 from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
-from tycheon.metrics.intervals import _is_kernel
-from tycheon.metrics.probabilistic import CRPSKind, _crps_ensemble_kernel, _pinball_kernel
+from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, interval_score_kernel, smape_ratio
+from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
 
 __all__ = [
     "BLOCK_KEYS",
@@ -35,6 +35,7 @@ __all__ = [
     "SCALE_COLUMNS",
     "block_scores",
     "check_scale_consistency",
+    "row_crps",
     "scale_column",
     "step_scores",
     "summarize",
@@ -110,9 +111,53 @@ def _check_table(table: pd.DataFrame, metrics: Sequence[str]) -> None:
             )
 
 
-def _row_crps(
-    table: pd.DataFrame, quantile_levels: Sequence[float], samples: np.ndarray | None, kind: CRPSKind
-) -> np.ndarray:
+def row_crps(
+    table: pd.DataFrame,
+    *,
+    quantile_levels: Sequence[float] = (),
+    samples: np.ndarray | None = None,
+    crps_kind: CRPSKind | None = None,
+) -> CRPSResult:
+    r"""CRPS of every score-set row, of one kind, NaN where the row lacks that kind of forecast.
+
+    .. math::
+
+        \mathrm{CRPS}_{\mathrm{exact}} = \frac1m\sum_i |X_i - y| - \frac{1}{2m(m-1)}\sum_{i,j}|X_i - X_j|,
+        \qquad
+        \mathrm{CRPS}_{\mathrm{approx}} = 2\sum_{k=1}^{K-1}\frac{\tau_{k+1}-\tau_k}{2}
+            \left[\rho_{\tau_k}(y, q_k) + \rho_{\tau_{k+1}}(y, q_{k+1})\right]
+
+    as in :func:`~tycheon.metrics.probabilistic.crps_ensemble` (fair) and
+    :func:`~tycheon.metrics.probabilistic.crps_quantiles`. This is the one place where a CRPS kind is
+    chosen and checked: ``crps_kind`` must be ``"exact_samples"`` or ``"approx_quantiles"``; ``None``
+    means exact if ``samples`` is given, else approximate. Anything else is refused, never computed as
+    another kind under its label (ADR-0006 decision 7).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Score-set rows with ``actual`` and, for the approximate kind, the ``q<level>`` columns.
+    quantile_levels : sequence of float
+        Levels of the ``q<level>`` columns (at least two) for the approximate kind.
+    samples : ndarray, shape (row, n), optional
+        Sample paths aligned with the rows, for the exact kind.
+    crps_kind : {"exact_samples", "approx_quantiles"}, optional
+
+    Returns
+    -------
+    CRPSResult
+        ``values [row]`` (NaN where not scored) and the ``kind`` used.
+
+    References
+    ----------
+    Gneiting & Raftery (2007), eq. (20); Ferro (2014), eq. (6); Laio & Tamea (2007), eq. (7);
+    ADR-0006 decision 7.
+    """
+    kind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
+    if kind not in ("exact_samples", "approx_quantiles"):
+        raise MetricInputError(f"crps_kind must be 'exact_samples' or 'approx_quantiles'; got {kind!r}")
+    if "actual" not in table.columns:
+        raise MetricInputError("score-set table lacks column 'actual'")
     y = table["actual"].to_numpy(dtype=np.float64)
     out = np.full(len(table), np.nan)
     if kind == "exact_samples":
@@ -120,8 +165,8 @@ def _row_crps(
             raise MetricInputError("exact CRPS needs samples[row, n] aligned with the table rows")
         ok = np.isfinite(samples).all(axis=1) & (samples.shape[1] >= 2)
         if ok.any():
-            out[ok] = _crps_ensemble_kernel(y[ok], samples[ok], fair=True)
-        return out
+            out[ok] = crps_ensemble_kernel(y[ok], samples[ok], fair=True)
+        return CRPSResult(out, kind, True)
     lv = np.asarray(sorted(quantile_levels), dtype=np.float64)
     if lv.size < 2:
         raise MetricInputError("approximate CRPS needs at least two quantile levels")
@@ -132,9 +177,8 @@ def _row_crps(
     q = table[cols].to_numpy(dtype=np.float64)  # [row, level]
     ok = np.isfinite(q).all(axis=1)
     if ok.any():
-        loss = _pinball_kernel(y[ok], q[ok], lv)
-        out[ok] = 2.0 * np.sum(0.5 * (loss[:, 1:] + loss[:, :-1]) * np.diff(lv), axis=1)
-    return out
+        out[ok] = crps_quantile_kernel(y[ok], q[ok], lv)
+    return CRPSResult(out, kind)
 
 
 def block_scores(
@@ -172,8 +216,9 @@ def block_scores(
     samples : ndarray, shape (row, n), optional
         Sample paths aligned with the rows, for the exact CRPS.
     crps_kind : {"exact_samples", "approx_quantiles"}, optional
-        One kind per call, never mixed (ADR-0006 decision 7). Default: exact if ``samples`` is given,
-        else approximate. Rows without that kind of forecast give a block CRPS of NaN.
+        One kind per call, never mixed (ADR-0006 decision 7), chosen and checked by :func:`row_crps`.
+        Default: exact if ``samples`` is given, else approximate. Rows without that kind of forecast
+        give a block CRPS of NaN.
 
     Returns
     -------
@@ -199,21 +244,18 @@ def block_scores(
         "abs_y": np.abs(y),
         "zero_y": (y == 0).astype(np.float64),
     }
-    den = np.abs(y) + np.abs(f)
-    rows["smape"] = np.divide(2.0 * np.abs(e), den, out=np.zeros_like(den), where=den > 0)
+    rows["smape"] = smape_ratio(y, f)
     with np.errstate(divide="ignore", invalid="ignore"):
         rows["ape"] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
     if "crps" in metrics:
-        kind: CRPSKind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
-        if kind not in ("exact_samples", "approx_quantiles"):
-            raise MetricInputError(f"crps_kind must be 'exact_samples' or 'approx_quantiles'; got {kind!r}")
-        rows["crps"] = _row_crps(table, quantile_levels, samples, kind)
+        crps = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
+        rows["crps"] = crps.values
     for level, alpha in (("80", 0.2), ("95", 0.05)):
         lo_c, hi_c = f"lo{level}", f"hi{level}"
         if lo_c in table.columns and hi_c in table.columns:
             lo = table[lo_c].to_numpy(dtype=np.float64)
             hi = table[hi_c].to_numpy(dtype=np.float64)
-            rows[f"is{level}"] = _is_kernel(y, lo, hi, alpha)  # NaN where no band
+            rows[f"is{level}"] = interval_score_kernel(y, lo, hi, alpha)  # NaN where no band
             rows[f"cov{level}"] = np.where(np.isfinite(lo) & np.isfinite(hi), (lo <= y) & (y <= hi), np.nan)
             rows[f"width{level}"] = hi - lo
     frame = pd.DataFrame(rows)
@@ -272,7 +314,7 @@ def block_scores(
     if "mape" in metrics:
         out["mape_defined"] = total["zero_y"].to_numpy() == 0
     if "crps" in metrics:
-        out["crps_kind"] = np.where(np.isfinite(values["crps"]), kind, None)
+        out["crps_kind"] = np.where(np.isfinite(values["crps"]), crps.kind, None)
     return out.reset_index()
 
 

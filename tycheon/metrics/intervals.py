@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tycheon.metrics._validate import as_float_array, check_finite, same_shape
+from tycheon.metrics._kernels import interval_score_kernel
+from tycheon.metrics._validate import as_float_array, as_output, check_finite, check_scale, same_shape
 from tycheon.metrics.errors import MetricInputError
-from tycheon.metrics.point import ZeroScale, _out, _scale
+from tycheon.metrics.point import ZeroScale
 
 __all__ = ["coverage", "interval_score", "interval_width", "msis"]
 
@@ -34,10 +35,6 @@ def _alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def _is_kernel(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, alpha: float) -> np.ndarray:
-    return (hi - lo) + (2.0 / alpha) * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0))
-
-
 def interval_score(*, actual: object, lower: object, upper: object, alpha: float) -> np.ndarray:
     r"""Interval score of a central :math:`(1-\alpha)` interval, elementwise.
 
@@ -51,7 +48,7 @@ def interval_score(*, actual: object, lower: object, upper: object, alpha: float
     Gneiting & Raftery (2007), eq. (43).
     """
     y, lo, hi = _triple(actual, lower, upper)
-    return _is_kernel(y, lo, hi, _alpha(alpha))
+    return interval_score_kernel(y, lo, hi, _alpha(alpha))
 
 
 def msis(
@@ -67,8 +64,8 @@ def msis(
     Makridakis, Spiliotis & Assimakopoulos (2020). The M4 competition. IJF 36(1), eq. (3).
     """
     y, lo, hi = _triple(actual, lower, upper)
-    s = _scale(scale, y.shape[:-1], zero_scale)
-    return _out(np.mean(_is_kernel(y, lo, hi, _alpha(alpha)), axis=-1) / s)
+    s = check_scale(scale, y.shape[:-1], zero_scale)
+    return as_output(np.mean(interval_score_kernel(y, lo, hi, _alpha(alpha)), axis=-1) / s)
 
 
 def coverage(*, actual: object, lower: object, upper: object) -> float | np.ndarray:
@@ -81,7 +78,7 @@ def coverage(*, actual: object, lower: object, upper: object) -> float | np.ndar
     Gneiting, Balabdaoui & Raftery (2007); WP26 section 3.1.
     """
     y, lo, hi = _triple(actual, lower, upper)
-    return _out(np.mean((lo <= y) & (y <= hi), axis=-1))
+    return as_output(np.mean((lo <= y) & (y <= hi), axis=-1))
 
 
 def interval_width(*, actual: object, lower: object, upper: object) -> float | np.ndarray:
@@ -94,4 +91,4 @@ def interval_width(*, actual: object, lower: object, upper: object) -> float | n
     WP26 section 3.3 (sharpness).
     """
     _, lo, hi = _triple(actual, lower, upper)
-    return _out(np.mean(hi - lo, axis=-1))
+    return as_output(np.mean(hi - lo, axis=-1))

@@ -19,8 +19,9 @@ from typing import Literal
 
 import numpy as np
 
-from tycheon.metrics._validate import as_float_array, check_finite, same_shape
-from tycheon.metrics.errors import MetricInputError, ZeroScaleError
+from tycheon.metrics._kernels import smape_ratio
+from tycheon.metrics._validate import as_float_array, as_output, check_finite, check_scale, same_shape
+from tycheon.metrics.errors import MetricInputError
 
 __all__ = ["bias", "mae", "mape", "mase", "rmse", "rmsse", "scaled_bias", "smape", "wape"]
 
@@ -38,30 +39,6 @@ def _pair(actual: object, point: object) -> tuple[np.ndarray, np.ndarray]:
     return y, f
 
 
-def _out(x: np.ndarray) -> float | np.ndarray:
-    return float(x) if x.ndim == 0 else x
-
-
-def _scale(scale: object, lead_shape: tuple[int, ...], zero_scale: ZeroScale) -> np.ndarray:
-    s = as_float_array(scale, "scale")
-    try:
-        s = np.broadcast_to(s, lead_shape)
-    except ValueError as err:
-        raise MetricInputError(f"scale of shape {s.shape} does not match the blocks {lead_shape}") from err
-    if np.any(s < 0):
-        raise MetricInputError("scale must be non-negative (it is an in-sample mean absolute/RMS error)")
-    bad = ~(s > 0)  # zero or NaN
-    if bad.any():
-        if zero_scale == "raise":
-            raise ZeroScaleError(
-                f"{int(bad.sum())} block(s) have a zero or missing in-sample scale (constant or too short "
-                "training window); pass zero_scale='exclude' to drop them from scaled metrics"
-            )
-        if zero_scale != "exclude":
-            raise MetricInputError(f"zero_scale must be 'raise' or 'exclude'; got {zero_scale!r}")
-    return np.where(bad, np.nan, s)
-
-
 # ----------------------------------------------------------------- kernels (arrays in, arrays out)
 def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.mean(np.abs(y - f), axis=-1)
@@ -70,12 +47,6 @@ def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
 def _rmse(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     e = y - f
     return np.sqrt(np.mean(e * e, axis=-1))
-
-
-def _smape(y: np.ndarray, f: np.ndarray) -> np.ndarray:
-    den = np.abs(y) + np.abs(f)
-    ratio = np.divide(2.0 * np.abs(y - f), den, out=np.zeros_like(den), where=den > 0)
-    return np.mean(ratio, axis=-1)
 
 
 # ----------------------------------------------------------------- public layer
@@ -89,7 +60,7 @@ def mae(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman, R. J. & Koehler, A. B. (2006). Another look at measures of forecast accuracy. IJF 22(4).
     """
     y, f = _pair(actual, point)
-    return _out(_mae(y, f))
+    return as_output(_mae(y, f))
 
 
 def rmse(*, actual: object, point: object) -> float | np.ndarray:
@@ -102,7 +73,7 @@ def rmse(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman & Koehler (2006).
     """
     y, f = _pair(actual, point)
-    return _out(_rmse(y, f))
+    return as_output(_rmse(y, f))
 
 
 def mase(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
@@ -121,8 +92,8 @@ def mase(*, actual: object, point: object, scale: object, zero_scale: ZeroScale 
     Hyndman & Koehler (2006), eq. for MASE; evaluation-choices paper, section 3.
     """
     y, f = _pair(actual, point)
-    s = _scale(scale, y.shape[:-1], zero_scale)
-    return _out(_mae(y, f) / s)
+    s = check_scale(scale, y.shape[:-1], zero_scale)
+    return as_output(_mae(y, f) / s)
 
 
 def rmsse(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
@@ -142,8 +113,8 @@ def rmsse(*, actual: object, point: object, scale: object, zero_scale: ZeroScale
     Makridakis, Spiliotis & Assimakopoulos (2022). M5 accuracy competition. IJF 38(4).
     """
     y, f = _pair(actual, point)
-    s = _scale(scale, y.shape[:-1], zero_scale)
-    return _out(_rmse(y, f) / s)
+    s = check_scale(scale, y.shape[:-1], zero_scale)
+    return as_output(_rmse(y, f) / s)
 
 
 def wape(*, actual: object, point: object) -> float | np.ndarray:
@@ -161,7 +132,7 @@ def wape(*, actual: object, point: object) -> float | np.ndarray:
     den = np.sum(np.abs(y), axis=-1)
     if np.any(den == 0):
         raise MetricInputError("WAPE is undefined for a block whose actuals are all zero")
-    return _out(np.sum(np.abs(y - f), axis=-1) / den)
+    return as_output(np.sum(np.abs(y - f), axis=-1) / den)
 
 
 def smape(*, actual: object, point: object) -> float | np.ndarray:
@@ -177,7 +148,7 @@ def smape(*, actual: object, point: object) -> float | np.ndarray:
     Makridakis, Spiliotis & Assimakopoulos (2020). The M4 competition. IJF 36(1), eq. (1).
     """
     y, f = _pair(actual, point)
-    return _out(_smape(y, f))
+    return as_output(np.mean(smape_ratio(y, f), axis=-1))
 
 
 def mape(*, actual: object, point: object) -> float | np.ndarray:
@@ -195,7 +166,7 @@ def mape(*, actual: object, point: object) -> float | np.ndarray:
     y, f = _pair(actual, point)
     if np.any(y == 0):
         raise MetricInputError("MAPE is undefined where an actual is zero; use WAPE or MASE")
-    return _out(np.mean(np.abs(y - f) / np.abs(y), axis=-1))
+    return as_output(np.mean(np.abs(y - f) / np.abs(y), axis=-1))
 
 
 def bias(*, actual: object, point: object) -> float | np.ndarray:
@@ -208,7 +179,7 @@ def bias(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman & Koehler (2006), section 3.1 (mean error, sign flipped to forecast minus actual).
     """
     y, f = _pair(actual, point)
-    return _out(np.mean(f - y, axis=-1))
+    return as_output(np.mean(f - y, axis=-1))
 
 
 def scaled_bias(
@@ -223,5 +194,5 @@ def scaled_bias(
     Hyndman & Koehler (2006) scaling applied to the mean error; evaluation-choices paper, section 7.
     """
     y, f = _pair(actual, point)
-    s = _scale(scale, y.shape[:-1], zero_scale)
-    return _out(np.mean(f - y, axis=-1) / s)
+    s = check_scale(scale, y.shape[:-1], zero_scale)
+    return as_output(np.mean(f - y, axis=-1) / s)

@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, pinball_kernel
 from tycheon.metrics._validate import as_float_array, check_finite
 from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError
 
@@ -46,24 +47,6 @@ class CRPSResult:
 
     def mean(self) -> float:
         return float(np.mean(self.values))
-
-
-# ----------------------------------------------------------------- kernels
-def _crps_ensemble_kernel(y: np.ndarray, x: np.ndarray, fair: bool) -> np.ndarray:
-    """``y [n]``, ``x [n, m]``; O(m log m) per row via the sorted-sample identity
-    :math:`\\sum_{i,j}|x_i - x_j| = 2\\sum_i (2i - m - 1) x_{(i)}`."""
-    m = x.shape[1]
-    term1 = np.mean(np.abs(x - y[:, None]), axis=1)
-    xs = np.sort(x, axis=1)
-    coef = 2.0 * np.arange(1, m + 1) - m - 1.0
-    pair_sum = 2.0 * (xs @ coef)  # sum over ordered pairs of |x_i - x_j|
-    denom = 2.0 * m * (m - 1) if fair else 2.0 * m * m
-    return term1 - pair_sum / denom
-
-
-def _pinball_kernel(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    u = y[:, None] - q  # [obs, level]
-    return np.maximum(levels * u, (levels - 1.0) * u)
 
 
 # ----------------------------------------------------------------- validation
@@ -121,7 +104,7 @@ def crps_ensemble(*, actual: object, samples: object, fair: bool = True) -> CRPS
     if x.shape[1] < (2 if fair else 1):
         raise MetricInputError(f"the fair CRPS needs at least 2 samples per row; got {x.shape[1]}")
     check_finite(x, "samples")
-    return CRPSResult(_crps_ensemble_kernel(y, x, fair), "exact_samples", fair)
+    return CRPSResult(crps_ensemble_kernel(y, x, fair), "exact_samples", fair)
 
 
 def pinball_loss(*, actual: object, quantiles: object, levels: object) -> np.ndarray:
@@ -137,7 +120,7 @@ def pinball_loss(*, actual: object, quantiles: object, levels: object) -> np.nda
     y = _actual(actual)
     lv = _levels(levels)
     q = _quantiles(quantiles, y.shape[0], lv.shape[0])
-    return _pinball_kernel(y, q, lv)
+    return pinball_kernel(y, q, lv)
 
 
 def crps_quantiles(*, actual: object, quantiles: object, levels: object) -> CRPSResult:
@@ -165,9 +148,7 @@ def crps_quantiles(*, actual: object, quantiles: object, levels: object) -> CRPS
     if lv.size < 2:
         raise MetricInputError("the quantile CRPS needs at least two levels to integrate over")
     q = _quantiles(quantiles, y.shape[0], lv.shape[0])
-    loss = _pinball_kernel(y, q, lv)
-    values = 2.0 * np.sum(0.5 * (loss[:, 1:] + loss[:, :-1]) * np.diff(lv), axis=1)
-    return CRPSResult(values, "approx_quantiles")
+    return CRPSResult(crps_quantile_kernel(y, q, lv), "approx_quantiles")
 
 
 def _same_kind(results: tuple[CRPSResult, ...]) -> CRPSKind:
@@ -237,7 +218,8 @@ def pit_from_quantiles(*, actual: object, quantiles: object, levels: object) -> 
         \mathrm{PIT}_i = \tau_k + (\tau_{k+1}-\tau_k)\frac{y_i - q_{ik}}{q_{i,k+1} - q_{ik}},
         \quad q_{ik} \le y_i < q_{i,k+1}
 
-    Outside the knots the tail is not known; the value is put at the middle of the tail,
+    so the CDF passes through every knot, :math:`\mathrm{PIT} = \tau_K` at :math:`y = q_K` included
+    (tied knots at :math:`y`: the largest such level). Outside the knots the tail is not known; the value is put at the middle of the tail,
     :math:`\tau_1/2` below :math:`q_1` and :math:`(1+\tau_K)/2` above :math:`q_K`, so a calibrated
     forecast still gives a uniform histogram on bins aligned with the levels.
 
@@ -249,7 +231,8 @@ def pit_from_quantiles(*, actual: object, quantiles: object, levels: object) -> 
     lv = _levels(levels)
     q = np.sort(_quantiles(quantiles, y.shape[0], lv.shape[0]), axis=1)  # monotone rearrangement
     k = np.sum(q <= y[:, None], axis=1)  # knots at or below y, 0..K
-    inner = (k > 0) & (k < lv.size)
+    on_top = (k == lv.size) & (y == q[:, -1])  # y at the last knot: F(q_K) = tau_K, not the tail midpoint
+    inner = ((k > 0) & (k < lv.size)) | on_top
     lo = np.clip(k - 1, 0, lv.size - 1)
     hi = np.clip(k, 0, lv.size - 1)
     rows = np.arange(y.size)

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.metrics.aggregate import _row_crps
+from tycheon.metrics.aggregate import row_crps
 from tycheon.metrics.errors import MetricInputError
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
@@ -81,7 +81,8 @@ def verdict_from_scores(
 
     Rows of the two models are paired on (unit, series_id, origin, step); the losses are the squared
     error :math:`(\hat y - y)^2` and the CRPS (exact from samples or approximate from quantiles, one
-    kind for both models, never mixed). Each differential :math:`d = L^{\text{challenger}} -
+    kind for both models, never mixed; ``crps_kind`` is checked by
+    :func:`~tycheon.metrics.aggregate.row_crps`). Each differential :math:`d = L^{\text{challenger}} -
     L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_pooled`, ``alternative="less"``,
     and the p-values go to :func:`verdict_vs_random_walk`.
 
@@ -93,8 +94,8 @@ def verdict_from_scores(
     missing = [c for c in needed if c not in table.columns]
     if missing:
         raise MetricInputError(f"score-set table lacks column(s) {missing}")
-    kind: CRPSKind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
-    crps = _row_crps(table, quantile_levels, samples, kind)
+    scored = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
+    crps, kind = scored.values, scored.kind
     keys = ["unit", "series_id", "origin", "step"]
     err = table["point"].to_numpy(dtype=np.float64) - table["actual"].to_numpy(dtype=np.float64)
     frame = table[["model", *keys]].assign(se=err * err, crps=crps)
@@ -114,8 +115,6 @@ def verdict_from_scores(
             "the verdict needs both models scored the same way (ADR-0006 decision 7)"
         )
     series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
-
-
     layout = pooled_layout(series, pairs["origin"].to_numpy())
     common = {"layout": layout, "horizon": horizon, "stride": stride, "alternative": "less"}
     dm_se = dm_pooled(pairs["se_c"].to_numpy(), pairs["se_b"].to_numpy(), **common)

@@ -1,0 +1,47 @@
+"""Array kernels shared by the public metric functions and the score-set table layer.
+
+Pure functions on validated float arrays: no NaN policy, no shape checks, no DataFrames. Each formula
+lives here once; :mod:`~tycheon.metrics.point`, :mod:`~tycheon.metrics.probabilistic`,
+:mod:`~tycheon.metrics.intervals` and :mod:`~tycheon.metrics.aggregate` validate and call them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["crps_ensemble_kernel", "crps_quantile_kernel", "interval_score_kernel", "pinball_kernel", "smape_ratio"]
+
+
+def smape_ratio(y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Elementwise :math:`2|y - f| / (|y| + |f|)`, 0 where :math:`y = f = 0` (M4 sMAPE term)."""
+    den = np.abs(y) + np.abs(f)
+    return np.divide(2.0 * np.abs(y - f), den, out=np.zeros_like(den), where=den > 0)
+
+
+def pinball_kernel(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """``y [obs]``, ``q [obs, level]``, ``levels [level]`` -> pinball loss ``[obs, level]``."""
+    u = y[:, None] - q
+    return np.maximum(levels * u, (levels - 1.0) * u)
+
+
+def crps_quantile_kernel(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Trapezoid of twice the pinball loss over sorted ``levels [level]`` -> ``[obs]``."""
+    loss = pinball_kernel(y, q, levels)  # [obs, level]
+    return 2.0 * np.sum(0.5 * (loss[:, 1:] + loss[:, :-1]) * np.diff(levels), axis=1)
+
+
+def crps_ensemble_kernel(y: np.ndarray, x: np.ndarray, fair: bool) -> np.ndarray:
+    """``y [n]``, ``x [n, m]`` -> CRPS ``[n]``; O(m log m) per row via the sorted-sample identity
+    :math:`\\sum_{i,j}|x_i - x_j| = 2\\sum_i (2i - m - 1) x_{(i)}`."""
+    m = x.shape[1]
+    term1 = np.mean(np.abs(x - y[:, None]), axis=1)
+    xs = np.sort(x, axis=1)
+    coef = 2.0 * np.arange(1, m + 1) - m - 1.0
+    pair_sum = 2.0 * (xs @ coef)  # sum over ordered pairs of |x_i - x_j|
+    denom = 2.0 * m * (m - 1) if fair else 2.0 * m * m
+    return term1 - pair_sum / denom
+
+
+def interval_score_kernel(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, alpha: float) -> np.ndarray:
+    """Elementwise interval score of a central :math:`(1-\\alpha)` interval (NaN bounds give NaN)."""
+    return (hi - lo) + (2.0 / alpha) * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0))
