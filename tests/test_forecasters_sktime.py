@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from tests._forecasters_support import make_history, ragged_panel
 from tycheon.forecasters import create
+from tycheon.forecasters.roster import NumericalWarning
 from tycheon.forecasters.roster.sktime_adapter import UnknownSktimeEstimatorError
 
 pytest.importorskip("sktime")
@@ -67,3 +70,16 @@ def test_params_round_trip_and_bad_params_are_rejected():
     assert model.clone().get_params() == {"estimator": "NaiveForecaster", "params": {"sp": 12}}
     with pytest.raises(TypeError, match="params must be a dict"):
         create("sktime", estimator="NaiveForecaster", params=[("sp", 12)])
+
+
+def test_sktime_api_notices_are_dropped_but_a_numerical_problem_is_relayed():
+    # sktime warns FutureWarning (remember_data default) on every fit: a notice about its API, dropped.
+    # statsmodels' Holt-Winters takes log(0) on an all-zero series: relayed with the estimator named.
+    y = np.vstack([np.zeros(30), np.linspace(1.0, 30.0, 30)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        create("sktime", estimator="ExponentialSmoothing").predict(make_history(y), horizon=2)
+    assert not any(issubclass(w.category, FutureWarning) for w in caught)
+    relayed = [str(w.message) for w in caught if w.category is NumericalWarning]
+    assert relayed == ["sktime ExponentialSmoothing: divide by zero encountered in log "
+                       "(RuntimeWarning in holtwinters/model.py)"]

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from statsforecast.models import AutoETS, AutoTheta
 
 from tests._forecasters_support import make_history
-from tycheon.forecasters import create
+from tycheon.forecasters import Capabilities, create
+from tycheon.forecasters.roster import NumericalWarning
 from tycheon.forecasters.roster.baselines import InsufficientHistoryError
-from tycheon.forecasters.roster.statistical import levels_for_quantiles, quantiles_from_intervals
+from tycheon.forecasters.roster.statistical import (
+    StatsforecastForecaster,
+    levels_for_quantiles,
+    quantiles_from_intervals,
+)
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
@@ -56,6 +63,7 @@ def test_seasonal_series_is_forecast_close_to_its_pattern(model_id):
     assert (forecast.quantiles[:, :, 2] >= forecast.point).all()
 
 
+@pytest.mark.filterwarnings("ignore::tycheon.forecasters.roster.NumericalWarning")  # 0/0 is expected here
 def test_all_zero_series_forecasts_zero():
     y = np.zeros((2, 30))
     y[1, :5] = np.nan
@@ -75,3 +83,42 @@ def test_ets_refuses_series_below_its_minimum_with_a_clear_error():
     y[0, -5:] = [1.0, 2, 3, 4, 5]
     with pytest.raises(InsufficientHistoryError, match="AutoEtsForecaster needs at least 7"):
         create("auto_ets").predict(make_history(y), horizon=1)
+
+
+class _NoisyModel:
+    """Stands in for a statsforecast model: warns like a library does, then forecasts 1.0."""
+
+    def forecast(self, y, h, level=None):
+        class ConvergenceWarning(UserWarning):  # named like statsmodels' (a UserWarning subclass)
+            pass
+
+        warnings.warn("the default of option x will change", FutureWarning, stacklevel=2)
+        for _ in range(3):
+            warnings.warn("overflow encountered in exp", RuntimeWarning, stacklevel=2)
+        warnings.warn("optimisation failed to converge", ConvergenceWarning, stacklevel=2)
+        return {"mean": np.ones(h)}
+
+
+class _NoisyForecaster(StatsforecastForecaster):
+    capabilities = Capabilities(min_obs=1)
+
+    def _model(self, season_length):
+        return _NoisyModel()
+
+
+def test_when_the_library_warns_then_api_notices_are_dropped_and_numerical_warnings_relayed_once():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _NoisyForecaster().predict(make_history([[1.0, 2, 3]]), horizon=2)
+    got = [(w.category, str(w.message)) for w in caught]
+    assert not any(issubclass(c, FutureWarning) for c, _ in got)
+    assert [c for c, _ in got] == [NumericalWarning, NumericalWarning]
+    assert got[0][1].startswith("_NoisyForecaster: overflow encountered in exp (RuntimeWarning in ")
+    assert "optimisation failed to converge (ConvergenceWarning in " in got[1][1]
+
+
+def test_a_numerical_problem_inside_statsforecast_reaches_the_caller():
+    # AutoTheta's seasonality test takes the ACF of an all-zero series: 0 / 0 inside statsmodels
+    expected = r"^auto_theta: invalid value encountered in divide \(RuntimeWarning in stattools/_stattools\.py\)"
+    with pytest.warns(NumericalWarning, match=expected):
+        create("auto_theta").predict(make_history(np.zeros((1, 30))), horizon=3)

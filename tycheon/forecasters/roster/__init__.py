@@ -8,3 +8,6 @@ from tycheon.forecasters.roster import (  # noqa: F401  (registration)
     sktime_adapter,
     statistical,
 )
+from tycheon.forecasters.roster._common import NumericalWarning
+
+__all__ = ["NumericalWarning"]

@@ -1,13 +1,35 @@
-"""Small helpers shared by the roster modules: parameter checks, flat forecasts, period indexes."""
+"""Small helpers shared by the roster modules: parameter checks, flat forecasts, period indexes, and
+the relay of a wrapped library's warnings."""
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tycheon._typing import FloatArray
 
-__all__ = ["check_positive_int", "check_unit_interval", "flat", "period_index"]
+__all__ = [
+    "NumericalWarning",
+    "check_positive_int",
+    "check_unit_interval",
+    "flat",
+    "period_index",
+    "relay_library_warnings",
+]
+
+# A wrapped library's notices about its own API and conventions (e.g. sktime's "the default of config
+# remember_data will change"): they say nothing about this fit, and would repeat for every series.
+_API_NOTICES: tuple[type[Warning], ...] = (FutureWarning, DeprecationWarning, PendingDeprecationWarning)
+
+
+class NumericalWarning(RuntimeWarning):
+    """A numerical problem inside a wrapped library's fit (division by zero, invalid value, failed
+    convergence), relayed with the forecaster id and the library file that raised it."""
 
 
 def flat(level: FloatArray, horizon: int) -> FloatArray:
@@ -34,3 +56,32 @@ def period_index(periods: pd.DatetimeIndex, freq: str) -> pd.Index:
         return pd.DatetimeIndex(periods, freq=freq).to_period()
     except (ValueError, TypeError):
         return pd.RangeIndex(len(periods))
+
+
+def _is_numerical(category: type[Warning]) -> bool:
+    # statsmodels' and scikit-learn's ConvergenceWarning derive from UserWarning, not RuntimeWarning
+    return issubclass(category, RuntimeWarning) or category.__name__ == "ConvergenceWarning"
+
+
+@contextmanager
+def relay_library_warnings(source: str) -> Iterator[None]:
+    """Run a wrapped library's fit, dropping its API notices and relaying the rest once each.
+
+    Inside the block every warning is recorded. On exit, ``FutureWarning``, ``DeprecationWarning`` and
+    ``PendingDeprecationWarning`` are dropped; numerical ones (``RuntimeWarning``, ``ConvergenceWarning``)
+    are re-issued as :class:`NumericalWarning` and any other keeps its category, each distinct message
+    once, prefixed with ``source`` (the forecaster id) and suffixed with the library file that raised it.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    relayed: set[tuple[type[Warning], str]] = set()
+    for item in caught:
+        if issubclass(item.category, _API_NOTICES):
+            continue
+        category = NumericalWarning if _is_numerical(item.category) else item.category
+        where = "/".join(Path(item.filename).parts[-2:])
+        text = f"{source}: {item.message} ({item.category.__name__} in {where})"
+        if (category, text) not in relayed:
+            relayed.add((category, text))
+            warnings.warn(text, category, stacklevel=3)

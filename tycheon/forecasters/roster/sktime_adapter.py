@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import warnings
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -24,7 +23,7 @@ import pandas as pd
 
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
-from tycheon.forecasters.roster._common import period_index
+from tycheon.forecasters.roster._common import period_index, relay_library_warnings
 from tycheon.forecasters.roster.baselines import check_history_length
 
 __all__ = ["SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
@@ -114,8 +113,7 @@ class SktimeForecaster(Forecaster):
         from sktime.forecasting.base import ForecastingHorizon
 
         fh = ForecastingHorizon(np.arange(1, horizon + 1), is_relative=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # sktime's deprecation notices, not about this fit
+        with relay_library_warnings(f"sktime {self.estimator}"):
             model = cls(**(self.params or {}))
             model.fit(series, fh=fh)
             point = np.asarray(model.predict(fh), dtype=np.float64).reshape(horizon)

@@ -23,7 +23,6 @@ time series with multiple seasonal patterns. arXiv:2107.13462.
 
 from __future__ import annotations
 
-import warnings
 from abc import abstractmethod
 from typing import Any, ClassVar
 
@@ -32,6 +31,7 @@ import numpy as np
 from tycheon._typing import FloatArray
 from tycheon.forecasters.base import Capabilities, LocalForecaster
 from tycheon.forecasters.registry import register
+from tycheon.forecasters.roster._common import relay_library_warnings
 from tycheon.forecasters.roster.baselines import check_history_length
 
 __all__ = [
@@ -68,8 +68,10 @@ def quantiles_from_intervals(out: dict[str, Any], quantile_levels: tuple[float, 
 class StatsforecastForecaster(LocalForecaster):
     """A statsforecast model fitted to each series on its own at every origin.
 
-    Subclasses build the model from the season length in :meth:`_model`. Convergence and fallback
-    warnings of statsforecast are silenced inside the call (the fit itself is unchanged).
+    Subclasses build the model from the season length in :meth:`_model`. Warnings raised inside the
+    call go through :func:`~tycheon.forecasters.roster._common.relay_library_warnings`: API notices
+    are dropped, numerical ones come back as :class:`~tycheon.forecasters.roster._common.NumericalWarning`
+    naming the model (the fit itself is unchanged).
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=7, quantiles=True)
@@ -85,8 +87,7 @@ class StatsforecastForecaster(LocalForecaster):
 
     def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
         levels = levels_for_quantiles(quantile_levels)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with relay_library_warnings(self.forecaster_id or type(self).__name__):
             out = self._model(season_length).forecast(
                 np.ascontiguousarray(y, dtype=np.float64), horizon, level=levels or None
             )
