@@ -5,8 +5,12 @@ the current directory), verifies its content hash, and prints one line per datas
 length range, frequency and the demand-class mix (ADI/CV² classes of each full series, in %). Without
 a manifest file at the default path it lists the catalogue unverified and says so on stderr.
 
-Exit codes: 0 success, 1 a hash mismatch in ``list``, 2 bad input (unknown dataset, bad manifest,
-bad arguments), with the message on stderr.
+In ``list``, a dataset that fails its manifest check (content hash, frequency, season length or
+synthetic flag) is still listed, its row marked ``MISMATCH`` (hash) or ``INVALID`` (the other fields),
+with the reason on stderr; the other datasets are listed as usual.
+
+Exit codes: 0 success, 1 a dataset failing its manifest check in ``list``, 2 bad input (unknown
+dataset, bad manifest, loader options a loader refuses, bad arguments), with the message on stderr.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from typing import TextIO
 
 import numpy as np
 
+from tycheon.data.competitions import CompetitionSubsetError
 from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, available_datasets, load, spec
 from tycheon.data.demand import CLASSES, demand_classes
+from tycheon.data.fpp3 import Fpp3DatasetError
 from tycheon.data.manifest import (
     DEFAULT_MANIFEST,
     ManifestError,
@@ -30,8 +36,20 @@ from tycheon.data.manifest import (
     read_manifest,
 )
 from tycheon.data.panel import Panel, PanelValidationError
+from tycheon.data.synthetic import SyntheticConfigError
 
 __all__ = ["main", "class_mix"]
+
+# Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
+_BAD_INPUT: tuple[type[Exception], ...] = (
+    UnknownDatasetError,
+    DatasetOptionError,
+    ManifestError,
+    PanelValidationError,
+    SyntheticConfigError,
+    Fpp3DatasetError,
+    CompetitionSubsetError,
+)
 
 _SHORT = {
     "smooth": "smooth",
@@ -76,9 +94,10 @@ def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             panel = load_verified(name, manifest_path=manifest_path)
             status = "sha256 ok"
-        except ManifestHashError as exc:
+        except ManifestError as exc:  # the data loaded but disagrees with its manifest entry
             print(f"tycheon: {exc}", file=err)
-            panel, status = load(name, **manifest[name].options), "MISMATCH"
+            status = "MISMATCH" if isinstance(exc, ManifestHashError) else "INVALID"
+            panel = load(name, **manifest[name].options)
             failures += 1
         out.write(_summary_line(name, panel, status) + "\n")
     return 1 if failures else 0
@@ -156,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else 2
     try:
         return int(args.handler(args, sys.stdout, sys.stderr))
-    except (UnknownDatasetError, DatasetOptionError, ManifestError, PanelValidationError) as exc:
+    except _BAD_INPUT as exc:
         print(f"tycheon: error: {exc}", file=sys.stderr)
         return 2
 
