@@ -172,3 +172,15 @@ def test_user_file_validation_errors_come_from_the_panel(tmp_path, user_table):
         load_user_file(path, series_col="sku", period_col="month", value_col="qty")
     panel = load_user_file(path, series_col="sku", period_col="month", value_col="qty", nan_policy="zero")
     assert panel.meta["nan_filled"] == 1
+
+
+@pytest.mark.parametrize(("labels", "freq", "bad"), [
+    (["1991 Jul", "1991 Jux"], "MS", "1991 Jux"),
+    (["1991 Jul", None], "MS", "None"),
+    (["1998 Q1", "1998 Q5"], "QS", "1998 Q5"),
+])
+def test_when_an_fpp3_time_label_is_unparseable_then_the_loader_error_names_it(labels, freq, bad):
+    from tycheon.data.fpp3 import Fpp3DatasetError, _parse_time
+
+    with pytest.raises(Fpp3DatasetError, match=f"unparseable (month|quarter) label, e.g. '{bad}'"):
+        _parse_time(pd.Series(labels), freq)

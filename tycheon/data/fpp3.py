@@ -73,7 +73,12 @@ def _parse_time(column: pd.Series, freq: str) -> pd.DatetimeIndex:
             raise Fpp3DatasetError(f"unparseable quarter label, e.g. {text[parts[0].isna()].iloc[0]!r}")
         month = (parts[1].astype(int) - 1) * 3 + 1
         return pd.DatetimeIndex(pd.to_datetime(parts[0] + "-" + month.astype(str).str.zfill(2) + "-01"))
-    return pd.DatetimeIndex(pd.to_datetime(text, format="%Y %b"))
+    parsed = pd.to_datetime(text, format="%Y %b", errors="coerce")  # "nan" and bad labels become NaT
+    if parsed.isna().any():
+        raise Fpp3DatasetError(
+            f"unparseable month label, e.g. {text[parsed.isna()].iloc[0]!r}; expected e.g. '1991 Jul'"
+        )
+    return pd.DatetimeIndex(parsed)
 
 
 def load_fpp3(name: str, *, value: str | None = None) -> Panel:
