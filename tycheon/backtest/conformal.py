@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "conformal_radii", "conformal_radius", "conformal_rank"]
+__all__ = ["BAND_LEVELS", "conformal_radii", "conformal_radius", "conformal_rank", "grid_radii"]
 
 BAND_LEVELS = (80, 95)
 
@@ -97,6 +98,38 @@ def conformal_radii(
     return radii
 
 
+@njit(cache=True)
+def _rank_select(key_idx, o_idx, err, pub, stamps, levels, min_origins, out, n_cal):  # pragma: no cover
+    """For each row: the errors of its key published by its origin, sorted, and the rank-th one per level.
+
+    A plain loop compiled by numba: per row it gathers at most ``n_orig`` errors and insertion-sorts
+    them (``n_orig`` is small: the origins of a run), instead of materialising ``[row, origin]`` arrays.
+    The k-th smallest is a selection, so the value is exactly the one a full sort would give.
+    """
+    n_orig = err.shape[1]
+    buf = np.empty(n_orig)
+    for i in range(len(key_idx)):
+        k = key_idx[i]
+        now = stamps[o_idx[i]]
+        n = 0
+        for c in range(n_orig):
+            e = err[k, c]
+            if pub[k, c] <= now and np.isfinite(e):
+                m = n  # insertion sort: shift larger errors right
+                while m > 0 and buf[m - 1] > e:
+                    buf[m] = buf[m - 1]
+                    m -= 1
+                buf[m] = e
+                n += 1
+        n_cal[i] = n
+        if n < min_origins:
+            continue
+        for lv in range(len(levels)):
+            rank = ((n + 1) * levels[lv] + 99) // 100  # ceil((n + 1) * level / 100), n >= 0
+            if rank <= n:
+                out[lv, i] = buf[rank - 1]
+
+
 def _codes(keys: IntArray, n_orig: int) -> tuple[IntArray, int]:
     """A dense code per distinct key; only the grouping matters, not the order of the codes."""
     keys = np.asarray(keys, dtype=np.int64)
@@ -134,26 +167,48 @@ def _radii(
     err[key_idx, o_idx] = abs_error
     pub = np.full((n_keys, n_orig), np.iinfo(np.int64).max)  # [key, origin] publication time
     pub[key_idx, o_idx] = np.asarray(available_at, dtype="datetime64[ns]").astype(np.int64)
-    # rows grouped by origin; a stable sort of small integers is a linear-time radix sort in numpy
-    order = np.argsort(o_idx.astype(np.uint16) if n_orig < 2**16 else o_idx, kind="stable")
-    cuts = np.searchsorted(o_idx[order], np.arange(n_orig + 1))
-    # origin j can only use the columns up to the last one holding an error published by it: with the
-    # usual publication after the target period that is columns [0, j), which halves the work
-    earliest = pub.min(axis=0)  # [origin]
-    for j in range(n_orig):
-        width = int(np.flatnonzero(earliest <= stamps[j])[-1]) + 1 if (earliest <= stamps[j]).any() else 0
-        rows = order[cuts[j]:cuts[j + 1]]
-        if width == 0:  # nothing published yet: no calibration error, no band (n = 0 fails every rank)
-            continue
-        k = key_idx[rows]
-        e = err[k, :width]  # [row, origin]
-        usable = (pub[k, :width] <= stamps[j]) & np.isfinite(e)  # known at origin j
-        ordered = np.sort(np.where(usable, e, np.inf), axis=1)
-        n = usable.sum(axis=1)
-        n_cal[rows] = n
-        for radius, level in zip(radii, levels_percent):
-            rank = conformal_rank(n, level)
-            ok = (rank <= n) & (n >= min_origins)
-            pick = ordered[np.arange(len(rows)), np.clip(rank - 1, 0, width - 1)]
-            radius[rows] = np.where(ok, pick, np.nan)
-    return radii, n_cal
+    return grid_radii(err=err, pub=pub, stamps=stamps, key_idx=key_idx, origin_idx=o_idx,
+                      levels_percent=levels_percent, min_origins=min_origins)
+
+
+def grid_radii(
+    *,
+    err: FloatArray,
+    pub: IntArray,
+    stamps: IntArray,
+    key_idx: IntArray,
+    origin_idx: IntArray,
+    levels_percent: tuple[int, ...] = BAND_LEVELS,
+    min_origins: int = 0,
+) -> tuple[list[FloatArray], IntArray]:
+    """The radii of :func:`conformal_radii` from errors already laid out on a ``[key, origin]`` grid.
+
+    Parameters
+    ----------
+    err : ndarray, shape (K, O)
+        Absolute error of each key at each origin (NaN where there is none).
+    pub : ndarray of int64, shape (K, O)
+        Publication time (ns) of that error's actual (anything where ``err`` is NaN).
+    stamps : ndarray of int64, shape (O,)
+        Origin times (ns).
+    key_idx, origin_idx : ndarray of int, shape (n,)
+        The grid cell of each row asking for a band.
+
+    Returns
+    -------
+    radii : list of ndarray, shape (n,)
+        One per level of ``levels_percent``.
+    n_calibration : ndarray of int, shape (n,)
+    """
+    for level in levels_percent:
+        if not 0 < int(level) < 100:
+            raise ValueError(f"level_percent must be in (0, 100), got {level}")
+    n_rows = len(key_idx)
+    levels = np.asarray(levels_percent, dtype=np.int64)
+    out = np.full((len(levels), n_rows), np.nan)  # [level, row]
+    n_cal = np.zeros(n_rows, dtype=np.int64)
+    if n_rows:
+        _rank_select(np.asarray(key_idx, dtype=np.int64), np.asarray(origin_idx, dtype=np.int64),
+                     np.asarray(err, dtype=np.float64), np.asarray(pub, dtype=np.int64),
+                     np.asarray(stamps, dtype=np.int64), levels, int(min_origins), out, n_cal)
+    return list(out), n_cal

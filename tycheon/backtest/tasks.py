@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
+from tycheon.backtest.conformal import BAND_LEVELS, grid_radii
 from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
@@ -256,36 +256,42 @@ class ChunkTask:
         run.local_rows.append(mine)
 
     def _bands(self, run: _ModelRun) -> None:
-        """Attach the conformal radii of the model's outputs (calibration groups are chunk-local)."""
+        """Attach the conformal radii of the model's outputs (calibration groups are chunk-local).
+
+        The errors go straight onto a ``[series * step, origin]`` grid of the chunk (the layout
+        :func:`~.conformal.conformal_radii` builds from keys), one row per (chunk series, step).
+        """
         outputs = run.result.outputs
         if not outputs:
             return
-        h = self.horizon
-        parts = []
+        h, data = self.horizon, self.data
+        err = np.full((len(self.rows) * h, len(self.origins)), np.nan)  # [series * step, origin]
+        pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
+        stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
+        cells, kept = [], []
         for out, local in zip(outputs, run.local_rows):
             origin = self.origins[out.origin_pos]
             targets = slice(origin.index, origin.index + h)
-            obs = self.data.observed[local, targets]  # [series, horizon]
-            actual = np.where(obs, self.data.values[local, targets], np.nan)
-            kept = np.isfinite(actual).ravel()
-            keys = (local[:, None] * h + np.arange(h)[None, :]).ravel()[kept]
-            stamp = np.full(len(keys), origin.timestamp.to_datetime64(), dtype="datetime64[ns]")
-            parts.append((kept, keys, stamp, self.data.available_at[local, targets].ravel()[kept],
-                          np.abs(actual - out.point).ravel()[kept]))
-        radii = conformal_radii(keys=np.concatenate([p[1] for p in parts]),
-                                origin=np.concatenate([p[2] for p in parts]),
-                                available_at=np.concatenate([p[3] for p in parts]),
-                                abs_error=np.concatenate([p[4] for p in parts]),
-                                levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins or 0))
+            actual = np.where(data.observed[local, targets], data.values[local, targets], np.nan)
+            keep = np.isfinite(actual).ravel()  # the rows the score set keeps
+            cell = (local[:, None] * h + np.arange(h)[None, :]).ravel()  # [series * step]
+            err[cell, out.origin_pos] = np.abs(actual - out.point).ravel()
+            pub[cell, out.origin_pos] = data.available_at[local, targets].ravel().view(np.int64)
+            cells.append(cell[keep])
+            kept.append(keep)
+        origin_idx = np.concatenate([np.full(len(c), o.origin_pos) for c, o in zip(cells, outputs)])
+        radii, _ = grid_radii(err=err, pub=pub, stamps=stamps, key_idx=np.concatenate(cells),
+                              origin_idx=origin_idx, levels_percent=BAND_LEVELS,
+                              min_origins=int(self.band_min_origins or 0))
         start = 0
-        for k, (out, (kept, *_)) in enumerate(zip(outputs, parts)):
-            n = int(kept.sum())
-            cells = np.full((len(BAND_LEVELS), kept.size), np.nan)  # [level, series * horizon]
+        for k, (out, keep) in enumerate(zip(outputs, kept)):
+            n = int(keep.sum())
+            grid = np.full((len(BAND_LEVELS), keep.size), np.nan)  # [level, series * horizon]
             for level, radius in enumerate(radii):
-                cells[level, kept] = radius[start:start + n]
+                grid[level, keep] = radius[start:start + n]
             start += n
             outputs[k] = OriginOutput(out.origin_pos, out.rows, out.point, out.quantiles, out.samples,
-                                      cells.reshape(len(BAND_LEVELS), len(out.rows), h))
+                                      grid.reshape(len(BAND_LEVELS), len(out.rows), h))
 
     def describe(self) -> dict[str, Any]:
         return {"models": [m.model for m in self.models], "unit": self.data.unit, "chunk": self.chunk,
