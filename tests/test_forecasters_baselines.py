@@ -56,19 +56,17 @@ def test_point_matches_live_statsforecast_on_ragged_panel(model_id):
     np.testing.assert_allclose(forecast.point, expected, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize(("model_id", "season"), [("naive", 1), ("seasonal_naive", 12)])
+@pytest.mark.parametrize(("model_id", "season"), [("naive", 1), ("seasonal_naive", 12), ("seasonal_naive", 4)])
 def test_gaussian_quantiles_match_statsforecast_intervals(model_id, season):
     rng = np.random.default_rng(4)
     y = ragged_panel(rng, n_series=6, n_periods=40, min_len=20)
     levels = (0.05, 0.2, 0.5, 0.8, 0.95)
-    forecast = create(model_id).predict(make_history(y, season=12), horizon=14, quantile_levels=levels)
-    ref = LIVE[model_id](12)
+    forecast = create(model_id).predict(make_history(y, season=season), horizon=14, quantile_levels=levels)
+    ref = LIVE[model_id](season)
     for i, row in enumerate(y):
         out = ref.forecast(row[np.isfinite(row)], 14, level=[60, 90])
-        np.testing.assert_allclose(forecast.quantiles[i, :, 0], out["lo-90"], rtol=1e-9)
-        np.testing.assert_allclose(forecast.quantiles[i, :, 1], out["lo-60"], rtol=1e-9)
-        np.testing.assert_allclose(forecast.quantiles[i, :, 2], out["mean"], rtol=1e-9)
-        np.testing.assert_allclose(forecast.quantiles[i, :, 4], out["hi-90"], rtol=1e-9)
+        for j, key in enumerate(["lo-90", "lo-60", "mean", "hi-60", "hi-90"]):
+            np.testing.assert_allclose(forecast.quantiles[i, :, j], out[key], rtol=1e-9)
 
 
 def test_naive_quantile_width_grows_with_sqrt_h():
