@@ -167,7 +167,8 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
             table = pd.concat([s.table for s in ran], ignore_index=True)
             for t in leaderboard_tables(table, spec=spec, display_names=display):
                 leaderboards.append({"dataset": dataset, "protocol": "rolling_origin", **t})
-            for t in interval_tables(table, point_metric=cfg.metrics[0]):
+            for t in interval_tables(table, point_metric=cfg.metrics[0],
+                                     quantile_levels=tuple(cfg.quantile_levels)):
                 intervals.append({"dataset": dataset, "protocol": "rolling_origin", **t})
         tables.append(_tagged(ran, dataset, "rolling_origin"))
     comp_protocols = []

@@ -10,6 +10,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
+from tycheon.metrics import MetricInputError
 from tycheon.metrics.aggregate import block_scores
 
 MODELS = ("naive", "snaive_momentum", "ses", "croston_sba")
@@ -101,7 +102,7 @@ def test_when_models_are_equally_good_then_the_verdict_is_indistinguishable():
     same = {"naive": 1.0, "snaive_momentum": 1.0, "ses": 1.0, "croston_sba": 1.0}
     boards = leaderboard_tables(_table(seed=3, noise=same), spec=SPEC)
     verdicts = {r["verdict_vs_rw"] for r in _board(boards)["rows"] if r["model"] != "naive"}
-    assert verdicts <= {"indistinguishable"}
+    assert verdicts == {"indistinguishable"}  # equality: all-None (nothing computed) must fail here
 
 
 def test_demand_class_tables_partition_the_pooled_blocks(boards):
@@ -161,3 +162,61 @@ def test_verdict_uses_the_models_own_quantiles_when_both_give_them():
     verdict = {r["model"]: r["verdict_vs_rw"] for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
     assert verdict["ses"] == "beats"
     assert verdict["croston_sba"] is None  # no CRPS of one kind for both models: no verdict, not a guess
+    rows = {r["model"]: r for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
+    assert "CRPS" in rows["croston_sba"]["verdict_reason"] and rows["croston_sba"]["verdict_p_crps"] is None
+    assert rows["croston_sba"]["verdict_p_se"] is not None  # the leg that could run is still shown
+    assert rows["ses"]["verdict_reason"] is None and rows["naive"]["verdict_reason"] == "is the random walk"
+
+
+def test_verdict_p_values_are_the_two_one_sided_pooled_dm_tests_and_the_rule_is_the_stats_one(boards):
+    from tycheon.stats import dm_pooled, verdict_vs_random_walk
+
+    table = _table()
+    err = table["point"] - table["actual"]
+    se = table.assign(se=err * err).pivot_table(index=["series_id", "origin", "step"], columns="model", values="se")
+    for row in _board(boards)["rows"]:
+        if row["model"] == "naive":
+            continue
+        idx = se.index
+        ref = dm_pooled(se[row["model"]].to_numpy(), se["naive"].to_numpy(), series=idx.get_level_values(0),
+                        origin=idx.get_level_values(1), horizon=4, stride=4, alternative="less")
+        assert row["verdict_p_se"] == pytest.approx(ref.p_value, rel=1e-12)
+        assert row["verdict_vs_rw"] == verdict_vs_random_walk(row["verdict_p_se"], row["verdict_p_crps"])
+
+
+def test_when_crps_is_a_leaderboard_metric_then_it_ranks_the_models_own_quantiles():
+    from tycheon.backtest.scoreset import quantile_column
+
+    table = _table()
+    levels = (0.1, 0.5, 0.9)
+    for q, z in zip(levels, (-1.2816, 0.0, 1.2816), strict=True):
+        table[quantile_column(q)] = table["point"] + z * 2.0
+    table["has_quantiles"] = True
+    spec = LeaderboardSpec(**{**SPEC.__dict__, "metrics": ("mase", "crps"), "quantile_levels": levels})
+    board = _board(leaderboard_tables(table, spec=spec), metric="crps")
+    blocks = block_scores(table, metrics=["crps"], quantile_levels=levels, crps_kind="approx_quantiles")
+    expected = blocks.groupby("model")["crps"].mean()
+    assert {r["model"]: r["mean"] for r in board["rows"]} == pytest.approx(expected.to_dict(), rel=1e-12)
+    with pytest.raises(MetricInputError, match="quantile levels"):
+        LeaderboardSpec(**{**SPEC.__dict__, "metrics": ("crps",)})
+
+
+def test_when_a_test_cannot_be_computed_then_its_value_is_null_and_the_reason_is_recorded():
+    table = _table(n_series=1, n_origins=2)  # 2 blocks: too few for a DM test or a conservative CD
+    board = _board(leaderboard_tables(table, spec=SPEC))
+    rows = {r["model"]: r for r in board["rows"]}
+    assert rows["ses"]["dm_p"] is None and "too few independent blocks" in rows["ses"]["dm_reason"]
+    assert rows["snaive_momentum"]["dm_reason"] == "is the production baseline"
+    assert rows["ses"]["verdict_vs_rw"] is None and "too few" in rows["ses"]["verdict_reason"]
+    assert board["tests"]["conservative_cd"] is None and board["tests"]["conservative_cd_reason"]
+
+
+def test_interval_coverage_is_the_share_of_records_inside_the_band_when_blocks_are_ragged():
+    table = _table()
+    short = (table["model"] == "ses") & (table["series_id"] < "S012") & (table["step"] > 1)
+    table = table[~short]  # half of ses's blocks keep one step: block means and record shares differ
+    rows = {r["model"]: r for r in interval_tables(table)[0]["rows"]}
+    part = table[table["model"] == "ses"]
+    inside = ((part["actual"] >= part["lo80"]) & (part["actual"] <= part["hi80"])).to_numpy()
+    assert rows["ses"]["coverage80"] == pytest.approx(inside.mean())
+    assert rows["ses"]["n_records"] == len(part)

@@ -10,18 +10,28 @@ those of the evaluation-choices paper, Table 2:
 - ``beats_baseline_blocks``: blocks in which the model's metric is strictly below the production
   baseline's on the same block;
 - ``dm_p`` / ``dm_p_bh`` / ``dm_direction``: two-sided pooled Diebold-Mariano test (HLN, overlap lag
-  ``ceil(h/stride)-1``; :func:`tycheon.stats.dm.dm_pooled`) of per-step absolute errors against the
-  production baseline, Benjamini-Hochberg adjusted within the table's family
+  :func:`tycheon.stats.dm.overlap_lags`, :math:`t_{G-1}` on the :math:`G` (series, origin) blocks;
+  :func:`tycheon.stats.dm.dm_pooled`) of per-step absolute errors against the production baseline,
+  Benjamini-Hochberg adjusted within the table's family
   (:func:`tycheon.stats.multiplicity.benjamini_hochberg`); the direction is the sign of the statistic
   where the adjusted p is below ``alpha`` (paper, Table 2 caption);
-- ``verdict_vs_rw``: ADR-0006 decision 6, both one-sided pooled DM tests against the random walk, on
-  squared error and on CRPS: "beats" if both p < alpha, "worse" if both p > 1 - alpha, otherwise
-  "indistinguishable". The CRPS is the quantile-trapezoid CRPS (:func:`tycheon.metrics.probabilistic.
-  crps_quantiles`) of the engine's conformal band quantiles (levels 0.025, 0.1, 0.5, 0.9, 0.975 with
-  the point forecast as the median), built the same way for every model, so the two models of a
-  comparison are always scored with one CRPS kind (decision 7); it uses the rows where both have bands;
+- ``verdict_vs_rw`` / ``verdict_p_se`` / ``verdict_p_crps``: ADR-0006 decision 6, the rule of
+  :func:`tycheon.stats.verdict.verdict_vs_random_walk` on the two one-sided pooled DM p-values against the
+  random walk, on squared error and on CRPS. The CRPS is the quantile-trapezoid CRPS
+  (:func:`tycheon.metrics.probabilistic.crps_quantiles`) of the models' own quantiles at
+  ``spec.quantile_levels`` where both models give them, else of the engine's conformal 80% band read as
+  the quantiles 0.1, 0.5, 0.9 (``lo80``, point, ``hi80``), built the same way for every model, so the two
+  models of a comparison are always scored with one CRPS kind (decision 7); each leg uses the rows where
+  both models have that loss;
 - ``support`` / ``full_support``: blocks scored, and whether that equals the most-supported model's count
   (the site marks the others with a dagger).
+
+Metric ``crps`` ranks the approximate CRPS of each model's own quantiles at ``spec.quantile_levels``
+(``crps_kind="approx_quantiles"``, one kind for every model); blocks without them are not scored.
+
+Where a statistic cannot be computed its value is null and the reason is recorded next to it
+(``dm_reason``, ``verdict_reason`` in a row; ``friedman_reason``, ``conservative_cd_reason`` in
+``tests``): the error message of the test that refused, never a silent gap.
 
 Demand class ``all`` pools every class (including ``undefined``); the four named classes are the
 per-origin ADI/CV² classes recorded by the engine.
@@ -39,9 +49,10 @@ from tycheon.backtest.scoreset import quantile_column
 from tycheon.metrics.aggregate import block_scores, summarize
 from tycheon.metrics.errors import MetricInputError
 from tycheon.metrics.probabilistic import crps_quantiles
-from tycheon.stats.dm import dm_pooled, pooled_layout
+from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
+from tycheon.stats.verdict import verdict_vs_random_walk
 
 __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_tables"]
 
@@ -62,6 +73,13 @@ class LeaderboardSpec:
     alpha: float = 0.05
     seed: int = 0
     quantile_levels: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if "crps" in self.metrics and len(self.quantile_levels) < 2:
+            raise MetricInputError(
+                "metric 'crps' ranks the models' own quantiles and needs at least two quantile levels; "
+                f"got quantile_levels={self.quantile_levels!r}"
+            )
 
 
 def _canonical(table: pd.DataFrame) -> pd.DataFrame:
@@ -107,38 +125,51 @@ def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
     return pd.Series(out, index=table.index)
 
 
-def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec, alternative: str) -> Any:
-    """Pooled DM of model ``a`` against ``b`` on the rows where both have a loss, or None."""
-    if a not in losses or b not in losses:
-        return None
+def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
+        alternative: str) -> tuple[DMResult | None, str | None]:
+    """Pooled DM of model ``a`` against ``b`` on the rows where both have a loss; or None and why."""
+    absent = [m for m in (a, b) if m not in losses]
+    if absent:
+        return None, f"no losses for {' and '.join(absent)}"
     pair = losses[[a, b]].dropna()
-    if len(pair) < 3:
-        return None
+    if pair.empty:
+        return None, f"{a} and {b} share no scored rows"
     idx = pair.index
-    layout = pooled_layout(idx.get_level_values("series_id").to_numpy(),
-                           idx.get_level_values("origin").to_numpy())
     try:
+        layout = pooled_layout(idx.get_level_values("series_id").to_numpy(),
+                               idx.get_level_values("origin").to_numpy())
         return dm_pooled(pair[a].to_numpy(), pair[b].to_numpy(), layout=layout, horizon=spec.horizon,
-                         stride=spec.stride, alternative=alternative)
-    except MetricInputError:
-        return None
+                         stride=spec.stride, alternative=alternative), None  # type: ignore[arg-type]
+    except MetricInputError as err:
+        return None, str(err)
 
 
-def _verdict(se: pd.DataFrame, crps: tuple[pd.DataFrame, pd.DataFrame], model: str,
-             spec: LeaderboardSpec) -> str | None:
-    a = _dm(se, model, spec.random_walk, spec=spec, alternative="less")
-    b = None
-    for kind in crps:  # own quantiles first, then conformal bands: one kind per comparison
-        b = _dm(kind, model, spec.random_walk, spec=spec, alternative="less")
-        if b is not None:
+def _verdict(se: pd.DataFrame, crps: dict[str, pd.DataFrame], model: str, spec: LeaderboardSpec) -> dict[str, Any]:
+    """ADR-0006 decision 6 for one model: the stats rule on two one-sided pooled DM tests, with reasons."""
+    out: dict[str, Any] = {"verdict_vs_rw": None, "verdict_p_se": None, "verdict_p_crps": None,
+                           "verdict_reason": None}
+    if model == spec.random_walk:
+        out["verdict_reason"] = "is the random walk"
+        return out
+    dm_se, why_se = _dm(se, model, spec.random_walk, spec=spec, alternative="less")
+    dm_crps, why_crps = None, []
+    for kind, losses in crps.items():  # own quantiles first, then conformal bands: one kind per comparison
+        dm_crps, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less")
+        if dm_crps is not None:
             break
-    if a is None or b is None or not (np.isfinite(a.p_value) and np.isfinite(b.p_value)):
-        return None
-    if a.p_value < spec.alpha and b.p_value < spec.alpha:
-        return "beats"
-    if a.p_value > 1 - spec.alpha and b.p_value > 1 - spec.alpha:
-        return "worse"
-    return "indistinguishable"
+        why_crps.append(f"{kind}: {why}")
+    out["verdict_p_se"] = None if dm_se is None else dm_se.p_value
+    out["verdict_p_crps"] = None if dm_crps is None else dm_crps.p_value
+    reasons = ([] if dm_se is not None else [f"squared-error DM: {why_se}"]) + (
+        [] if dm_crps is not None else [f"CRPS DM ({'; '.join(why_crps)})"])
+    if reasons:
+        out["verdict_reason"] = "; ".join(reasons)
+        return out
+    try:
+        out["verdict_vs_rw"] = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=spec.alpha)
+    except MetricInputError as err:
+        out["verdict_reason"] = str(err)
+    return out
 
 
 def _friedman(blocks: pd.DataFrame, metric: str, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
@@ -149,12 +180,15 @@ def _friedman(blocks: pd.DataFrame, metric: str, models: list[str], spec: Leader
     n_total = len(wide)
     out: dict[str, Any] = {"friedman_statistic": None, "friedman_p": None, "nemenyi_cd": None,
                            "conservative_cd": None, "n_blocks": 0, "dropped_blocks": n_total,
-                           "n_models": len(models), "alpha": spec.alpha, "mean_ranks": {}}
+                           "n_models": len(models), "alpha": spec.alpha, "mean_ranks": {},
+                           "friedman_reason": None, "conservative_cd_reason": None}
     if len(models) < 2:
+        out["friedman_reason"] = out["conservative_cd_reason"] = "fewer than two models scored"
         return out
     try:
         res = friedman_nemenyi(wide, alpha=spec.alpha)
-    except MetricInputError:
+    except MetricInputError as err:
+        out["friedman_reason"] = out["conservative_cd_reason"] = str(err)
         return out
     out.update(friedman_statistic=res.statistic, friedman_p=res.p_value, nemenyi_cd=res.critical_difference,
                n_blocks=res.n_blocks, dropped_blocks=res.n_dropped, mean_ranks=res.mean_ranks.to_dict())
@@ -162,8 +196,8 @@ def _friedman(blocks: pd.DataFrame, metric: str, models: list[str], spec: Leader
         cons = conservative_cd(wide, series=wide.index.get_level_values("series_id").to_numpy(),
                                seed=spec.seed, alpha=spec.alpha)
         out["conservative_cd"] = cons.critical_difference
-    except MetricInputError:
-        pass
+    except MetricInputError as err:
+        out["conservative_cd_reason"] = str(err)
     return out
 
 
@@ -183,12 +217,15 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
     models = sorted(table["model"].unique())
     err = (table["point"] - table["actual"]).astype(np.float64)
     absolute, squared = _pivot(table, err.abs()), _pivot(table, err * err)
-    crps = (_pivot(table, _own_crps(table, spec.quantile_levels)), _pivot(table, _band_crps(table)))
+    crps = {"own quantiles": _pivot(table, _own_crps(table, spec.quantile_levels)),
+            "conformal 80% bands": _pivot(table, _band_crps(table))}
     family = [m for m in models if m != spec.baseline]
-    dm = {m: _dm(absolute, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
+    dm_runs = {m: _dm(absolute, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
+    dm = {m: res for m, (res, _) in dm_runs.items()}
+    dm_reason = {m: why for m, (_, why) in dm_runs.items()}
     tested = [m for m in family if dm[m] is not None and np.isfinite(dm[m].p_value)]
     p_bh = dict(zip(tested, benjamini_hochberg([dm[m].p_value for m in tested]), strict=True))
-    verdicts = {m: _verdict(squared, crps, m, spec) for m in models if m != spec.random_walk}
+    verdicts = {m: _verdict(squared, crps, m, spec) for m in models}
     entries = []
     for metric in spec.metrics:
         scored = blocks[blocks[metric].notna()]
@@ -221,13 +258,14 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
                 "mean_rank": tests["mean_ranks"].get(m), "beats_baseline_blocks": beats,
                 "dm_stat": None if res is None else res.statistic,
                 "dm_p": None if res is None else res.p_value, "dm_p_bh": p_adj, "dm_direction": direction,
-                "verdict_vs_rw": verdicts.get(m), "support": int(support[m]),
+                "dm_reason": "is the production baseline" if m == spec.baseline else dm_reason[m],
+                **verdicts[m], "support": int(support[m]),
                 "full_support": bool(support[m] == support.max()),
                 "is_baseline": m == spec.baseline, "is_random_walk": m == spec.random_walk,
             })  # fmt: skip
         tests.pop("mean_ranks")
         tests.update(dm_loss="absolute error", dm_family_size=len(tested),
-                     dm_overlap_lag=-(-spec.horizon // spec.stride) - 1)
+                     dm_overlap_lag=overlap_lags(spec.horizon, spec.stride))
         entries.append({"unit": unit, "demand_class": demand_class, "metric": metric,
                         "baseline": spec.baseline, "random_walk": spec.random_walk,
                         "n_blocks_total": n_blocks_total, "rows": rows, "tests": tests})
@@ -263,7 +301,8 @@ def leaderboard_tables(
     out: list[dict[str, Any]] = []
     for unit in sorted(table["unit"].unique()):
         unit_rows = table[table["unit"] == unit]
-        blocks = block_scores(unit_rows, metrics=list(spec.metrics))
+        blocks = block_scores(unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels,
+                              crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
             rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
@@ -272,32 +311,59 @@ def leaderboard_tables(
     return out
 
 
-def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase") -> list[dict[str, Any]]:
-    """Coverage and MSIS of the conformal bands per model, per unit × demand class.
+def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
+    """Per model, the share of records with a band whose actual lies in the closed band."""
+    lo, hi, y = (rows[c].to_numpy(dtype=np.float64) for c in (f"lo{level}", f"hi{level}", "actual"))
+    banded = np.isfinite(lo) & np.isfinite(hi)
+    inside = pd.Series(((lo <= y) & (y <= hi))[banded], index=rows.index[banded])
+    return inside.groupby(rows.loc[banded, "model"]).mean()
 
-    Coverage is the share of scored records inside the band; MSIS is the interval score scaled by the
-    in-sample seasonal-naive MAE (:func:`tycheon.metrics.aggregate.block_scores`, M4 definition),
-    averaged over blocks. ``rank_point`` / ``rank_interval`` are the models' places on mean
-    ``point_metric`` and on mean MSIS-95 (paper, Table 5).
+
+def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
+                    quantile_levels: tuple[float, ...] = ()) -> list[dict[str, Any]]:
+    r"""Coverage and MSIS of the conformal bands per model, per unit × demand class.
+
+    .. math::
+
+        \mathrm{cov} = \frac{1}{|R|}\sum_{r \in R}\mathbb 1\{l_r \le y_r \le u_r\}, \qquad
+        \mathrm{MSIS} = \frac{1}{|B|}\sum_{b\in B}\frac{\overline{\mathrm{IS}_\alpha}_b}{s_{\mathrm{MAE},b}}
+
+    Coverage is the share of the model's scored records :math:`R` that have a band and fall inside it
+    (what "80% coverage" reads as; not a mean of per-block shares, which would weight a one-step block
+    like a full one); ``n_records`` counts the records with a band. MSIS is the interval score scaled by
+    the in-sample seasonal-naive MAE per block (:func:`tycheon.metrics.aggregate.block_scores`, M4
+    definition), averaged over blocks. ``rank_point`` / ``rank_interval`` are the models' places on mean
+    ``point_metric`` and on mean MSIS-95 (paper, Table 5). ``quantile_levels`` is needed only when
+    ``point_metric`` is ``"crps"`` (approximate CRPS of the models' own quantiles).
+
+    References
+    ----------
+    Gneiting & Raftery (2007), eq. (43); Makridakis, Spiliotis & Assimakopoulos (2020), eq. (3);
+    evaluation-choices paper, Table 5.
     """
-    metrics = [point_metric, "coverage80", "coverage95", "msis80", "msis95"]
+    metrics = [point_metric, "msis80", "msis95"]
     table = _canonical(table)
     out = []
     for unit in sorted(table["unit"].unique()):
         unit_rows = table[table["unit"] == unit]
-        blocks = block_scores(unit_rows, metrics=metrics)
+        blocks = block_scores(unit_rows, metrics=metrics, quantile_levels=quantile_levels,
+                              crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
             rec = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
             n_rec = rec[rec["has_band"]].groupby("model").size()
+            cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
             point_rank = _rank_by_mean(s[f"{point_metric}_mean"].to_dict())
             msis_rank = _rank_by_mean(s["msis95_mean"].to_dict())
             rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
-                     "coverage80": s.at[m, "coverage80_mean"], "coverage95": s.at[m, "coverage95_mean"],
+                     "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
                      "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],
                      "rank_point": point_rank[m], "rank_interval": msis_rank[m]}
                     for m in s.index]
             out.append({"unit": unit, "demand_class": dc, "band": "conformal", "rows": rows})
     return out
 
+
+def _or_none(x: Any) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
