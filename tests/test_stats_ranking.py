@@ -78,3 +78,15 @@ def test_when_ranking_inputs_are_bad_then_errors_say_what():
         pss(np.eye(3), np.eye(3), weights=[1.0, 1.0, 1.0])
     with pytest.raises(MetricInputError, match="shapes"):
         kendall_tau_b([1, 2, 3], [1, 2])
+
+
+def test_when_tost_values_are_constant_then_p_is_the_zero_se_limit_of_each_t_test():
+    inside = tost_equivalence(np.full(5, 0.05), delta=0.1)
+    assert (inside.p_lower, inside.p_upper, inside.equivalent) == (0.0, 0.0, True)
+    on_bound = tost_equivalence(np.full(5, 0.1), delta=0.1)
+    assert (on_bound.p_upper, on_bound.equivalent) == (0.5, False)
+    # the limit: a tiny spread around the bound gives the same one-sided p
+    near = tost_equivalence(0.1 + 1e-12 * np.array([-1.0, 1.0, -1.0, 1.0]), delta=0.1)
+    assert near.p_upper == pytest.approx(0.5, abs=1e-6)
+    outside = tost_equivalence(np.full(5, 0.3), delta=0.1)
+    assert (outside.p_upper, outside.p_value, outside.equivalent) == (1.0, 1.0, False)

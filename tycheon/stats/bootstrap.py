@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
 from tycheon.metrics._validate import as_float_array, check_finite, same_shape
@@ -36,9 +37,12 @@ def _block_weights(n_blocks: int, n_resamples: int, rng: np.random.Generator) ->
     return np.bincount((draws + offsets).ravel(), minlength=n_resamples * n_blocks).reshape(n_resamples, n_blocks)
 
 
-def _check_resampling(n_resamples: int, confidence: float) -> None:
+def _check_n_resamples(n_resamples: int) -> None:
     if int(n_resamples) != n_resamples or n_resamples < 1:
         raise MetricInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+
+
+def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise MetricInputError(f"confidence must be in (0, 1); got {confidence}")
 
@@ -69,7 +73,8 @@ def paired_block_bootstrap(
     WP26 section 4.1; Künsch, H. R. (1989). The jackknife and the bootstrap for general stationary
     observations. Ann. Stat. 17(3); Lahiri, S. N. (2003). Resampling Methods for Dependent Data.
     """
-    _check_resampling(n_resamples, confidence)
+    _check_n_resamples(n_resamples)
+    _check_confidence(confidence)
     a = as_float_array(loss_a, "loss_a", ndim=(1,))
     b = as_float_array(loss_b, "loss_b", ndim=(1,))
     same_shape(loss_a=a, loss_b=b)
@@ -133,7 +138,7 @@ def ranking_bootstrap(
     Evaluation-choices paper, section 4 (buyer-level bootstrap of Table 2); Efron, B. & Tibshirani, R.
     (1993). An Introduction to the Bootstrap, ch. 6.
     """
-    _check_resampling(n_resamples, 0.5)
+    _check_n_resamples(n_resamples)
     if not isinstance(scores, pd.DataFrame):
         raise MetricInputError("scores must be a DataFrame with one column per method")
     arr = scores.to_numpy(dtype=np.float64)
@@ -151,8 +156,6 @@ def ranking_bootstrap(
     sums = np.zeros((g, k))
     np.add.at(sums, codes, arr)  # [series, method]
     count = np.bincount(codes, minlength=g).astype(np.float64)
-    from scipy.stats import rankdata
-
     full = rankdata(sums.sum(axis=0) / count.sum(), method="min")
     w = _block_weights(g, int(n_resamples), as_generator(seed)).astype(np.float64)
     means = (w @ sums) / (w @ count)[:, None]  # [resample, method]

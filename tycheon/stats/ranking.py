@@ -161,6 +161,10 @@ def tost_equivalence(values: object, *, delta: float, low: float | None = None, 
 
     ``low`` defaults to :math:`-\delta`. Equivalence is declared when :math:`p < \alpha`.
 
+    Zero standard error (all values equal): each one-sided p-value is the limit of the :math:`t`-test as
+    :math:`s \to 0`, i.e. 0 when the mean is strictly inside its bound, 1 when strictly outside and 1/2
+    exactly on it; so constant values strictly inside the interval are equivalent, on a bound they are not.
+
     References
     ----------
     Schuirmann, D. J. (1987). A comparison of the two one-sided tests procedure. J. Pharmacokinet.
@@ -176,9 +180,9 @@ def tost_equivalence(values: object, *, delta: float, low: float | None = None, 
     n = x.size
     m = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(n))
-    if se == 0:
-        p_l = 0.0 if m > lo else 1.0
-        p_u = 0.0 if m < delta else 1.0
+    if se == 0:  # the se -> 0 limit of each one-sided t-test (documented above)
+        p_l = 0.0 if m > lo else (0.5 if m == lo else 1.0)
+        p_u = 0.0 if m < delta else (0.5 if m == delta else 1.0)
     else:
         p_l = float(stats.t.sf((m - lo) / se, n - 1))
         p_u = float(stats.t.cdf((m - delta) / se, n - 1))
