@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests._forecasters_support import RaisingForecaster, make_history, ragged_panel
@@ -148,3 +149,27 @@ def test_lightgbm_global_beats_the_last_value_on_a_strongly_seasonal_panel():
     err_model = np.abs(point - y[:, 48:]).mean()
     err_naive = np.abs(y[:, 47:48] - y[:, 48:]).mean()
     assert err_model < 0.5 * err_naive
+
+
+@pytest.mark.parametrize("freq", ["MS", "2MS"])
+def test_lightgbm_global_predict_continues_the_fit_season_positions(freq, monkeypatch):
+    # "2MS" has no pandas period equivalent, so positions are column indices modulo the season: the
+    # forecast steps must see positions 42, 43, 44 (mod 5) of the grid, not restart at 0 at the origin
+    from tycheon.forecasters.roster import global_ml
+
+    step_positions = []
+    real_features = global_ml._features
+
+    def spy(lags, position, season):
+        step_positions.append(np.unique(position))
+        return real_features(lags, position, season)
+
+    history = make_history(_monthly_panel_with_zeros()[:, :42], freq=freq, season=5)
+    model = create("lightgbm_global", n_estimators=5).fit(history)
+    monkeypatch.setattr(global_ml, "_features", spy)
+    model.predict(history, horizon=3)
+    grid = pd.date_range("2020-01-01", periods=45, freq=freq)
+    expected = global_ml._season_position(grid, freq, 5)[42:]
+    assert [p.tolist() for p in step_positions] == [[x] for x in expected.tolist()]
+    if freq == "2MS":
+        assert expected.tolist() == [2.0, 3.0, 4.0]  # 42, 43, 44 mod 5

@@ -7,7 +7,9 @@ is a target cell ``y[s, t]`` with features computed only from columns ``< t`` of
 - lags :math:`y_{t-1}, \\dots, y_{t-L}` with :math:`L = m + 1` by default (``NaN`` before the series
   starts; LightGBM routes missing values natively),
 - rolling means of the last 3 and the last :math:`m` lags,
-- the season position of period ``t`` (month of year for monthly data).
+- the season position of period ``t`` (month of year for monthly data; for a frequency with no pandas
+  period equivalent, such as ``"2MS"``, the column index modulo :math:`m`, counted from the first
+  period of the history, which is the same column for the fit and the predict histories of a backtest).
 
 Lags and target are divided by the row's scale (mean absolute value of its observed lags, 1 when that
 is 0), so that series of very different size share one model; forecasts are multiplied back.
@@ -159,7 +161,9 @@ class LightGbmGlobalForecaster(Forecaster):
         window[:, : tail.shape[1]] = tail
         offset = pd.tseries.frequencies.to_offset(history.freq)
         future = pd.date_range(history.periods[-1], periods=horizon + 1, freq=offset)[1:]
-        positions = _season_position(future, history.freq, season)
+        # positions of history and future together: where the frequency has no period equivalent the
+        # position is counted from the first history period, as in _fit, not restarted at the origin
+        positions = _season_position(history.periods.append(future), history.freq, season)[-horizon:]
         point = np.empty((s, horizon))  # [series, horizon]
         for step in range(horizon):
             x, scale = _features(window, np.full(s, positions[step]), season)
