@@ -317,13 +317,11 @@ def _blocks(
                 targets = slice(origin.index, origin.index + origin.horizon)
                 for p in parts:
                     rows = p.rows
-                    obs = data.observed[rows, targets]  # [series, horizon]
                     blocks.append(Block(
                         model=name, unit=data.unit, unit_key=u * len(runnable) + m,
                         n_unit_series=data.n_series, origin=origin.timestamp, series_rows=rows,
                         series_ids=data.series_ids[rows], target_periods=data.periods[targets],
-                        actual=np.where(obs, data.values[rows, targets], np.nan),
-                        available_at=data.available_at[rows, targets], point=p.point,
+                        actual=p.actual, available_at=p.available_at, point=p.point,
                         quantiles=p.quantiles if with_q else None, samples=p.samples if with_s else None,
                         demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
                         scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],

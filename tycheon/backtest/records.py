@@ -84,10 +84,10 @@ class Block:
         return np.isfinite(self.actual)  # [series, horizon]
 
 
-def _per_row(block: Block, values: np.ndarray) -> np.ndarray:
-    """Broadcast a per-series array to the kept ``[series, horizon]`` cells."""
+def _per_row(block: Block, values: np.ndarray, keep: BoolArray) -> np.ndarray:
+    """Broadcast a per-series array to the kept ``[series, horizon]`` cells (``keep``: ``block.kept``)."""
     h = block.point.shape[1]
-    return np.repeat(values, h)[block.kept.ravel()]
+    return np.repeat(values, h)[keep]
 
 
 def build_scoreset(
@@ -131,22 +131,22 @@ def build_scoreset(
         step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)[keep]
         data["model"][rows] = b.model
         data["unit"][rows] = b.unit
-        data["series_id"][rows] = _per_row(b, np.asarray(b.series_ids, dtype=object))
+        data["series_id"][rows] = _per_row(b, np.asarray(b.series_ids, dtype=object), keep)
         data["origin"][rows] = b.origin.to_datetime64()
         data["step"][rows] = step
         data["target_period"][rows] = np.tile(b.target_periods.to_numpy(dtype="datetime64[ns]"), n)[keep]
         data["actual"][rows] = b.actual.ravel()[keep]
         data["point"][rows] = b.point.ravel()[keep]
         data["available_at"][rows] = b.available_at.ravel()[keep].astype("datetime64[ns]")
-        data["demand_class"][rows] = _per_row(b, np.asarray(b.demand_class, dtype=object))
-        data["season_length"][rows] = _per_row(b, np.asarray(b.season_length, dtype=np.int64))
-        data["scale_mae"][rows] = _per_row(b, b.scale_mae)
-        data["scale_rmse"][rows] = _per_row(b, b.scale_rmse)
-        data["weight"][rows] = _per_row(b, b.weight)
+        data["demand_class"][rows] = _per_row(b, np.asarray(b.demand_class, dtype=object), keep)
+        data["season_length"][rows] = _per_row(b, np.asarray(b.season_length, dtype=np.int64), keep)
+        data["scale_mae"][rows] = _per_row(b, b.scale_mae, keep)
+        data["scale_rmse"][rows] = _per_row(b, b.scale_rmse, keep)
+        data["weight"][rows] = _per_row(b, b.weight, keep)
         data["has_quantiles"][rows] = b.quantiles is not None
         data["has_samples"][rows] = b.samples is not None
         if not precomputed:
-            key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64)) * h + step - 1
+            key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64), keep) * h + step - 1
         if levels:
             q = None if b.quantiles is None else b.quantiles.reshape(n * h, len(levels))[keep]
             for j, col in enumerate(qmat):

@@ -24,6 +24,7 @@ radii computed here are exactly those of the whole run, and the main process onl
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -64,6 +65,8 @@ class OriginOutput:
     quantiles: FloatArray | None  # [series, horizon, level]
     samples: FloatArray | None  # [series, horizon, sample]
     radii: FloatArray | None = None  # [band level, series, horizon]
+    actual: FloatArray | None = None  # [series, horizon] NaN where the target is unobserved
+    available_at: np.ndarray | None = None  # [series, horizon] datetime64[ns]
 
 
 @dataclass
@@ -251,8 +254,11 @@ class ChunkTask:
             raise ForecasterError(
                 f"{model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested"
             )
+        targets = slice(origin.index, origin.index + self.horizon)
+        actual = np.where(self.data.observed[mine, targets], self.data.values[mine, targets], np.nan)
         result.outputs.append(OriginOutput(j, self.rows[mine], np.asarray(forecast.point, dtype=np.float64),
-                                           _align_quantiles(forecast, self.quantile_levels), samples))
+                                           _align_quantiles(forecast, self.quantile_levels), samples,
+                                           actual=actual, available_at=self.data.available_at[mine, targets]))
         run.local_rows.append(mine)
 
     def _bands(self, run: _ModelRun) -> None:
@@ -264,19 +270,16 @@ class ChunkTask:
         outputs = run.result.outputs
         if not outputs:
             return
-        h, data = self.horizon, self.data
+        h = self.horizon
         err = np.full((len(self.rows) * h, len(self.origins)), np.nan)  # [series * step, origin]
         pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
         stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
         cells, kept = [], []
         for out, local in zip(outputs, run.local_rows):
-            origin = self.origins[out.origin_pos]
-            targets = slice(origin.index, origin.index + h)
-            actual = np.where(data.observed[local, targets], data.values[local, targets], np.nan)
-            keep = np.isfinite(actual).ravel()  # the rows the score set keeps
+            keep = np.isfinite(out.actual).ravel()  # the rows the score set keeps
             cell = (local[:, None] * h + np.arange(h)[None, :]).ravel()  # [series * step]
-            err[cell, out.origin_pos] = np.abs(actual - out.point).ravel()
-            pub[cell, out.origin_pos] = data.available_at[local, targets].ravel().view(np.int64)
+            err[cell, out.origin_pos] = np.abs(out.actual - out.point).ravel()
+            pub[cell, out.origin_pos] = out.available_at.ravel().view(np.int64)
             cells.append(cell[keep])
             kept.append(keep)
         origin_idx = np.concatenate([np.full(len(c), o.origin_pos) for c, o in zip(cells, outputs)])
@@ -290,8 +293,7 @@ class ChunkTask:
             for level, radius in enumerate(radii):
                 grid[level, keep] = radius[start:start + n]
             start += n
-            outputs[k] = OriginOutput(out.origin_pos, out.rows, out.point, out.quantiles, out.samples,
-                                      grid.reshape(len(BAND_LEVELS), len(out.rows), h))
+            outputs[k] = dataclasses.replace(out, radii=grid.reshape(len(BAND_LEVELS), len(out.rows), h))
 
     def describe(self) -> dict[str, Any]:
         return {"models": [m.model for m in self.models], "unit": self.data.unit, "chunk": self.chunk,
