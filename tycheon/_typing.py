@@ -16,9 +16,6 @@ Seed: TypeAlias = "int | np.random.Generator | None"
 NanPolicy: TypeAlias = Literal["raise", "zero"]
 """How a panel treats NaN values: ``raise`` refuses them, ``zero`` reads them as zero demand."""
 
-Frequency: TypeAlias = Literal["D", "W", "MS", "QS", "YS", "h"]
-"""Pandas offset aliases accepted for a panel (period start stamps)."""
-
 DemandClass: TypeAlias = Literal["smooth", "erratic", "intermittent", "lumpy", "undefined"]
 
 Backend: TypeAlias = Literal["sequential", "joblib", "dask"]
