@@ -84,10 +84,10 @@ class Block:
         return np.isfinite(self.actual)  # [series, horizon]
 
 
-def _per_row(block: Block, values: np.ndarray, keep: BoolArray) -> np.ndarray:
-    """Broadcast a per-series array to the kept ``[series, horizon]`` cells (``keep``: ``block.kept``)."""
-    h = block.point.shape[1]
-    return np.repeat(values, h)[keep]
+def _cells(values: np.ndarray, flat: IntArray | None) -> np.ndarray:
+    """The kept cells of a ``[series, horizon]`` array, in row order (``flat``: their flat positions,
+    None when every cell is kept)."""
+    return values.ravel() if flat is None else values.ravel()[flat]
 
 
 def build_scoreset(
@@ -122,31 +122,40 @@ def build_scoreset(
     key = np.empty(0 if precomputed else total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
-    for b, keep, lo, hi in zip(blocks, kept, bounds[:-1], bounds[1:]):
+    flats = [None if int(size) == k.size else np.flatnonzero(k) for k, size in zip(kept, sizes)]
+    for k, (b, keep, lo, hi) in enumerate(zip(blocks, kept, bounds[:-1], bounds[1:])):
         n, h = b.point.shape
         if b.unit_key not in key_offset:
             key_offset[b.unit_key] = next_offset
             next_offset += b.n_unit_series * h
         rows = slice(int(lo), int(hi))
-        step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)[keep]
+        # flat [series * horizon] positions of the kept cells: one integer gather per column instead of
+        # a broadcast plus a boolean mask (and no gather at all when every target was observed)
+        flat = flats[k]
+        if flat is None:
+            srow = np.repeat(np.arange(n), h)
+            step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)
+        else:
+            srow, step = np.divmod(flat, h)
+            step += 1
         data["model"][rows] = b.model
         data["unit"][rows] = b.unit
-        data["series_id"][rows] = _per_row(b, np.asarray(b.series_ids, dtype=object), keep)
+        data["series_id"][rows] = np.asarray(b.series_ids, dtype=object)[srow]
         data["origin"][rows] = b.origin.to_datetime64()
         data["step"][rows] = step
-        data["target_period"][rows] = np.tile(b.target_periods.to_numpy(dtype="datetime64[ns]"), n)[keep]
-        data["actual"][rows] = b.actual.ravel()[keep]
-        data["point"][rows] = b.point.ravel()[keep]
-        data["available_at"][rows] = b.available_at.ravel()[keep].astype("datetime64[ns]")
-        data["demand_class"][rows] = _per_row(b, np.asarray(b.demand_class, dtype=object), keep)
-        data["season_length"][rows] = _per_row(b, np.asarray(b.season_length, dtype=np.int64), keep)
-        data["scale_mae"][rows] = _per_row(b, b.scale_mae, keep)
-        data["scale_rmse"][rows] = _per_row(b, b.scale_rmse, keep)
-        data["weight"][rows] = _per_row(b, b.weight, keep)
+        data["target_period"][rows] = b.target_periods.to_numpy(dtype="datetime64[ns]")[step - 1]
+        data["actual"][rows] = _cells(b.actual, flat)
+        data["point"][rows] = _cells(b.point, flat)
+        data["available_at"][rows] = _cells(b.available_at, flat)
+        data["demand_class"][rows] = np.asarray(b.demand_class, dtype=object)[srow]
+        data["season_length"][rows] = np.asarray(b.season_length, dtype=np.int64)[srow]
+        data["scale_mae"][rows] = b.scale_mae[srow]
+        data["scale_rmse"][rows] = b.scale_rmse[srow]
+        data["weight"][rows] = b.weight[srow]
         data["has_quantiles"][rows] = b.quantiles is not None
         data["has_samples"][rows] = b.samples is not None
         if not precomputed:
-            key[rows] = key_offset[b.unit_key] + _per_row(b, b.series_rows.astype(np.int64), keep) * h + step - 1
+            key[rows] = key_offset[b.unit_key] + b.series_rows.astype(np.int64)[srow] * h + step - 1
         if levels:
             q = None if b.quantiles is None else b.quantiles.reshape(n * h, len(levels))[keep]
             for j, col in enumerate(qmat):
@@ -156,9 +165,9 @@ def build_scoreset(
 
     if precomputed:
         radii = [np.empty(total) for _ in BAND_LEVELS]
-        for b, keep, lo, hi in zip(blocks, kept, bounds[:-1], bounds[1:]):
+        for b, flat, lo, hi in zip(blocks, flats, bounds[:-1], bounds[1:]):
             for level, radius in enumerate(radii):
-                radius[int(lo):int(hi)] = b.radii[level].ravel()[keep]  # type: ignore[index]
+                radius[int(lo):int(hi)] = _cells(b.radii[level], flat)  # type: ignore[index]
     else:
         abs_error = np.abs(data["actual"] - data["point"])
         radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
