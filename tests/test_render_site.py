@@ -268,4 +268,4 @@ def test_data_warnings_come_from_the_dataset_flags_even_when_the_harness_wrote_n
     page = (out / "benchmarks/small/m3_monthly/rolling_origin/series/all-mase.md").read_text()
     assert "<strong>not redistributable</strong> (m3_monthly)" in page
     home = (out / "index.md").read_text()
-    assert "on synthetic_marketplace (rolling_origin): failed, time budget of 120 s exceeded" in home
+    assert "&mdash; failed on synthetic_marketplace (rolling origin): time budget of 120 s exceeded" in home

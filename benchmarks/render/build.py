@@ -9,7 +9,7 @@ from . import charts
 from .definitions import read_package, schema_columns
 from .fmt import safe_label
 from .load import Run
-from .pages import CLASS_ORDER, NavNode, Page, SiteModel, lb_key
+from .pages import CLASS_ORDER, NavNode, Page, SiteModel, lb_key, null_notes
 
 
 def _cd(site: SiteModel, run: Run, lb: dict[str, Any]) -> str | None:
@@ -46,7 +46,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[tuple
             "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
             "protocol": next((p for p in run.data["protocols"] if p["id"] == protocol), None),
             "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
-            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
+            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb), "notes": null_notes(lb["rows"]),
             "dataset_page": site.dataset_page(run.name, dataset),
         })
         pages.append(page)
@@ -96,7 +96,8 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             "run": run, "name": dataset, "info": info, "matrices": matrices,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
-            "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
+            "warnings": site.warnings_for(run, dataset), "not_ran": site.not_ran(run, dataset=dataset),
+            "provenance": site.provenance(run),
         }))
         dataset_entries.append((dataset, info, site.dataset_page(name, dataset)))
         nav.children.append(ds_nav)
@@ -106,7 +107,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     nav.children.append(NavNode(title="Version history", page=history.path))
     pages.append(Page(path=site.bench_page(name), template="benchmark.md.j2", title=safe_label(name), context={
         "run": run, "datasets": dataset_entries, "provenance": site.provenance(run),
-        "warnings": run.data["warnings"],
+        "warnings": site.run_warnings(run), "not_ran": site.not_ran(run),
         "history_page": history.path, "versions": [r.version for r in site.by_name[name]],
     }))
     return pages, nav
@@ -296,7 +297,7 @@ def home_page(site: SiteModel) -> Page:
                            "rw": site.rw_row(lb)})
         benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
                            "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
-                           "warnings": run.data["warnings"], "not_ran": site.not_ran(run)})
+                           "warnings": site.run_warnings(run), "not_ran": site.not_ran(run)})
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
 
 

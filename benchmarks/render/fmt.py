@@ -57,6 +57,15 @@ def pvalue(value: float | None) -> str:
     return f"{value:.4f}"
 
 
+def pshort(value: float | None) -> str:
+    """A p-value in two significant digits for a note beside a verdict (``0.003``, ``0.21``, ``<0.001``)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "\u2013"
+    if value < 1e-3:
+        return "<0.001"
+    return f"{value:.2g}"
+
+
 def percent(value: float | None, digits: int = 1) -> str:
     return "\u2013" if value is None else f"{100 * value:.{digits}f}%"
 

@@ -17,6 +17,7 @@ from .load import Run
 
 CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
 VERDICTS = ("beats", "indistinguishable", "worse")
+MODEL_WARNING = "model"  # the schema's warning kind for a skipped or failed model run
 
 
 @dataclass
@@ -36,6 +37,36 @@ class NavNode:
 
 def lb_key(lb: dict[str, Any]) -> tuple[str, str, str, str, str]:
     return (lb["dataset"], lb["protocol"], lb["unit"], lb["demand_class"], lb["metric"])
+
+
+_NULL_CELLS = (  # (column, value shown, reason the schema records when that value is null, column label)
+    ("dm", "dm_p_bh", "dm_reason", "DM p against the production baseline"),
+    ("verdict", "verdict_vs_rw", "verdict_reason", "verdict against the random walk"),
+)
+
+
+def null_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Footnotes for a leaderboard's empty DM p and verdict cells, from the reasons the results file records.
+
+    One note per (column, reason), numbered in row order, naming every model it applies to; ``marks`` maps
+    ``(model, column)`` to the note's number. A null without a recorded reason (older results files, where
+    the fields are optional) gets no note.
+    """
+    notes: list[dict[str, Any]] = []
+    numbers: dict[tuple[str, str], int] = {}
+    marks: dict[tuple[str, str], int] = {}
+    for row in rows:
+        for column, value_key, reason_key, label in _NULL_CELLS:
+            reason = row.get(reason_key)
+            if row[value_key] is not None or not reason:
+                continue
+            if (column, reason) not in numbers:
+                numbers[(column, reason)] = len(notes) + 1
+                notes.append({"number": len(notes) + 1, "label": label, "reason": reason, "models": []})
+            number = numbers[(column, reason)]
+            notes[number - 1]["models"].append(row["display_name"])
+            marks[(row["model"], column)] = number
+    return {"notes": notes, "marks": marks}
 
 
 def _ordered(values: list[str], preferred: list[str]) -> list[str]:
@@ -157,12 +188,15 @@ class SiteModel:
         return rows
 
     def warnings_for(self, run: Run, dataset: str | None) -> list[dict[str, Any]]:
-        """Warnings about this dataset plus run-wide ones (dataset null).
+        """Data warnings about this dataset plus run-wide ones (dataset null).
 
-        The dataset's own ``synthetic`` / ``redistributable`` flags are shown too when the harness wrote
-        no warning of that kind, so a page can never omit them.
+        Only facts about the data are kept: warnings of kind ``model`` (the schema's kind for a skipped or
+        failed model) repeat ``models[].runs`` one line per dataset and protocol, and the pages show those
+        runs grouped per model instead (:meth:`not_ran`). The dataset's own ``synthetic`` /
+        ``redistributable`` flags are shown too when the harness wrote no warning of that kind, so a page
+        can never omit them.
         """
-        found = [w for w in run.data["warnings"] if w["dataset"] in (dataset, None)]
+        found = [w for w in run.data["warnings"] if w["dataset"] in (dataset, None) and w["kind"] != MODEL_WARNING]
         info = next((d for d in run.data["datasets"] if d["name"] == dataset), None)
         kinds = {w["kind"] for w in found if w["dataset"] == dataset}
         if info is not None and info["synthetic"] and "synthetic" not in kinds:
@@ -172,16 +206,40 @@ class SiteModel:
                           "message": "the dataset is flagged not redistributable: do not publish its values"})
         return found
 
+    def run_warnings(self, run: Run) -> list[dict[str, Any]]:
+        """Data warnings of the whole run: run-wide ones, then each dataset's (see :meth:`warnings_for`)."""
+        found = [w for w in run.data["warnings"] if w["dataset"] is None and w["kind"] != MODEL_WARNING]
+        names = list(dict.fromkeys([d["name"] for d in run.data["datasets"]]
+                                   + [w["dataset"] for w in run.data["warnings"] if w["dataset"] is not None]))
+        for name in names:
+            found.extend(w for w in self.warnings_for(run, name) if w["dataset"] is not None)
+        return found
+
     @staticmethod
-    def not_ran(run: Run) -> list[dict[str, Any]]:
-        """Every (model, dataset, protocol) that was skipped or failed in this run, with its reason."""
-        rows = []
+    def not_ran(run: Run, *, dataset: str | None = None) -> list[dict[str, Any]]:
+        """Skipped and failed runs, one entry per model and (status, reason), optionally for one dataset.
+
+        Each entry lists where it happened as clauses of datasets that share the same protocols, in the
+        results file's order: ``[{"datasets": ["m3", "tourism"], "protocols": ["rolling_origin",
+        "competition"]}, ...]``, so three unavailable models give three lines, not one per dataset and
+        protocol.
+        """
+        entries = []
         for model in sorted(run.data["models"], key=lambda m: m["id"]):
+            outcomes: dict[tuple[str, str], dict[str, list[str]]] = {}
             for r in model["runs"]:
-                if r["status"] != "ran":
-                    rows.append({"model": model["id"], "display_name": model["display_name"], "dataset": r["dataset"],
-                                 "protocol": r["protocol"], "status": r["status"], "reason": r["reason"] or "no reason recorded"})
-        return rows
+                if r["status"] == "ran" or (dataset is not None and r["dataset"] != dataset):
+                    continue
+                key = (r["status"], r["reason"] or "no reason recorded")
+                outcomes.setdefault(key, {}).setdefault(r["dataset"], []).append(r["protocol"])
+            for (status, reason), where in outcomes.items():
+                clauses: dict[tuple[str, ...], list[str]] = {}
+                for name, protocols in where.items():
+                    clauses.setdefault(tuple(dict.fromkeys(protocols)), []).append(name)
+                entries.append({"model": model["id"], "display_name": model["display_name"], "status": status,
+                                "reason": reason, "where": [{"datasets": names, "protocols": list(protocols)}
+                                                            for protocols, names in clauses.items()]})
+        return entries
 
     @staticmethod
     def provenance(run: Run) -> dict[str, Any]:
