@@ -14,7 +14,7 @@ from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.demand import demand_classes
 from tycheon.data.panel import Panel
-from tycheon.forecasters.base import Availability, Forecaster
+from tycheon.forecasters.base import Availability, Forecast, Forecaster
 from tycheon.metrics.scale import seasonal_naive_scales
 from tycheon.testing import poison_after
 from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveForecaster
@@ -215,3 +215,67 @@ def test_when_the_score_set_is_written_to_parquet_then_it_reads_back_equal(small
     pd.testing.assert_frame_equal(back.table, scores.table, check_exact=True)
     assert np.array_equal(back.samples, scores.samples, equal_nan=True)
     assert back.meta["guard_checks"] == scores.meta["guard_checks"]
+
+
+class _FailsAtSecondOrigin(Forecaster):
+    """Forecasts zeros at the first origin it sees, raises at any later one."""
+
+    capabilities = MeanForecaster.capabilities
+    first: list = []
+
+    def _predict(self, history, *, horizon, **kwargs):
+        if self.first and history.as_of != self.first[0]:
+            raise ArithmeticError("diverged at a later origin")
+        self.first[:1] = [history.as_of]
+        return Forecast(point=np.zeros((history.n_series, horizon)))
+
+
+class _Vandal(Forecaster):
+    """Tries to overwrite the history it is handed (the one the next model of its chunk receives)."""
+
+    capabilities = MeanForecaster.capabilities
+
+    def _predict(self, history, *, horizon, **kwargs):
+        history.values[:] = 0.0
+        return Forecast(point=np.zeros((history.n_series, horizon)))
+
+
+@pytest.mark.parametrize("intruder", [_FailsAtSecondOrigin, _Vandal])
+def test_when_one_model_of_a_shared_chunk_fails_then_the_others_rows_are_those_of_a_run_without_it(
+        small_panel, intruder):
+    # the local models of a chunk share one task and one history per origin; a failure stays the
+    # model's own (a vandal cannot write into the shared history: it is read-only, and it fails)
+    _FailsAtSecondOrigin.first = []
+    alone = run(small_panel, PROTOCOL, _factories(), units=("series", "total"), chunk_size=5, n_samples=3)
+    shared = run(small_panel, PROTOCOL, {"bad": instance_factory(intruder()), **_factories()},
+                 units=("series", "total"), chunk_size=5, n_samples=3)
+    assert shared.meta["models"]["bad"]["status"] == "failed"
+    assert "bad" not in shared.models
+    pd.testing.assert_frame_equal(shared.table, alone.table, check_exact=True)
+    assert np.array_equal(shared.samples, alone.samples, equal_nan=True)
+    for name in ("naive", "mean"):
+        for key in ("support", "support_by_unit", "below_model_min_history"):
+            assert shared.meta["models"][name][key] == alone.meta["models"][name][key]
+
+
+class _Keeper(Forecaster):
+    """Keeps every predict history it is handed (class-level list: clones share it)."""
+
+    capabilities = MeanForecaster.capabilities
+    seen: list = []
+
+    def _predict(self, history, *, horizon, **kwargs):
+        self.seen.append(history)
+        return Forecast(point=np.zeros((history.n_series, horizon)))
+
+
+def test_models_of_a_chunk_share_one_read_only_history_per_origin_and_each_hand_over_is_guarded(small_panel):
+    _Keeper.seen = []
+    scores = run(small_panel, PROTOCOL, {"a": instance_factory(_Keeper()), "b": instance_factory(_Keeper())})
+    seen = _Keeper.seen
+    assert len(seen) == 2 * 3  # two models, three origins, one chunk
+    for first, second in zip(seen[::2], seen[1::2]):
+        assert second is first  # built once, handed to both
+        assert not any(a.flags.writeable for a in (first.values, first.observed, first.available_at))
+    # guard counts are per hand-over: one fit, embargo and predict check per (model, chunk, origin)
+    assert scores.meta["guard_checks"] == {"predict": 6, "fit": 6, "embargo": 6}

@@ -12,14 +12,21 @@ What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices pape
   that origin's published training window only (:mod:`tycheon.data.demand`,
   :mod:`tycheon.metrics.scale`);
 - **conformal bands** (:mod:`.conformal`) and the score-set record (:mod:`.records`);
-- **execution** over (unit, model, chunk-of-series) tasks with a deterministic assembly order
-  (:mod:`.execution`), so sequential, joblib and Dask runs give identical score sets and a repeated run is
-  bit-identical.
+- **execution** over tasks with a deterministic assembly order (:mod:`.execution`), so sequential, joblib
+  and Dask runs give identical score sets and a repeated run is bit-identical. A task is one chunk of a
+  unit's series with *every* local model (its histories are built once per origin and shared, read-only,
+  by those models; :mod:`.tasks`), or one global model on the whole unit. Conformal radii are computed
+  inside the tasks, so the main process only assembles the score set.
+
+``meta["guard_checks"]`` counts hand-overs: one fit, one embargo and one predict check per (model, chunk,
+origin) where the model was fitted / asked to forecast, whether or not the history it got was shared with
+another model (a shared history is checked for each model it is handed to).
 
 Model status in ``meta["models"]``: ``{"status": "ran", "fit_seconds", "predict_seconds", "support",
 "support_by_unit", "below_model_min_history"}``; ``{"status": "failed", "reason", "traceback"}`` for a model
 that raised (anything but :class:`~.guards.LookaheadError`, which always propagates) or overran its soft
-``time_budget`` (checked between origins inside a task and on the model's total after the run);
+``time_budget`` (the model's own fit + predict seconds, checked between origins inside a task and on its
+total after the run);
 ``{"status": "skipped", "reason"}`` when ``availability()`` says it cannot run here. A failed model
 contributes no rows: partial results would be scored on an easier subset.
 """
@@ -158,7 +165,8 @@ def run(
     n_jobs : int, optional
         joblib workers.
     chunk_size : int, optional
-        Series per task for local models (default 1024); global models always get one task per unit.
+        Series per task for local models (default 1024; all local models share the chunk's task);
+        global models always get one task per unit.
     dask_client : distributed.Client, optional
         Required for ``backend="dask"``.
     seed : int
@@ -166,7 +174,7 @@ def run(
     progress : bool
         tqdm progress bar over tasks.
     time_budget : float, optional
-        Soft per-model budget in seconds (fit + predict), checked between origins.
+        Soft per-model budget in seconds (the model's own fit + predict), checked between origins.
     band_min_origins : int
         Calibration errors required for a conformal band beyond the split-conformal rank condition.
 
