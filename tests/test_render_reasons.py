@@ -37,6 +37,7 @@ def _with_reasons() -> dict:
     ets = _row(board, "auto_ets")
     ets.update(verdict_vs_rw=None, verdict_reason=VERDICT_REASON, verdict_p_se=None, verdict_p_crps=0.5)
     _row(board, "seasonal_naive").update(verdict_p_se=0.003, verdict_p_crps=0.21, verdict_reason=None, dm_reason=None)
+    _row(board, "croston_sba").update(verdict_p_se=0.0004, verdict_p_crps=0.0456)
     board["tests"].update(friedman_statistic=None, friedman_p=None, nemenyi_cd=None, friedman_reason=FRIEDMAN_REASON,
                           conservative_cd=None, conservative_cd_reason=CONSERVATIVE_REASON)
     return data
@@ -83,6 +84,7 @@ def test_the_verdict_shows_both_one_sided_p_values_behind_it(reasons_page):
     assert "p<sub>SE</sub>=0.003, p<sub>CRPS</sub>=0.21" in row
     assert "p<sub>SE</sub>=&ndash;" not in row and "p<sub>SE</sub>=\u2013, p<sub>CRPS</sub>=0.5" in _cell_row(reasons_page, "auto_ets")
     assert "p<sub>SE</sub>" not in _cell_row(reasons_page, "imapa")  # the fixture records no p-values for it
+    assert "p<sub>SE</sub>&lt;0.001, p<sub>CRPS</sub>=0.046" in _cell_row(reasons_page, "croston_sba")
 
 
 def test_null_friedman_and_conservative_cd_show_their_escaped_reasons_in_the_tests_table(reasons_page):
@@ -150,3 +152,27 @@ def test_dataset_and_benchmark_pages_list_the_skips_that_concern_them(many_skips
     assert "m3_monthly (rolling origin" not in dataset
     bench = (many_skips / "benchmarks/small/index.md").read_text(encoding="utf-8")
     assert bench.count("&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, competition)") == 2
+
+
+def test_an_interval_column_empty_for_every_model_is_named_and_a_missing_ranking_comparison_says_so(tmp_path):
+    data = _fixture()
+    table = data["intervals"][0]
+    for row in table["rows"]:
+        row.update(coverage95=None, msis95=None)
+    for key in ("point_vs_interval_spearman", "point_vs_interval_p", "max_move"):
+        table.pop(key, None)
+    _write(tmp_path / "results", data)
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
+    page = (tmp_path / "docs" / "benchmarks" / "small" / table["dataset"] / "intervals.md").read_text(encoding="utf-8")
+    notes = re.findall(r"<span class=\"tyc-reason\">Empty for every model in this table \(the results file records "
+                       r"none\): ([^<]+)\.</span>", page)
+    assert notes == ["coverage 95%, MSIS 95%"]  # only the emptied table, only its emptied columns
+    assert page.count("Point vs interval ranking: not recorded in this results file.") == 1
+    assert "No model has a 95% band in any demand class here" not in page  # the other classes still have one
+    for other in data["intervals"][1:]:
+        for row in other["rows"]:
+            row.update(coverage95=None, msis95=None)
+    _write(tmp_path / "results", data)
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
+    page = (tmp_path / "docs" / "benchmarks" / "small" / table["dataset"] / "intervals.md").read_text(encoding="utf-8")
+    assert "No model has a 95% band in any demand class here" in page

@@ -113,6 +113,10 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     return pages, nav
 
 
+_INTERVAL_COLUMNS = (("coverage80", "coverage 80%"), ("coverage95", "coverage 95%"),
+                     ("msis80", "MSIS 80%"), ("msis95", "MSIS 95%"))
+
+
 def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str, Any]], path: str) -> Page:
     order = {c: i for i, c in enumerate(CLASS_ORDER)}
     tables = sorted(tables, key=lambda t: (t["protocol"], t["unit"], order.get(t["demand_class"], 99)))
@@ -120,7 +124,8 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str
     sections = []
     for t in tables:
         rows = [dict(r, display_name=models[r["model"]]["display_name"] if r["model"] in models else r["model"]) for r in t["rows"]]
-        sections.append({"table": t, "rows": rows, "not_scored": site.not_scored(
+        empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(r[key] is None for r in rows)]
+        sections.append({"table": t, "rows": rows, "empty": empty, "not_scored": site.not_scored(
             run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"]})})
     pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
     for protocol, unit in dict.fromkeys((t["protocol"], t["unit"]) for t in tables):
@@ -128,7 +133,8 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str
         classes = [t["demand_class"] for t in group]
         model_ids = list(dict.fromkeys(r["model"] for t in group for r in t["rows"]))
         cells = {(t["demand_class"], r["model"]): r for t in group for r in t["rows"]}
-        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "models": [
+        no95 = bool(cells) and all(r["coverage95"] is None and r["msis95"] is None for r in cells.values())
+        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": [
             (mid, models[mid]["display_name"] if mid in models else mid) for mid in model_ids]})
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "warnings": site.warnings_for(run, dataset),

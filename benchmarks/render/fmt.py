@@ -57,13 +57,16 @@ def pvalue(value: float | None) -> str:
     return f"{value:.4f}"
 
 
-def pshort(value: float | None) -> str:
-    """A p-value in two significant digits for a note beside a verdict (``0.003``, ``0.21``, ``<0.001``)."""
+def pcompare(value: float | None) -> str:
+    """A p-value as the comparison a note beside a verdict prints: ``=0.003``, ``=0.21``, ``<0.001``, ``=–``.
+
+    Two significant digits: the note explains a verdict, the exact value is in the results file.
+    """
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "\u2013"
+        return "=\u2013"
     if value < 1e-3:
         return "<0.001"
-    return f"{value:.2g}"
+    return f"={value:.2g}"
 
 
 def percent(value: float | None, digits: int = 1) -> str:

@@ -49,7 +49,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
-    env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pshort=fmt.pshort, integer=fmt.integer, percent=fmt.percent,
+    env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer, percent=fmt.percent,
                        sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify)
     env.globals.update(url=fmt.relurl)
     return env
