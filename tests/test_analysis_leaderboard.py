@@ -220,3 +220,24 @@ def test_interval_coverage_is_the_share_of_records_inside_the_band_when_blocks_a
     inside = ((part["actual"] >= part["lo80"]) & (part["actual"] <= part["hi80"])).to_numpy()
     assert rows["ses"]["coverage80"] == pytest.approx(inside.mean())
     assert rows["ses"]["n_records"] == len(part)
+
+
+def test_interval_table_reports_the_point_vs_interval_rank_correlation():
+    table = _table()
+    t = interval_tables(table)[0]
+    rows = {r["model"]: r for r in t["rows"]}
+    point = [rows[m]["rank_point"] for m in MODELS]
+    interval = [rows[m]["rank_interval"] for m in MODELS]
+    ref = stats.spearmanr(point, interval)  # oracle: scipy on the two rank vectors
+    assert t["interval_metric"] == "msis95"
+    assert t["point_vs_interval_spearman"] == pytest.approx(ref.statistic)
+    assert t["point_vs_interval_p"] == pytest.approx(ref.pvalue)
+    assert t["max_move"] == max(abs(a - b) for a, b in zip(point, interval, strict=True))
+
+
+def test_when_no_model_has_a_95_band_then_the_interval_ranking_uses_the_80_band():
+    table = _table()
+    table[["lo95", "hi95"]] = np.nan
+    t = interval_tables(table)[0]
+    assert t["interval_metric"] == "msis80"
+    assert all(r["rank_interval"] is not None for r in t["rows"])

@@ -90,3 +90,18 @@ def test_when_tost_values_are_constant_then_p_is_the_zero_se_limit_of_each_t_tes
     assert near.p_upper == pytest.approx(0.5, abs=1e-6)
     outside = tost_equivalence(np.full(5, 0.3), delta=0.1)
     assert (outside.p_upper, outside.p_value, outside.equivalent) == (1.0, 1.0, False)
+
+
+def test_spearman_test_matches_scipy_spearmanr():
+    # oracle: scipy.stats.spearmanr (t approximation with n - 2 degrees of freedom)
+    from scipy.stats import spearmanr
+
+    from tycheon.stats.ranking import spearman_test
+
+    x = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    y = [2, 1, 4, 3, 7, 5, 6, 12, 9, 11, 8, 10]
+    rho, p = spearman_test(x, y)
+    ref = spearmanr(x, y)
+    assert rho == pytest.approx(ref.statistic, rel=1e-12)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9)
+    assert spearman_test([1, 2], [2, 1])[1] != spearman_test([1, 2], [2, 1])[1]  # NaN: no degrees of freedom

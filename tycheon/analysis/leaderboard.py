@@ -52,6 +52,7 @@ from tycheon.metrics.probabilistic import crps_quantiles
 from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
+from tycheon.stats.ranking import spearman_test
 from tycheon.stats.verdict import verdict_vs_random_walk
 
 __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_tables"]
@@ -333,8 +334,11 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
     like a full one); ``n_records`` counts the records with a band. MSIS is the interval score scaled by
     the in-sample seasonal-naive MAE per block (:func:`tycheon.metrics.aggregate.block_scores`, M4
     definition), averaged over blocks. ``rank_point`` / ``rank_interval`` are the models' places on mean
-    ``point_metric`` and on mean MSIS-95 (paper, Table 5). ``quantile_levels`` is needed only when
-    ``point_metric`` is ``"crps"`` (approximate CRPS of the models' own quantiles).
+    ``point_metric`` and on mean MSIS (paper, Table 5) at the widest band every ranked model has
+    (``interval_metric``: ``msis95``, else ``msis80``); the table carries Spearman's :math:`\rho` between
+    the two rankings with its p-value (:func:`tycheon.stats.ranking.spearman_test`) and ``max_move``, the
+    largest number of places any model shifts. ``quantile_levels`` is needed only when ``point_metric``
+    is ``"crps"`` (approximate CRPS of the models' own quantiles).
 
     References
     ----------
@@ -355,14 +359,29 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
             point_rank = _rank_by_mean(s[f"{point_metric}_mean"].to_dict())
-            msis_rank = _rank_by_mean(s["msis95_mean"].to_dict())
+            interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
+            msis_rank = _rank_by_mean(s[f"{interval_metric}_mean"].to_dict())
             rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
                      "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
                      "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],
                      "rank_point": point_rank[m], "rank_interval": msis_rank[m]}
                     for m in s.index]
-            out.append({"unit": unit, "demand_class": dc, "band": "conformal", "rows": rows})
+            out.append({"unit": unit, "demand_class": dc, "band": "conformal", "rows": rows,
+                        **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank)})
     return out
+
+
+def _point_vs_interval(s: pd.DataFrame, point_metric: str, interval_metric: str,
+                       point_rank: dict[str, int], msis_rank: dict[str, int]) -> dict[str, Any]:
+    """Spearman between the point and interval rankings over the models that have both scores."""
+    both = s.index[np.isfinite(s[f"{point_metric}_mean"]) & np.isfinite(s[f"{interval_metric}_mean"])]
+    if len(both) < 3:
+        return {"interval_metric": interval_metric, "point_vs_interval_spearman": None,
+                "point_vs_interval_p": None, "max_move": None}
+    rho, p = spearman_test([point_rank[m] for m in both], [msis_rank[m] for m in both])
+    return {"interval_metric": interval_metric, "point_vs_interval_spearman": _or_none(rho),
+            "point_vs_interval_p": _or_none(p),
+            "max_move": int(max(abs(point_rank[m] - msis_rank[m]) for m in both))}
 
 
 def _or_none(x: Any) -> float | None:

@@ -5,13 +5,13 @@ from tycheon.stats.bootstrap import BootstrapResult, RankingBootstrap, paired_bl
 from tycheon.stats.dm import DMResult, diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import FriedmanResult, conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
-from tycheon.stats.ranking import TOSTResult, kendall_tau_b, pss, pss_resolution, spearman, tost_equivalence, winner_swap
+from tycheon.stats.ranking import TOSTResult, kendall_tau_b, pss, pss_resolution, spearman, spearman_test, tost_equivalence, winner_swap
 from tycheon.stats.verdict import Verdict, verdict_from_scores, verdict_vs_random_walk
 
 __all__ = [
     "BootstrapResult", "DMResult", "FriedmanResult", "RankingBootstrap", "TOSTResult", "Verdict",
     "benjamini_hochberg", "conservative_cd", "critical_difference", "diebold_mariano", "dm_cross_sectional",
     "dm_pooled", "friedman_nemenyi", "holm", "kendall_tau_b", "nemenyi_q", "overlap_lags",
-    "paired_block_bootstrap", "pooled_layout", "pss", "pss_resolution", "ranking_bootstrap", "spearman",
+    "paired_block_bootstrap", "pooled_layout", "pss", "pss_resolution", "ranking_bootstrap", "spearman", "spearman_test",
     "tost_equivalence", "verdict_from_scores", "verdict_vs_random_walk", "winner_swap",
 ]  # fmt: skip

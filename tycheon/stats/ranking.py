@@ -11,7 +11,10 @@ from scipy import stats
 from tycheon.metrics._validate import as_float_array, check_finite, same_shape
 from tycheon.metrics.errors import MetricInputError
 
-__all__ = ["TOSTResult", "kendall_tau_b", "pss", "pss_resolution", "spearman", "tost_equivalence", "winner_swap"]
+__all__ = [
+    "TOSTResult", "kendall_tau_b", "pss", "pss_resolution", "spearman", "spearman_test", "tost_equivalence",
+    "winner_swap",
+]
 
 
 def _vectors(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
@@ -67,6 +70,28 @@ def spearman(x: object, y: object) -> float:
     ra, rb = ra - ra.mean(), rb - rb.mean()
     den = np.sqrt((ra @ ra) * (rb @ rb))
     return float(ra @ rb / den) if den > 0 else float("nan")
+
+
+def spearman_test(x: object, y: object) -> tuple[float, float]:
+    r"""Spearman's :math:`\rho` with a two-sided p-value from the t approximation.
+
+    .. math:: t = \rho\sqrt{\frac{n-2}{1-\rho^2}} \sim t_{n-2} \quad (H_0:\ \rho = 0)
+
+    The p-value is NaN for fewer than three items (no degrees of freedom) and 0 for :math:`|\rho| = 1`.
+
+    References
+    ----------
+    Zar, J. H. (1972). Significance testing of the Spearman rank correlation coefficient. JASA 67(339),
+    578-580 (the convention of ``scipy.stats.spearmanr``).
+    """
+    rho = spearman(x, y)
+    n = as_float_array(x, "x", ndim=(1,)).size
+    if n < 3 or not np.isfinite(rho):
+        return rho, float("nan")
+    if abs(rho) >= 1.0:
+        return rho, 0.0
+    t = rho * np.sqrt((n - 2) / (1.0 - rho * rho))
+    return rho, float(2.0 * stats.t.sf(abs(t), n - 2))
 
 
 def _coords(losses_p: object, losses_q: object, weights: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
