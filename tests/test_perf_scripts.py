@@ -73,3 +73,17 @@ def test_quick_run_of_the_whole_script_prints_one_line_per_comparison(capsys):
     lines = [line for line in out.splitlines() if "speedup=" in line]
     assert len(lines) == 3  # statsforecast (joblib, sequential) and statistics
     assert "peak RSS" in out
+
+
+def test_memory_check_reports_the_subprocess_own_peak_not_the_size_of_the_process_that_started_it():
+    # Linux carries a forking parent's RSS into ru_maxrss across exec: with it, a 1 GiB parent made a
+    # small run look like >= 1 GiB (how the perf suite once reported its own size as the backtest's)
+    from benchmarks.perf.memory import measure, peak_gib
+
+    ballast = np.ones(2**30 // 8)  # 1 GiB, touched
+    if (peak_gib() or 0.0) < 1.0:
+        pytest.skip("no /proc/<pid>/status VmHWM here")
+    m = measure(n_series=60, backend="sequential", n_jobs=1)
+    assert 0.05 < m["main_gib"] < 0.8, m
+    assert m["worker_gib"] == 0.0 and m["rows"] > 0
+    del ballast
