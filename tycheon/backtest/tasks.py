@@ -169,7 +169,7 @@ class ChunkTask:
                 break
             rows = np.flatnonzero(self.eligible[:, j])
             fit_cache: list[History] = []
-            predict_cache: dict[int, History] = {}
+            predict_cache: dict[int, tuple[History, FloatArray, np.ndarray]] = {}
             for run in live:
                 try:
                     self._step(run, j, origin, rows, fit_cache, predict_cache)
@@ -209,7 +209,7 @@ class ChunkTask:
         origin: Origin,
         rows: IntArray,
         fit_cache: list[History],
-        predict_cache: dict[int, History],
+        predict_cache: dict[int, tuple[History, FloatArray, np.ndarray]],
     ) -> None:
         result, model = run.result, run.spec.model
         if self.time_budget is not None and run.seconds > self.time_budget:
@@ -238,11 +238,15 @@ class ChunkTask:
         result.below_model_min_history += int((~enough).sum())
         if not enough.any():
             return
-        if need not in predict_cache:  # models with the same minimum share one history
-            predict_cache[need] = predict_history(self.data, rows[enough], index=origin.index,
-                                                  origin=origin.timestamp)
-        history = predict_cache[need]
         mine = rows[enough]
+        if need not in predict_cache:  # models with the same minimum share one history and one target
+            targets = slice(origin.index, origin.index + self.horizon)
+            actual = np.where(self.data.observed[mine, targets], self.data.values[mine, targets], np.nan)
+            avail = self.data.available_at[mine, targets]
+            actual.flags.writeable = avail.flags.writeable = False  # shared by the outputs of those models
+            predict_cache[need] = (predict_history(self.data, mine, index=origin.index, origin=origin.timestamp),
+                                   actual, avail)
+        history, actual, avail = predict_cache[need]
         rng = np.random.default_rng(np.random.SeedSequence(list(run.spec.seed_entropy) + [origin.index]))
         t0 = time.perf_counter()
         forecast = fitted.predict(history, origin=origin.timestamp, horizon=self.horizon,
@@ -254,11 +258,9 @@ class ChunkTask:
             raise ForecasterError(
                 f"{model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested"
             )
-        targets = slice(origin.index, origin.index + self.horizon)
-        actual = np.where(self.data.observed[mine, targets], self.data.values[mine, targets], np.nan)
         result.outputs.append(OriginOutput(j, self.rows[mine], np.asarray(forecast.point, dtype=np.float64),
                                            _align_quantiles(forecast, self.quantile_levels), samples,
-                                           actual=actual, available_at=self.data.available_at[mine, targets]))
+                                           actual=actual, available_at=avail))
         run.local_rows.append(mine)
 
     def _bands(self, run: _ModelRun) -> None:
