@@ -279,3 +279,30 @@ def test_models_of_a_chunk_share_one_read_only_history_per_origin_and_each_hand_
         assert not any(a.flags.writeable for a in (first.values, first.observed, first.available_at))
     # guard counts are per hand-over: one fit, embargo and predict check per (model, chunk, origin)
     assert scores.meta["guard_checks"] == {"predict": 6, "fit": 6, "embargo": 6}
+
+
+class _NeedsLongHistory(MeanForecaster):
+    def min_history(self, season_length):
+        return 24
+
+
+def test_when_tasks_compute_demand_class_and_scales_per_chunk_then_they_equal_the_whole_unit_kernels(small_panel):
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=3)
+    factories = {**_factories(), "long": instance_factory(_NeedsLongHistory())}  # a subset of the series
+    one = run(small_panel, protocol, factories, min_history=2)
+    chunked = run(small_panel, protocol, factories, min_history=2, chunk_size=5)
+    pd.testing.assert_frame_equal(one.table, chunked.table, check_exact=True)
+    dense = small_panel.dense()
+    table = chunked.table
+    assert 0 < (table["model"] == "long").sum() < (table["model"] == "naive").sum()
+    for o in protocol.origins(small_panel, min_history=2):
+        pub = dense.observed[:, :o.index]
+        window = np.where(pub, dense.values[:, :o.index], np.nan)
+        classes = demand_classes(window, pub)
+        mae, rmse, lag = seasonal_naive_scales(window, pub, small_panel.season_length)
+        rows = table[table["origin"] == o.timestamp]
+        idx = pd.Index(dense.series_ids).get_indexer(rows["series_id"])
+        assert list(rows["demand_class"]) == list(classes[idx])
+        assert np.array_equal(rows["scale_mae"].to_numpy(), mae[idx], equal_nan=True)
+        assert np.array_equal(rows["scale_rmse"].to_numpy(), rmse[idx], equal_nan=True)
+        assert np.array_equal(rows["season_length"].to_numpy(), lag[idx])

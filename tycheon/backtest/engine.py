@@ -15,8 +15,10 @@ What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices pape
 - **execution** over tasks with a deterministic assembly order (:mod:`.execution`), so sequential, joblib
   and Dask runs give identical score sets and a repeated run is bit-identical. A task is one chunk of a
   unit's series with *every* local model (its histories are built once per origin and shared, read-only,
-  by those models; :mod:`.tasks`), or one global model on the whole unit. Conformal radii are computed
-  inside the tasks, so the main process only assembles the score set.
+  by those models; :mod:`.tasks`), or one global model on the whole unit. Conformal radii, demand classes
+  and scales are computed inside the tasks (per chunk and origin, from the same published window with the
+  same row-wise kernels, so bit-identical to whole-unit values); the main process only assembles the
+  score set.
 
 ``meta["guard_checks"]`` counts hand-overs: one fit, one embargo and one predict check per (model, chunk,
 origin) where the model was fitted / asked to forecast, whether or not the history it got was shared with
@@ -49,39 +51,30 @@ from tycheon.backtest.scoreset import ScoreSet
 from tycheon.backtest.slices import UnitData, eligibility
 from tycheon.backtest.tasks import ChunkTask, ModelSpec, TaskResult
 from tycheon.backtest.units import build_unit, parse_unit
-from tycheon.data.demand import demand_classes
+from tycheon.data.demand import CLASSES
 from tycheon.data.panel import Panel
-from tycheon.metrics.scale import seasonal_naive_scales
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 
 DEFAULT_CHUNK_SIZE = 1024
+_CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 
 
 class _UnitState:
-    """Per-unit facts computed once for all models: eligibility and the per-origin series features."""
+    """Per-unit facts computed once for all models: eligibility and abstention counts per origin (the
+    per-origin series features, demand class and scales, are computed inside the tasks)."""
 
     def __init__(self, data: UnitData, origins: list[Origin], *, min_history: int) -> None:
         self.data = data
         n_s, n_o = data.n_series, len(origins)
         self.eligible = np.zeros((n_s, n_o), dtype=bool)  # [series, origin]
         self.n_obs = np.zeros((n_s, n_o), dtype=np.int64)  # [series, origin]
-        self.demand_class = np.empty((n_s, n_o), dtype=object)
-        self.scale_mae = np.empty((n_s, n_o))
-        self.scale_rmse = np.empty((n_s, n_o))
-        self.lag = np.empty((n_s, n_o), dtype=np.int64)
         self.abstained: dict[str, dict[str, int]] = {}
         for j, o in enumerate(origins):
             ok, counts, n_obs = eligibility(data, index=o.index, origin=o.timestamp, horizon=o.horizon,
                                             min_history=min_history)
             self.eligible[:, j], self.n_obs[:, j] = ok, n_obs
             self.abstained[str(o.timestamp.date())] = counts
-            stamp = np.datetime64(o.timestamp.to_datetime64(), "ns")
-            pub = data.observed[:, :o.index] & (data.available_at[:, :o.index] <= stamp)  # [series, i]
-            window = np.where(pub, data.values[:, :o.index], np.nan)
-            self.demand_class[:, j] = demand_classes(window, pub)
-            mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
-            self.scale_mae[:, j], self.scale_rmse[:, j], self.lag[:, j] = mae, rmse, lag
 
 
 def _validate(
@@ -324,15 +317,16 @@ def _blocks(
                 with_r = all(p.radii is not None for p in parts)
                 targets = slice(origin.index, origin.index + origin.horizon)
                 for p in parts:
-                    rows = p.rows
+                    rows, features = p.rows, p.features
                     blocks.append(Block(
                         model=name, unit=data.unit, unit_key=u * len(runnable) + m,
                         n_unit_series=data.n_series, origin=origin.timestamp, series_rows=rows,
                         series_ids=data.series_ids[rows], target_periods=data.periods[targets],
                         actual=p.actual, available_at=p.available_at, point=p.point,
                         quantiles=p.quantiles if with_q else None, samples=p.samples if with_s else None,
-                        demand_class=state.demand_class[rows, j], season_length=state.lag[rows, j],
-                        scale_mae=state.scale_mae[rows, j], scale_rmse=state.scale_rmse[rows, j],
+                        demand_class=_CLASS_NAMES[features.demand_code],
+                        season_length=features.season_length,
+                        scale_mae=features.scale_mae, scale_rmse=features.scale_rmse,
                         weight=data.weight[rows], radii=p.radii if with_r else None,
                     ))
                     support += len(rows)

@@ -27,6 +27,8 @@ from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_colum
 
 __all__ = ["Block", "build_scoreset"]
 
+_TEXT_COLUMNS = ("model", "unit", "series_id", "demand_class")
+
 
 @dataclass(frozen=True, eq=False)
 class Block:
@@ -90,6 +92,32 @@ def _cells(values: np.ndarray, flat: IntArray | None) -> np.ndarray:
     return values.ravel() if flat is None else values.ravel()[flat]
 
 
+def _text_columns(
+    data: dict[str, np.ndarray],
+    blocks: Sequence[Block],
+    *,
+    sizes: IntArray,
+    pool_pos: IntArray,
+    models: list[str],
+    model_code: IntArray,
+    units: list[str],
+    unit_code: IntArray,
+) -> None:
+    """Fill the object columns: ``model``/``unit`` from their block's code, ``series_id`` and
+    ``demand_class`` from the row's position ``pool_pos`` in the concatenated per-series arrays of the
+    blocks (each column a single take into a fresh array)."""
+    data["model"] = np.take(np.asarray(models, dtype=object), np.repeat(model_code, sizes))
+    data["unit"] = np.take(np.asarray(units, dtype=object), np.repeat(unit_code, sizes))
+    for column, part in (("series_id", "series_ids"), ("demand_class", "demand_class")):
+        pool = np.empty(int(sum(len(getattr(b, part)) for b in blocks)), dtype=object)
+        start = 0
+        for b in blocks:
+            values = getattr(b, part)
+            pool[start:start + len(values)] = values
+            start += len(values)
+        data[column] = np.take(pool, pool_pos)
+
+
 def build_scoreset(
     blocks: Sequence[Block],
     *,
@@ -101,9 +129,11 @@ def build_scoreset(
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
     Rows come out in block order, then series, then step, so the same blocks always give the same table.
-    Every column is allocated once at its final length and filled block by block (no per-block parts
-    to concatenate), and the table wraps those arrays without a consolidating copy: at panel scale the
-    record is the largest object of a run, so it is held once.
+    Every numeric column is allocated once at its final length and filled block by block (no per-block
+    parts to concatenate), and the table wraps those arrays without a consolidating copy: at panel scale
+    the record is the largest object of a run, so it is held once. The text columns are built in one
+    ``np.take`` each from a small array of their values (model, unit) or from the blocks' own per-series
+    arrays (series id, demand class), so no object column is written row by row or through temporaries.
     """
     levels = tuple(float(q) for q in quantile_levels)
     meta = dict(meta or {})
@@ -113,8 +143,16 @@ def build_scoreset(
     total = int(bounds[-1])
     data: dict[str, np.ndarray] = {
         name: np.empty(total, dtype=dtype) for name, dtype in SCORESET_COLUMNS.items()
-        if name not in ("lo80", "hi80", "lo95", "hi95", "has_band")
+        if name not in (*_TEXT_COLUMNS, "lo80", "hi80", "lo95", "hi95", "has_band")
     }
+    # text columns: per row, a code into a small array of names (model, unit) or a position in the pool
+    # of the blocks' per-series arrays (series id, demand class); one take each at the end
+    models = list(dict.fromkeys(b.model for b in blocks))
+    units = list(dict.fromkeys(b.unit for b in blocks))
+    model_code = np.array([models.index(b.model) for b in blocks], dtype=np.int64)
+    unit_code = np.array([units.index(b.unit) for b in blocks], dtype=np.int64)
+    series_start = np.concatenate([[0], np.cumsum([len(b.series_rows) for b in blocks])]).astype(np.int64)
+    pool_pos = np.empty(total, dtype=np.int64)
     qmat = [np.empty(total) for _ in levels]  # one column per level
     smat = np.empty((total, n_samples)) if n_samples else None  # [row, sample]
     # bands computed upstream (per chunk, in the workers) are used as they are; otherwise calibrate here
@@ -138,16 +176,13 @@ def build_scoreset(
         else:
             srow, step = np.divmod(flat, h)
             step += 1
-        data["model"][rows] = b.model
-        data["unit"][rows] = b.unit
-        data["series_id"][rows] = np.asarray(b.series_ids, dtype=object)[srow]
+        np.add(srow, series_start[k], out=pool_pos[rows])
         data["origin"][rows] = b.origin.to_datetime64()
         data["step"][rows] = step
         data["target_period"][rows] = b.target_periods.to_numpy(dtype="datetime64[ns]")[step - 1]
         data["actual"][rows] = _cells(b.actual, flat)
         data["point"][rows] = _cells(b.point, flat)
         data["available_at"][rows] = _cells(b.available_at, flat)
-        data["demand_class"][rows] = np.asarray(b.demand_class, dtype=object)[srow]
         data["season_length"][rows] = np.asarray(b.season_length, dtype=np.int64)[srow]
         data["scale_mae"][rows] = b.scale_mae[srow]
         data["scale_rmse"][rows] = b.scale_rmse[srow]
@@ -163,26 +198,37 @@ def build_scoreset(
         if smat is not None:
             smat[rows] = np.nan if b.samples is None else b.samples.reshape(n * h, -1)[keep][:, :n_samples]
 
+    _text_columns(data, blocks, sizes=sizes, pool_pos=pool_pos, models=models, model_code=model_code,
+                  units=units, unit_code=unit_code)
+    del pool_pos
+    conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
+                                 "min_origins": int(band_min_origins)}
     if precomputed:
-        radii = [np.empty(total) for _ in BAND_LEVELS]
-        for b, flat, lo, hi in zip(blocks, flats, bounds[:-1], bounds[1:]):
-            for level, radius in enumerate(radii):
-                radius[int(lo):int(hi)] = _cells(b.radii[level], flat)  # type: ignore[index]
+        # the bands straight into their columns, block by block: no full-length radius arrays
+        for k, level in enumerate(BAND_LEVELS):
+            lo_col, hi_col, with_band = np.empty(total), np.empty(total), 0
+            for b, flat, lo, hi in zip(blocks, flats, bounds[:-1], bounds[1:]):
+                rows = slice(int(lo), int(hi))
+                radius = _cells(b.radii[k], flat)  # type: ignore[index]
+                np.subtract(data["point"][rows], radius, out=lo_col[rows])
+                np.add(data["point"][rows], radius, out=hi_col[rows])
+                with_band += int(np.isfinite(radius).sum())
+            data[f"lo{level}"], data[f"hi{level}"] = lo_col, hi_col
+            conformal["rows_with_band"][str(level)] = with_band
+            conformal["rows_without_band"][str(level)] = total - with_band
     else:
         abs_error = np.abs(data["actual"] - data["point"])
         radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
                                 abs_error=abs_error, levels_percent=BAND_LEVELS, min_origins=band_min_origins)
         del abs_error
+        for level, radius in zip(BAND_LEVELS, radii):
+            data[f"lo{level}"] = data["point"] - radius
+            data[f"hi{level}"] = data["point"] + radius
+            has = np.isfinite(radius)
+            conformal["rows_with_band"][str(level)] = int(has.sum())
+            conformal["rows_without_band"][str(level)] = int(total - has.sum())
+        del radii
     del key
-    conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
-                                 "min_origins": int(band_min_origins)}
-    for level, radius in zip(BAND_LEVELS, radii):
-        data[f"lo{level}"] = data["point"] - radius
-        data[f"hi{level}"] = data["point"] + radius
-        has = np.isfinite(radius)
-        conformal["rows_with_band"][str(level)] = int(has.sum())
-        conformal["rows_without_band"][str(level)] = int(total - has.sum())
-    del radii
     data["has_band"] = np.isfinite(data["lo80"])
     columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
     for level, col in zip(levels, qmat):

@@ -39,11 +39,43 @@ from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
 from tycheon.backtest.slices import UnitData, fit_history, predict_history
+from tycheon.data.demand import CLASSES, demand_classes
 from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError, History
+from tycheon.metrics.scale import seasonal_naive_scales
 
-__all__ = ["ChunkTask", "ModelSpec", "OriginOutput", "TaskResult"]
+__all__ = ["ChunkTask", "ModelSpec", "OriginOutput", "SeriesFeatures", "TaskResult"]
 
 _TRACEBACK_LINES = 12
+_CLASS_CODE = {name: code for code, name in enumerate(CLASSES)}
+
+
+@dataclass(frozen=True, eq=False)
+class SeriesFeatures:
+    """Per-series facts of an origin's published training window ``[0, origin)`` (DESIGN.md; ADR-0006
+    decision 4): the demand class as a code into :data:`tycheon.data.demand.CLASSES` (an integer travels
+    back from a worker cheaper than a string), the season length used by the scales, and the
+    seasonal-naive MAE/RMSE scales (:func:`tycheon.metrics.scale.seasonal_naive_scales`)."""
+
+    demand_code: np.ndarray  # [series] int8 index into CLASSES
+    season_length: IntArray  # [series]
+    scale_mae: FloatArray  # [series]
+    scale_rmse: FloatArray  # [series]
+
+    def take(self, keep: np.ndarray) -> SeriesFeatures:
+        return SeriesFeatures(self.demand_code[keep], self.season_length[keep], self.scale_mae[keep],
+                              self.scale_rmse[keep])
+
+
+def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Timestamp) -> SeriesFeatures:
+    """Demand class and scales of ``rows`` from the cells published by ``origin`` in columns
+    ``[0, index)``: the same kernels on the same window as for the whole unit (both are row-wise, so a
+    chunk's values are bit-identical to the unit's)."""
+    stamp = np.datetime64(origin.to_datetime64(), "ns")
+    pub = data.observed[rows, :index] & (data.available_at[rows, :index] <= stamp)  # [series, i]
+    window = np.where(pub, data.values[rows, :index], np.nan)
+    codes = np.array([_CLASS_CODE[c] for c in demand_classes(window, pub)], dtype=np.int8)
+    mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
+    return SeriesFeatures(codes, lag, mae, rmse)
 
 
 class TimeBudgetExceeded(RuntimeError):
@@ -67,6 +99,7 @@ class OriginOutput:
     radii: FloatArray | None = None  # [band level, series, horizon]
     actual: FloatArray | None = None  # [series, horizon] NaN where the target is unobserved
     available_at: np.ndarray | None = None  # [series, horizon] datetime64[ns]
+    features: SeriesFeatures | None = None  # [series] demand class and scales at this origin
 
 
 @dataclass
@@ -169,10 +202,11 @@ class ChunkTask:
                 break
             rows = np.flatnonzero(self.eligible[:, j])
             fit_cache: list[History] = []
-            predict_cache: dict[int, tuple[History, FloatArray, np.ndarray]] = {}
+            features_cache: list[SeriesFeatures] = []
+            predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures]] = {}
             for run in live:
                 try:
-                    self._step(run, j, origin, rows, fit_cache, predict_cache)
+                    self._step(run, j, origin, rows, fit_cache, features_cache, predict_cache)
                 except LookaheadError:
                     raise
                 except Exception as err:  # any model failure is recorded, and the other models go on
@@ -209,7 +243,8 @@ class ChunkTask:
         origin: Origin,
         rows: IntArray,
         fit_cache: list[History],
-        predict_cache: dict[int, tuple[History, FloatArray, np.ndarray]],
+        features_cache: list[SeriesFeatures],
+        predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures]],
     ) -> None:
         result, model = run.result, run.spec.model
         if self.time_budget is not None and run.seconds > self.time_budget:
@@ -244,9 +279,12 @@ class ChunkTask:
             actual = np.where(self.data.observed[mine, targets], self.data.values[mine, targets], np.nan)
             avail = self.data.available_at[mine, targets]
             actual.flags.writeable = avail.flags.writeable = False  # shared by the outputs of those models
+            if not features_cache:  # the features of every eligible series, once per origin
+                features_cache.append(series_features(self.data, rows, index=origin.index, origin=origin.timestamp))
+            features = features_cache[0]
             predict_cache[need] = (predict_history(self.data, mine, index=origin.index, origin=origin.timestamp),
-                                   actual, avail)
-        history, actual, avail = predict_cache[need]
+                                   actual, avail, features if enough.all() else features.take(enough))
+        history, actual, avail, features = predict_cache[need]
         rng = np.random.default_rng(np.random.SeedSequence(list(run.spec.seed_entropy) + [origin.index]))
         t0 = time.perf_counter()
         forecast = fitted.predict(history, origin=origin.timestamp, horizon=self.horizon,
@@ -260,7 +298,7 @@ class ChunkTask:
             )
         result.outputs.append(OriginOutput(j, self.rows[mine], np.asarray(forecast.point, dtype=np.float64),
                                            _align_quantiles(forecast, self.quantile_levels), samples,
-                                           actual=actual, available_at=avail))
+                                           actual=actual, available_at=avail, features=features))
         run.local_rows.append(mine)
 
     def _bands(self, run: _ModelRun) -> None:
