@@ -92,6 +92,24 @@ def _cells(values: np.ndarray, flat: IntArray | None) -> np.ndarray:
     return values.ravel() if flat is None else values.ravel()[flat]
 
 
+class _Layout:
+    """The kept cells of a block's ``[series, horizon]`` target array: mask, flat positions (None when
+    every cell is kept), series row and step of each kept cell, and the kept actuals."""
+
+    def __init__(self, block: Block) -> None:
+        n, h = block.actual.shape
+        self.keep = block.kept.ravel()  # [series * horizon]
+        self.size = int(self.keep.sum())
+        self.flat: IntArray | None = None if self.size == self.keep.size else np.flatnonzero(self.keep)
+        if self.flat is None:
+            self.srow = np.repeat(np.arange(n), h)
+            self.step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)
+        else:
+            self.srow, self.step = np.divmod(self.flat, h)
+            self.step += 1
+        self.actual = _cells(block.actual, self.flat)
+
+
 def _text_columns(
     data: dict[str, np.ndarray],
     blocks: Sequence[Block],
@@ -137,8 +155,14 @@ def build_scoreset(
     """
     levels = tuple(float(q) for q in quantile_levels)
     meta = dict(meta or {})
-    kept = [b.kept.ravel() for b in blocks]
-    sizes = np.array([int(k.sum()) for k in kept], dtype=np.int64)
+    # blocks of models that shared one target array (the engine's tasks hand the same array to models with
+    # the same minimum history) share its kept cells, row layout and gathered actuals
+    layouts: dict[int, _Layout] = {}
+    for b in blocks:
+        if id(b.actual) not in layouts:
+            layouts[id(b.actual)] = _Layout(b)
+    kept = [layouts[id(b.actual)].keep for b in blocks]
+    sizes = np.array([layouts[id(b.actual)].size for b in blocks], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     total = int(bounds[-1])
     data: dict[str, np.ndarray] = {
@@ -160,7 +184,7 @@ def build_scoreset(
     key = np.empty(0 if precomputed else total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
-    flats = [None if int(size) == k.size else np.flatnonzero(k) for k, size in zip(kept, sizes)]
+    flats = [layouts[id(b.actual)].flat for b in blocks]
     for k, (b, keep, lo, hi) in enumerate(zip(blocks, kept, bounds[:-1], bounds[1:])):
         n, h = b.point.shape
         if b.unit_key not in key_offset:
@@ -169,18 +193,13 @@ def build_scoreset(
         rows = slice(int(lo), int(hi))
         # flat [series * horizon] positions of the kept cells: one integer gather per column instead of
         # a broadcast plus a boolean mask (and no gather at all when every target was observed)
-        flat = flats[k]
-        if flat is None:
-            srow = np.repeat(np.arange(n), h)
-            step = np.tile(np.arange(1, h + 1, dtype=np.int64), n)
-        else:
-            srow, step = np.divmod(flat, h)
-            step += 1
+        layout = layouts[id(b.actual)]
+        flat, srow, step = layout.flat, layout.srow, layout.step
         np.add(srow, series_start[k], out=pool_pos[rows])
         data["origin"][rows] = b.origin.to_datetime64()
         data["step"][rows] = step
         data["target_period"][rows] = b.target_periods.to_numpy(dtype="datetime64[ns]")[step - 1]
-        data["actual"][rows] = _cells(b.actual, flat)
+        data["actual"][rows] = layout.actual
         data["point"][rows] = _cells(b.point, flat)
         data["available_at"][rows] = _cells(b.available_at, flat)
         data["season_length"][rows] = np.asarray(b.season_length, dtype=np.int64)[srow]
