@@ -30,6 +30,7 @@ import pandas as pd
 
 from tycheon._typing import ProtocolMode
 from tycheon.data.panel import Panel
+from tycheon.stats.dm import overlap_lags
 
 __all__ = ["Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "same_targets"]
 
@@ -223,7 +224,7 @@ class RollingOrigin:
     @property
     def overlap_lag(self) -> int:
         """``ceil(h / stride) - 1``: autocorrelation lags induced by overlapping windows (0 when none)."""
-        return math.ceil(self.horizon / self.stride) - 1
+        return overlap_lags(self.horizon, self.stride)
 
     def origins(self, panel: Panel, *, min_history: int = 1) -> list[Origin]:
         """The origins on ``panel``; raises :class:`ProtocolError` when none is usable."""
@@ -287,7 +288,8 @@ class StaticSplit:
 
     @property
     def overlap_lag(self) -> int:
-        return math.ceil(self.horizon / self.stride) - 1
+        """``ceil(h / stride) - 1`` (see :attr:`RollingOrigin.overlap_lag`)."""
+        return overlap_lags(self.horizon, self.stride)
 
     def origins(self, panel: Panel, *, min_history: int = 1) -> list[Origin]:
         b = _column(panel, self.boundary, "boundary")
