@@ -14,14 +14,16 @@ from tycheon.forecasters.kernels import baselines as kb
 EQUIVARIANT = ["naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
                "moving_average", "ses", "croston", "croston_sba", "tsb", "adida", "imapa"]
 INTERMITTENT = {"croston", "croston_sba", "tsb", "adida", "imapa"}
-# ADIDA and IMAPA pick alpha by golden-section search of the SSE; near the optimum the SSE is flat to
-# rounding, so alpha is only determined to ~sqrt(machine eps) and c*y may stop the search at a slightly
-# different alpha. For them the property is exact for powers of two (every SSE comparison is then the
-# same) and holds to 1e-6 for any c > 0.
+# ADIDA and IMAPA pick alpha by golden-section search of the SSE. Scaling y by an arbitrary c changes the
+# rounding of every SSE comparison, so the search can stop at another alpha: hypothesis found a panel where
+# the forecast of c*y differs from c*forecast by 0.4% (statsforecast's search behaves the same). They are
+# therefore not scale-equivariant for arbitrary c; they are exactly so for powers of two, where every SSE
+# comparison is the same, and that is what their own test below checks.
 OPTIMISED = {"adida", "imapa"}
+EXACT_FOR_ANY_C = [m for m in EQUIVARIANT if m not in OPTIMISED]
 
 
-@pytest.mark.parametrize("model_id", EQUIVARIANT)
+@pytest.mark.parametrize("model_id", EXACT_FOR_ANY_C)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), c=st.floats(1e-3, 1e3))
 def test_forecast_of_scaled_series_is_scaled_forecast(model_id, seed, c):
@@ -31,8 +33,7 @@ def test_forecast_of_scaled_series_is_scaled_forecast(model_id, seed, c):
     levels = (0.1, 0.9) if model.capabilities.quantiles else ()
     base = model.predict(make_history(y), horizon=14, quantile_levels=levels)
     scaled = model.predict(make_history(c * y), horizon=14, quantile_levels=levels)
-    rtol = 1e-6 if model_id in OPTIMISED else 1e-9
-    np.testing.assert_allclose(scaled.point, c * base.point, rtol=rtol, atol=1e-12 * c)
+    np.testing.assert_allclose(scaled.point, c * base.point, rtol=1e-9, atol=1e-12 * c)
     if levels:
         np.testing.assert_allclose(scaled.quantiles, c * base.quantiles, rtol=1e-9, atol=1e-12 * c)
 
