@@ -3,6 +3,7 @@ the relay of a wrapped library's warnings."""
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import FloatArray
+from tycheon.forecasters.base import Availability
 
 __all__ = [
     "NumericalWarning",
@@ -30,6 +32,13 @@ _API_NOTICES: tuple[type[Warning], ...] = (FutureWarning, DeprecationWarning, Pe
 class NumericalWarning(RuntimeWarning):
     """A numerical problem inside a wrapped library's fit (division by zero, invalid value, failed
     convergence), relayed with the forecaster id and the library file that raised it."""
+
+
+def package_availability(module: str, *, install_hint: str) -> Availability:
+    """Available when ``module`` can be imported; otherwise the reason names the package and the fix."""
+    if importlib.util.find_spec(module) is None:
+        return Availability(ok=False, reason=f"package '{module}' is not installed ({install_hint})")
+    return Availability(ok=True)
 
 
 def flat(level: FloatArray, horizon: int) -> FloatArray:

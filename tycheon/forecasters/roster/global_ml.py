@@ -29,7 +29,6 @@ Januschowski, T. et al. (2022). Forecasting with trees. IJF 38(4).
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from typing import Any, ClassVar
 
@@ -39,7 +38,7 @@ import pandas as pd
 from tycheon._typing import FloatArray
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
-from tycheon.forecasters.roster._common import check_unit_interval, period_index
+from tycheon.forecasters.roster._common import check_unit_interval, package_availability, period_index
 
 __all__ = ["LightGbmGlobalForecaster", "NotFittedError"]
 
@@ -109,9 +108,7 @@ class LightGbmGlobalForecaster(Forecaster):
 
     @classmethod
     def availability(cls) -> Availability:
-        if importlib.util.find_spec("lightgbm") is None:
-            return Availability(ok=False, reason="package 'lightgbm' is not installed (pip install tycheon[ml])")
-        return Availability(ok=True)
+        return package_availability("lightgbm", install_hint="pip install tycheon[ml]")
 
     def _lags(self, season: int) -> int:
         return self.n_lags if self.n_lags is not None else season + 1

@@ -14,7 +14,6 @@ arXiv:1909.07872.
 from __future__ import annotations
 
 import difflib
-import importlib.util
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -23,7 +22,7 @@ import pandas as pd
 
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
-from tycheon.forecasters.roster._common import period_index, relay_library_warnings
+from tycheon.forecasters.roster._common import package_availability, period_index, relay_library_warnings
 from tycheon.forecasters.roster.baselines import check_history_length
 
 __all__ = ["SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
@@ -82,9 +81,7 @@ class SktimeForecaster(Forecaster):
 
     @classmethod
     def availability(cls) -> Availability:
-        if importlib.util.find_spec("sktime") is None:
-            return Availability(ok=False, reason="package 'sktime' is not installed (pip install tycheon[sktime])")
-        return Availability(ok=True)
+        return package_availability("sktime", install_hint="pip install tycheon[sktime]")
 
     def estimator_class(self) -> type:
         """The sktime class named by ``estimator`` (raises :class:`UnknownSktimeEstimatorError`)."""
