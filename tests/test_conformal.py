@@ -160,3 +160,30 @@ def test_bands_computed_per_chunk_in_the_tasks_equal_bands_calibrated_over_the_w
         assert np.array_equal(t[f"lo{level}"].to_numpy(), t["point"].to_numpy() - radius, equal_nan=True)
         assert np.array_equal(t[f"hi{level}"].to_numpy(), t["point"].to_numpy() + radius, equal_nan=True)
     assert t["has_band"].any() and not t["has_band"].all()
+
+
+def test_band_grid_sweep_equals_a_per_cell_plain_loop_with_origins_in_any_order():
+    # the kernel sorts each key's errors by publication time once and sweeps the origins in time order;
+    # the oracle gathers, for every asking cell, the key's finite errors published by its origin
+    from tycheon.backtest.conformal import band_grid
+
+    rng = np.random.default_rng(5)
+    n_keys, n_orig = 40, 9
+    stamps = rng.permutation(np.arange(n_orig) * 10)  # origins not in time order
+    err = rng.exponential(size=(n_keys, n_orig)).round(2)
+    err[rng.random(err.shape) < 0.2] = np.nan
+    pub = stamps[None, :] + rng.integers(1, 40, size=err.shape)  # published 1-39 after its origin
+    want = np.isfinite(err) & (rng.random(err.shape) < 0.8)
+    for min_origins in (0, 4):
+        out, n_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=(50, 80),
+                               min_origins=min_origins)
+        for k in range(n_keys):
+            for c in range(n_orig):
+                cal = sorted(err[k, j] for j in range(n_orig) if np.isfinite(err[k, j]) and pub[k, j] <= stamps[c])
+                assert n_cal[k, c] == (len(cal) if want[k, c] else 0)
+                for lv, level in enumerate((50, 80)):
+                    rank = -(-(len(cal) + 1) * level // 100)
+                    ok = want[k, c] and rank <= len(cal) and len(cal) >= min_origins
+                    expected = cal[rank - 1] if ok else np.nan
+                    assert np.array_equal(out[lv, k, c], expected, equal_nan=True)
+        assert np.isfinite(out).any() and np.isnan(out[:, want]).any()

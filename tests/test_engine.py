@@ -306,3 +306,31 @@ def test_when_tasks_compute_demand_class_and_scales_per_chunk_then_they_equal_th
         assert np.array_equal(rows["scale_mae"].to_numpy(), mae[idx], equal_nan=True)
         assert np.array_equal(rows["scale_rmse"].to_numpy(), rmse[idx], equal_nan=True)
         assert np.array_equal(rows["season_length"].to_numpy(), lag[idx])
+
+
+def test_when_a_band_level_is_empty_in_an_output_then_the_task_ships_none_and_the_table_has_nan(
+        small_panel, monkeypatch):
+    # with few origins the 95% band never exists (it needs 19 earlier errors): the workers send None for
+    # that level instead of a grid of NaN, and the table still has NaN lo95/hi95 with the 80% band intact
+    import tycheon.backtest.engine as engine
+
+    shipped = []
+
+    def capture(tasks, **kwargs):
+        results = run_tasks(tasks, **kwargs)
+        shipped.extend(o for task_results in results for r in task_results for o in r.outputs)
+        return results
+
+    run_tasks = engine.run_tasks
+    monkeypatch.setattr(engine, "run_tasks", capture)
+    protocol = RollingOrigin(horizon=3, stride=2, n_origins=8, mode="analysis")
+    scores = run(small_panel, protocol, _factories(), chunk_size=4)
+    assert shipped and all(o.radii is not None and len(o.radii) == 2 for o in shipped)
+    assert all(o.radii[1] is None for o in shipped)  # no 95% band anywhere
+    with_80 = [o for o in shipped if o.radii[0] is not None]
+    assert with_80 and all(len(o.radii[0]) == np.isfinite(o.actual).sum() for o in with_80)
+    t = scores.table
+    assert t["lo95"].isna().all() and t["hi95"].isna().all()
+    assert t["has_band"].any() and not t["has_band"].all()
+    assert scores.meta["conformal"]["rows_with_band"]["95"] == 0
+    assert scores.meta["conformal"]["rows_with_band"]["80"] == int(t["has_band"].sum())

@@ -64,3 +64,38 @@ def test_subset_with_unknown_series_names_them():
                           "value": 1.0})
     with pytest.raises(PanelValidationError, match=r"e.g. \['zz'\]"):
         Panel.from_long(frame).subset(["a", "zz"])
+
+
+def _small_history(**kwargs):
+    values = np.array([[np.nan, 1.0, 2.0], [3.0, 0.0, 5.0]])
+    observed = np.isfinite(values)
+    avail = np.where(observed, np.datetime64("2020-01-01", "ns"), np.datetime64("NaT", "ns"))
+    return History(values=values, observed=observed, series_ids=np.array(["a", "b"], dtype=object),
+                   periods=pd.date_range("2019-10-01", periods=3, freq="MS"), as_of=pd.Timestamp("2020-01-01"),
+                   available_at=avail, freq="MS", season_length=12, **kwargs)
+
+
+def test_history_attributes_given_as_a_callable_are_built_once_on_first_access():
+    calls = []
+
+    def build():
+        calls.append(1)
+        return pd.DataFrame({"region": ["x", "y"]}, index=pd.Index(["a", "b"], name="series_id"))
+
+    h = _small_history(attributes=build)
+    assert calls == []  # nothing built until a model reads it
+    assert list(h.attributes["region"]) == ["x", "y"] and h.attributes is h.attributes
+    assert calls == [1]
+    a, b = _small_history(), _small_history()
+    assert a.attributes.empty and a.attributes is not b.attributes  # the default is one frame per history
+    with pytest.raises(TypeError, match="DataFrame or a zero-argument callable"):
+        _small_history(attributes=3)
+    with pytest.raises(TypeError, match="must be a DataFrame, got list"):
+        _ = _small_history(attributes=lambda: [1, 2]).attributes
+
+
+def test_history_counts_and_starts_are_cached_and_read_only():
+    h = _small_history()
+    assert h.n_observed().tolist() == [2, 3] and h.first_observed().tolist() == [1, 0]
+    assert h.n_observed() is h.n_observed() and h.first_observed() is h.first_observed()
+    assert not h.n_observed().flags.writeable and not h.first_observed().flags.writeable

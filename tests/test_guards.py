@@ -151,3 +151,17 @@ def test_histories_are_past_only_copies_that_share_no_memory_with_the_panel():
         else:
             assert h.as_of == origin
             assert (h.available_at[h.observed] <= np.datetime64(origin)).all()
+
+
+def test_when_one_history_is_handed_over_twice_then_both_are_counted_and_a_new_history_is_scanned_again():
+    # the cell scan is remembered on the history object per time; each hand-over still runs the check
+    # and counts, and a new history over the same arrays is scanned afresh
+    h = _history(20, PERIODS[20])
+    counter = GuardCounter()
+    check_predict(h, origin=PERIODS[20], counter=counter)
+    check_predict(h, origin=PERIODS[20], counter=counter)
+    assert counter.predict == 2
+    early = dataclasses.replace(h, as_of=PERIODS[5])  # the same arrays, now as of an earlier time
+    with pytest.raises(LookaheadError, match="published after the origin"):
+        check_predict(early, origin=PERIODS[5], counter=counter)
+    assert counter.predict == 2

@@ -34,7 +34,7 @@ from numba import njit
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "conformal_radii", "conformal_radius", "conformal_rank", "grid_radii"]
+__all__ = ["BAND_LEVELS", "band_grid", "conformal_radii", "conformal_radius", "conformal_rank", "grid_radii"]
 
 BAND_LEVELS = (80, 95)
 
@@ -99,35 +99,54 @@ def conformal_radii(
 
 
 @njit(cache=True)
-def _rank_select(key_idx, o_idx, err, pub, stamps, levels, min_origins, out, n_cal):  # pragma: no cover
-    """For each row: the errors of its key published by its origin, sorted, and the rank-th one per level.
+def _sweep_select(err, pub, stamps, order, want, levels, min_origins, out, n_cal):  # pragma: no cover
+    """Per key: its errors ordered by publication time, then a sweep over the origins in time order.
 
-    A plain loop compiled by numba: per row it gathers at most ``n_orig`` errors and insertion-sorts
-    them (``n_orig`` is small: the origins of a run), instead of materialising ``[row, origin]`` arrays.
-    The k-th smallest is a selection, so the value is exactly the one a full sort would give.
+    A plain loop compiled by numba. At each origin the errors published by then join a sorted buffer
+    (insertion sort; a key has at most one error per origin, and a run has few origins), so each error is
+    inserted once per key instead of once per row that uses it; the rank-th smallest of the buffer is
+    the radius of every requested cell (``want``) at that origin. The buffer holds exactly the errors a
+    per-row gather would collect (finite, ``pub <= origin``), so the values are identical.
     """
-    n_orig = err.shape[1]
+    n_keys, n_orig = err.shape
+    vals = np.empty(n_orig)
+    pubs = np.empty(n_orig, dtype=np.int64)
     buf = np.empty(n_orig)
-    for i in range(len(key_idx)):
-        k = key_idx[i]
-        now = stamps[o_idx[i]]
-        n = 0
+    for k in range(n_keys):
+        m = 0  # the key's finite errors, sorted by publication time
         for c in range(n_orig):
             e = err[k, c]
-            if pub[k, c] <= now and np.isfinite(e):
-                m = n  # insertion sort: shift larger errors right
-                while m > 0 and buf[m - 1] > e:
-                    buf[m] = buf[m - 1]
-                    m -= 1
-                buf[m] = e
-                n += 1
-        n_cal[i] = n
-        if n < min_origins:
-            continue
-        for lv in range(len(levels)):
-            rank = ((n + 1) * levels[lv] + 99) // 100  # ceil((n + 1) * level / 100), n >= 0
-            if rank <= n:
-                out[lv, i] = buf[rank - 1]
+            if np.isfinite(e):
+                p = pub[k, c]
+                j = m
+                while j > 0 and pubs[j - 1] > p:
+                    pubs[j] = pubs[j - 1]
+                    vals[j] = vals[j - 1]
+                    j -= 1
+                pubs[j] = p
+                vals[j] = e
+                m += 1
+        taken = 0  # errors moved into the sorted buffer so far
+        for oi in range(n_orig):
+            c = order[oi]
+            now = stamps[c]
+            while taken < m and pubs[taken] <= now:
+                e = vals[taken]
+                j = taken  # insertion sort: shift larger errors right
+                while j > 0 and buf[j - 1] > e:
+                    buf[j] = buf[j - 1]
+                    j -= 1
+                buf[j] = e
+                taken += 1
+            if not want[k, c]:
+                continue
+            n_cal[k, c] = taken
+            if taken < min_origins:
+                continue
+            for lv in range(len(levels)):
+                rank = ((taken + 1) * levels[lv] + 99) // 100  # ceil((n + 1) * level / 100), n >= 0
+                if rank <= taken:
+                    out[lv, k, c] = buf[rank - 1]
 
 
 def _codes(keys: IntArray, n_orig: int) -> tuple[IntArray, int]:
@@ -150,9 +169,7 @@ def _radii(
     levels_percent: tuple[int, ...],
     min_origins: int,
 ) -> tuple[list[FloatArray], IntArray]:
-    for level in levels_percent:
-        if not 0 < int(level) < 100:
-            raise ValueError(f"level_percent must be in (0, 100), got {level}")
+    _check_levels(levels_percent)
     n_rows = len(keys)
     radii = [np.full(n_rows, np.nan) for _ in levels_percent]
     n_cal = np.zeros(n_rows, dtype=np.int64)
@@ -169,6 +186,54 @@ def _radii(
     pub[key_idx, o_idx] = np.asarray(available_at, dtype="datetime64[ns]").astype(np.int64)
     return grid_radii(err=err, pub=pub, stamps=stamps, key_idx=key_idx, origin_idx=o_idx,
                       levels_percent=levels_percent, min_origins=min_origins)
+
+
+def _check_levels(levels_percent: tuple[int, ...]) -> None:
+    for level in levels_percent:
+        if not 0 < int(level) < 100:
+            raise ValueError(f"level_percent must be in (0, 100), got {level}")
+
+
+def band_grid(
+    *,
+    err: FloatArray,
+    pub: IntArray,
+    stamps: IntArray,
+    want: np.ndarray | None = None,
+    levels_percent: tuple[int, ...] = BAND_LEVELS,
+    min_origins: int = 0,
+) -> tuple[FloatArray, IntArray]:
+    """The conformal radius of every cell of a ``[key, origin]`` error grid.
+
+    Parameters
+    ----------
+    err : ndarray, shape (K, O)
+        Absolute error of each key at each origin (NaN where there is none).
+    pub : ndarray of int64, shape (K, O)
+        Publication time (ns) of that error's actual (anything where ``err`` is NaN).
+    stamps : ndarray of int64, shape (O,)
+        Origin times (ns), in any order.
+    want : ndarray of bool, shape (K, O), optional
+        The cells asking for a band (default: every cell with an error).
+
+    Returns
+    -------
+    radii : ndarray, shape (len(levels_percent), K, O)
+        NaN where no band (or not asked).
+    n_calibration : ndarray of int, shape (K, O)
+        Errors published by each asking cell's origin (0 elsewhere).
+    """
+    _check_levels(levels_percent)
+    err = np.asarray(err, dtype=np.float64)
+    want = np.isfinite(err) if want is None else np.asarray(want, dtype=bool)
+    stamps = np.asarray(stamps, dtype=np.int64)
+    levels = np.asarray(levels_percent, dtype=np.int64)
+    out = np.full((len(levels),) + err.shape, np.nan)  # [level, key, origin]
+    n_cal = np.zeros(err.shape, dtype=np.int64)
+    if err.size:
+        _sweep_select(err, np.asarray(pub, dtype=np.int64), stamps, np.argsort(stamps, kind="stable"), want,
+                      levels, int(min_origins), out, n_cal)
+    return out, n_cal
 
 
 def grid_radii(
@@ -200,15 +265,10 @@ def grid_radii(
         One per level of ``levels_percent``.
     n_calibration : ndarray of int, shape (n,)
     """
-    for level in levels_percent:
-        if not 0 < int(level) < 100:
-            raise ValueError(f"level_percent must be in (0, 100), got {level}")
-    n_rows = len(key_idx)
-    levels = np.asarray(levels_percent, dtype=np.int64)
-    out = np.full((len(levels), n_rows), np.nan)  # [level, row]
-    n_cal = np.zeros(n_rows, dtype=np.int64)
-    if n_rows:
-        _rank_select(np.asarray(key_idx, dtype=np.int64), np.asarray(origin_idx, dtype=np.int64),
-                     np.asarray(err, dtype=np.float64), np.asarray(pub, dtype=np.int64),
-                     np.asarray(stamps, dtype=np.int64), levels, int(min_origins), out, n_cal)
-    return list(out), n_cal
+    key_idx = np.asarray(key_idx, dtype=np.int64)
+    origin_idx = np.asarray(origin_idx, dtype=np.int64)
+    want = np.zeros(np.shape(err), dtype=bool)
+    want[key_idx, origin_idx] = True
+    out, n_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=levels_percent,
+                           min_origins=min_origins)
+    return list(out[:, key_idx, origin_idx]), n_cal[key_idx, origin_idx]

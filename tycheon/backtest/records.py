@@ -56,9 +56,11 @@ class Block:
     demand_class : ndarray of str, shape (n,)
     season_length : ndarray of int, shape (n,)
     scale_mae, scale_rmse, weight : ndarray, shape (n,)
-    radii : ndarray, shape (len(BAND_LEVELS), n, h), optional
-        Conformal half-widths already computed (the engine's tasks compute them in the workers); when
-        every block has them :func:`build_scoreset` uses them instead of calibrating itself.
+    radii : tuple, optional
+        Conformal half-widths already computed (the engine's tasks compute them in the workers): one
+        entry per level of :data:`~.conformal.BAND_LEVELS`, the radii of the kept cells (observed
+        targets, series then step; NaN where no band) or None where no kept cell has a band at that
+        level. When every block has them :func:`build_scoreset` uses them instead of calibrating itself.
     """
 
     model: str
@@ -79,7 +81,7 @@ class Block:
     scale_mae: FloatArray  # [series]
     scale_rmse: FloatArray  # [series]
     weight: FloatArray  # [series]
-    radii: FloatArray | None = None  # [band level, series, horizon]
+    radii: tuple[FloatArray | None, ...] | None = None  # per band level: [kept cell] or None
 
     @property
     def kept(self) -> BoolArray:
@@ -184,7 +186,6 @@ def build_scoreset(
     key = np.empty(0 if precomputed else total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
-    flats = [layouts[id(b.actual)].flat for b in blocks]
     for k, (b, keep, lo, hi) in enumerate(zip(blocks, kept, bounds[:-1], bounds[1:])):
         n, h = b.point.shape
         if b.unit_key not in key_offset:
@@ -226,9 +227,12 @@ def build_scoreset(
         # the bands straight into their columns, block by block: no full-length radius arrays
         for k, level in enumerate(BAND_LEVELS):
             lo_col, hi_col, with_band = np.empty(total), np.empty(total), 0
-            for b, flat, lo, hi in zip(blocks, flats, bounds[:-1], bounds[1:]):
+            for b, lo, hi in zip(blocks, bounds[:-1], bounds[1:]):
                 rows = slice(int(lo), int(hi))
-                radius = _cells(b.radii[k], flat)  # type: ignore[index]
+                radius = b.radii[k]  # type: ignore[index]
+                if radius is None:  # no band at this level anywhere in the block
+                    lo_col[rows] = hi_col[rows] = np.nan
+                    continue
                 np.subtract(data["point"][rows], radius, out=lo_col[rows])
                 np.add(data["point"][rows], radius, out=hi_col[rows])
                 with_band += int(np.isfinite(radius).sum())

@@ -21,6 +21,7 @@ The first reason that applies is the one counted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,20 +95,35 @@ def _history(
     ids = data.series_ids[rows]  # fancy indexing: a copy
     for array in (values, pub, avail, ids):
         array.flags.writeable = False
-    # take(): a copy without the slower label-based .iloc machinery
-    attrs = data.attributes.take(rows) if len(data.attributes.columns) else pd.DataFrame(
-        index=pd.Index(ids, name="series_id"))
     return History(
         values=values,
         observed=pub,
         series_ids=ids,
-        periods=pd.DatetimeIndex(data.periods[:upto].to_numpy(copy=True)),
+        periods=_periods_upto(data, upto),
         as_of=pd.Timestamp(when),
         available_at=avail,
         freq=data.freq,
         season_length=data.season_length,
-        attributes=attrs,
+        attributes=_attribute_rows(data, rows, ids),
     )
+
+
+def _periods_upto(data: UnitData, upto: int) -> pd.DatetimeIndex:
+    """``data.periods[:upto]`` as its own copy (a view would reach later periods through ``.base``),
+    built once per ``upto`` and shared: a DatetimeIndex is immutable."""
+    cache = data.__dict__.setdefault("_periods_upto", {})
+    if upto not in cache:
+        cache[upto] = pd.DatetimeIndex(data.periods[:upto].to_numpy(copy=True))
+    return cache[upto]
+
+
+def _attribute_rows(data: UnitData, rows: IntArray, ids: np.ndarray) -> Callable[[], pd.DataFrame]:
+    """The history's attribute frame, built (a copy of ``rows``) only when a model reads it."""
+    attributes = data.attributes
+    if len(attributes.columns):
+        rows = rows.copy()
+        return lambda: attributes.take(rows)  # take(): a copy without the label-based .iloc machinery
+    return lambda: pd.DataFrame(index=pd.Index(ids, name="series_id"))
 
 
 def predict_history(data: UnitData, rows: IntArray, *, index: int, origin: pd.Timestamp) -> History:

@@ -34,19 +34,18 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.conformal import BAND_LEVELS, grid_radii
+from tycheon.backtest.conformal import BAND_LEVELS, band_grid
 from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
 from tycheon.backtest.slices import UnitData, fit_history, predict_history
-from tycheon.data.demand import CLASSES, demand_classes
+from tycheon.data.demand import adi_cv2, class_codes
 from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError, History
 from tycheon.metrics.scale import seasonal_naive_scales
 
 __all__ = ["ChunkTask", "ModelSpec", "OriginOutput", "SeriesFeatures", "TaskResult"]
 
 _TRACEBACK_LINES = 12
-_CLASS_CODE = {name: code for code, name in enumerate(CLASSES)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +72,7 @@ def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
     stamp = np.datetime64(origin.to_datetime64(), "ns")
     pub = data.observed[rows, :index] & (data.available_at[rows, :index] <= stamp)  # [series, i]
     window = np.where(pub, data.values[rows, :index], np.nan)
-    codes = np.array([_CLASS_CODE[c] for c in demand_classes(window, pub)], dtype=np.int8)
+    codes = class_codes(*adi_cv2(window, pub))
     mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
     return SeriesFeatures(codes, lag, mae, rmse)
 
@@ -86,9 +85,10 @@ class TimeBudgetExceeded(RuntimeError):
 class OriginOutput:
     """Forecasts of a model at one origin for ``rows`` (indices into the unit).
 
-    ``radii`` holds the conformal half-widths ``[level, series, horizon]`` (levels of
-    :data:`~.conformal.BAND_LEVELS`; NaN where no band, or where the target is unobserved) when the task
-    computed the bands, else None.
+    ``radii`` holds the conformal half-widths when the task computed the bands (else None): one entry per
+    level of :data:`~.conformal.BAND_LEVELS`, the radii of the kept cells (observed targets, series then
+    step) with NaN where no band, or None where no kept cell has a band at that level (so grids of NaN
+    are not shipped back from the workers).
     """
 
     origin_pos: int
@@ -96,7 +96,7 @@ class OriginOutput:
     point: FloatArray  # [series, horizon]
     quantiles: FloatArray | None  # [series, horizon, level]
     samples: FloatArray | None  # [series, horizon, sample]
-    radii: FloatArray | None = None  # [band level, series, horizon]
+    radii: tuple[FloatArray | None, ...] | None = None  # per band level: [kept cell] or None
     actual: FloatArray | None = None  # [series, horizon] NaN where the target is unobserved
     available_at: np.ndarray | None = None  # [series, horizon] datetime64[ns]
     features: SeriesFeatures | None = None  # [series] demand class and scales at this origin
@@ -234,7 +234,8 @@ class ChunkTask:
             raise TypeError(
                 f"the factory of {run.spec.model!r} returned {type(fitted).__name__}, not a Forecaster")
         run.fitted = GuardedForecaster(fitted, counter=result.guards, model=run.spec.model)
-        run.fitted_last = history.periods[-1] if history.n_periods else None
+        # only a static split reuses a fit at later origins (and checks where its training ended)
+        run.fitted_last = history.periods[-1] if self.static and history.n_periods else None
 
     def _step(
         self,
@@ -305,7 +306,8 @@ class ChunkTask:
         """Attach the conformal radii of the model's outputs (calibration groups are chunk-local).
 
         The errors go straight onto a ``[series * step, origin]`` grid of the chunk (the layout
-        :func:`~.conformal.conformal_radii` builds from keys), one row per (chunk series, step).
+        :func:`~.conformal.conformal_radii` builds from keys), one row per (chunk series, step); every
+        cell with an error (a kept row of the score set) asks for a band.
         """
         outputs = run.result.outputs
         if not outputs:
@@ -314,26 +316,21 @@ class ChunkTask:
         err = np.full((len(self.rows) * h, len(self.origins)), np.nan)  # [series * step, origin]
         pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
         stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
-        cells, kept = [], []
+        cells = []
         for out, local in zip(outputs, run.local_rows):
-            keep = np.isfinite(out.actual).ravel()  # the rows the score set keeps
             cell = (local[:, None] * h + np.arange(h)[None, :]).ravel()  # [series * step]
-            err[cell, out.origin_pos] = np.abs(out.actual - out.point).ravel()
+            err[cell, out.origin_pos] = np.abs(out.actual - out.point).ravel()  # NaN where not kept
             pub[cell, out.origin_pos] = out.available_at.ravel().view(np.int64)
-            cells.append(cell[keep])
-            kept.append(keep)
-        origin_idx = np.concatenate([np.full(len(c), o.origin_pos) for c, o in zip(cells, outputs)])
-        radii, _ = grid_radii(err=err, pub=pub, stamps=stamps, key_idx=np.concatenate(cells),
-                              origin_idx=origin_idx, levels_percent=BAND_LEVELS,
-                              min_origins=int(self.band_min_origins or 0))
-        start = 0
-        for k, (out, keep) in enumerate(zip(outputs, kept)):
-            n = int(keep.sum())
-            grid = np.full((len(BAND_LEVELS), keep.size), np.nan)  # [level, series * horizon]
-            for level, radius in enumerate(radii):
-                grid[level, keep] = radius[start:start + n]
-            start += n
-            outputs[k] = dataclasses.replace(out, radii=grid.reshape(len(BAND_LEVELS), len(out.rows), h))
+            cells.append(cell)
+        grid, _ = band_grid(err=err, pub=pub, stamps=stamps, levels_percent=BAND_LEVELS,
+                            min_origins=int(self.band_min_origins or 0))  # [level, series * step, origin]
+        for k, (out, cell) in enumerate(zip(outputs, cells)):
+            kept = cell[np.isfinite(out.actual).ravel()]  # the rows the score set keeps, in row order
+            per_level = []
+            for level in range(len(BAND_LEVELS)):
+                radius = grid[level, kept, out.origin_pos]  # [kept cell]
+                per_level.append(radius if np.isfinite(radius).any() else None)
+            outputs[k] = dataclasses.replace(out, radii=tuple(per_level))
 
     def describe(self) -> dict[str, Any]:
         return {"models": [m.model for m in self.models], "unit": self.data.unit, "chunk": self.chunk,

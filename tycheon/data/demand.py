@@ -36,7 +36,7 @@ import numpy as np
 
 from tycheon._typing import BoolArray, FloatArray
 
-__all__ = ["ADI_CUTOFF", "CV2_CUTOFF", "CLASSES", "adi_cv2", "classify", "demand_classes"]
+__all__ = ["ADI_CUTOFF", "CV2_CUTOFF", "CLASSES", "adi_cv2", "class_codes", "classify", "demand_classes"]
 
 ADI_CUTOFF = 1.32
 CV2_CUTOFF = 0.49
@@ -66,13 +66,18 @@ def adi_cv2(values: FloatArray, observed: BoolArray | None = None) -> tuple[Floa
     return adi, cv2
 
 
-def classify(adi: FloatArray, cv2: FloatArray) -> np.ndarray:
-    """Class names for ADI and CV² arrays (``undefined`` where either is NaN)."""
+def class_codes(adi: FloatArray, cv2: FloatArray) -> np.ndarray:
+    """Class of each ADI/CV² pair as an ``int8`` index into :data:`CLASSES` (4, ``undefined``, where
+    either is NaN)."""
     adi = np.asarray(adi, dtype=np.float64)
     cv2 = np.asarray(cv2, dtype=np.float64)
-    idx = (adi >= ADI_CUTOFF).astype(int) * 2 + (cv2 >= CV2_CUTOFF).astype(int)
-    idx = np.where(np.isnan(adi) | np.isnan(cv2), 4, idx)
-    return np.asarray(CLASSES, dtype=object)[idx]
+    idx = (adi >= ADI_CUTOFF).astype(np.int8) * 2 + (cv2 >= CV2_CUTOFF).astype(np.int8)
+    return np.where(np.isnan(adi) | np.isnan(cv2), np.int8(4), idx).astype(np.int8)
+
+
+def classify(adi: FloatArray, cv2: FloatArray) -> np.ndarray:
+    """Class names for ADI and CV² arrays (``undefined`` where either is NaN)."""
+    return np.asarray(CLASSES, dtype=object)[class_codes(adi, cv2)]
 
 
 def demand_classes(values: FloatArray, observed: BoolArray | None = None) -> np.ndarray:

@@ -16,13 +16,13 @@ import inspect
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from tycheon._typing import BoolArray, FloatArray, as_generator
+from tycheon._typing import BoolArray, FloatArray, IntArray, as_generator
 
 __all__ = [
     "Availability",
@@ -37,6 +37,33 @@ __all__ = [
 
 class ForecasterError(RuntimeError):
     """A forecaster produced an output that breaks the contract (wrong shape, non-finite point)."""
+
+
+class _LazyFrame:
+    """Descriptor behind ``History.attributes``: stores a DataFrame or a zero-argument callable that
+    builds it, and calls the callable once, on first access (a dataclass descriptor-typed field)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:  # the dataclass default: build an empty frame per history, lazily
+            return pd.DataFrame
+        value = obj.__dict__[self.slot]
+        if not isinstance(value, pd.DataFrame):
+            value = value()
+            if not isinstance(value, pd.DataFrame):
+                raise TypeError(f"History.attributes must be a DataFrame, got {type(value).__name__}")
+            obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if not (isinstance(value, pd.DataFrame) or callable(value)):
+            raise TypeError(
+                f"History.attributes must be a DataFrame or a zero-argument callable returning one, got "
+                f"{type(value).__name__}"
+            )
+        obj.__dict__[self.slot] = value
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,7 +88,13 @@ class History:
     freq : str
     season_length : int
     attributes : DataFrame
-        Static attributes of these series (index ``series_id``), possibly empty.
+        Static attributes of these series (index ``series_id``), possibly empty. The constructor also
+        accepts a zero-argument callable returning that frame: it is called on first access and its
+        result kept (the engine hands out histories this way, so a chunk's attribute rows are copied
+        only for models that read them).
+
+    ``n_observed()`` and ``first_observed()`` are computed once per history and cached: several models
+    receive the same (read-only) history at an origin.
     """
 
     values: FloatArray  # [series, time]
@@ -72,7 +105,7 @@ class History:
     available_at: np.ndarray  # [series, time]
     freq: str
     season_length: int
-    attributes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    attributes: pd.DataFrame = _LazyFrame()  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         s, t = self.values.shape
@@ -95,8 +128,29 @@ class History:
     def n_periods(self) -> int:
         return self.values.shape[1]
 
-    def n_observed(self) -> np.ndarray:
-        return self.observed.sum(axis=1)
+    def n_observed(self) -> IntArray:
+        """Observed cells per series ``[series]`` (cached; treat as read-only)."""
+        cached = self.__dict__.get("_n_observed")
+        if cached is None:
+            cached = self.observed.sum(axis=1)
+            cached.flags.writeable = False
+            self.__dict__["_n_observed"] = cached
+        return cached
+
+    def first_observed(self) -> IntArray:
+        """Column of each series' first observation ``[series]`` (cached; treat as read-only).
+
+        Raises ``ValueError`` when a series has interior gaps or no observation (see
+        :func:`tycheon.forecasters.kernels.baselines.first_observed`).
+        """
+        cached = self.__dict__.get("_first_observed")
+        if cached is None:
+            from tycheon.forecasters.kernels.baselines import first_observed
+
+            cached = first_observed(self.observed)
+            cached.flags.writeable = False
+            self.__dict__["_first_observed"] = cached
+        return cached
 
     def series(self, i: int) -> FloatArray:
         """The observed values of series ``i`` (a contiguous 1-d array, ragged start removed)."""

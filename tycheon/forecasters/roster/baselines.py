@@ -76,7 +76,7 @@ class PanelForecaster(Forecaster):
         rng: np.random.Generator,
     ) -> Forecast:
         values = np.asarray(history.values, dtype=np.float64)
-        starts = kb.first_observed(history.observed)
+        starts = history.first_observed()
         season = history.season_length
         check_history_length(self, history)
         point = self._point(values, starts, season=season, horizon=horizon)  # [series, horizon]
