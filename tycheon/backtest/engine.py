@@ -42,11 +42,12 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import Backend
+from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities
 from tycheon.backtest.guards import GuardCounter
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
-from tycheon.backtest.records import Block, build_scoreset
+from tycheon.backtest.records import POOL_POSITION, Block, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.backtest.slices import UnitData, eligibility
 from tycheon.backtest.tasks import ChunkTask, ModelSpec, TaskResult
@@ -231,6 +232,11 @@ def run(
                     horizon=protocol.horizon, quantile_levels=levels, n_samples=int(n_samples),
                     time_budget=time_budget, band_min_origins=int(band_min_origins),
                 ))
+    # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
+    # (series, origin) pair x horizon x model; see .columns)
+    capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
+    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples),
+                            extra=((POOL_POSITION, "int64"),))
     results: list[TaskResult] = [r for task_results in run_tasks(
         tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress) for r in task_results]
 
@@ -254,7 +260,7 @@ def run(
         "warnings": panel.warnings,
     }
     return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
-                          band_min_origins=int(band_min_origins), meta=meta)
+                          band_min_origins=int(band_min_origins), meta=meta, buffers=buffers)
 
 
 def _model_status(

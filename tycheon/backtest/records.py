@@ -14,7 +14,7 @@ in ``meta["conformal"]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
+from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 
-__all__ = ["Block", "build_scoreset"]
+__all__ = ["POOL_POSITION", "Block", "build_scoreset"]
 
 _TEXT_COLUMNS = ("model", "unit", "series_id", "demand_class")
+POOL_POSITION = "_pool_position"  # the builder's scratch int64 column (ColumnBuffers ``extra``)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,26 +118,25 @@ def _text_columns(
     data: dict[str, np.ndarray],
     blocks: Sequence[Block],
     *,
-    sizes: IntArray,
+    bounds: IntArray,
     pool_pos: IntArray,
-    models: list[str],
-    model_code: IntArray,
-    units: list[str],
-    unit_code: IntArray,
+    column: Callable[[str, str], np.ndarray],
 ) -> None:
-    """Fill the object columns: ``model``/``unit`` from their block's code, ``series_id`` and
+    """Fill the object columns: ``model``/``unit`` block by block (one slice fill each), ``series_id`` and
     ``demand_class`` from the row's position ``pool_pos`` in the concatenated per-series arrays of the
-    blocks (each column a single take into a fresh array)."""
-    data["model"] = np.take(np.asarray(models, dtype=object), np.repeat(model_code, sizes))
-    data["unit"] = np.take(np.asarray(units, dtype=object), np.repeat(unit_code, sizes))
-    for column, part in (("series_id", "series_ids"), ("demand_class", "demand_class")):
+    blocks (one ``np.take`` each), so no object column is written row by row."""
+    for name in ("model", "unit"):
+        col = data[name] = column(name, "object")
+        for b, lo, hi in zip(blocks, bounds[:-1], bounds[1:]):
+            col[lo:hi] = getattr(b, name)
+    for name, part in (("series_id", "series_ids"), ("demand_class", "demand_class")):
         pool = np.empty(int(sum(len(getattr(b, part)) for b in blocks)), dtype=object)
         start = 0
         for b in blocks:
             values = getattr(b, part)
             pool[start:start + len(values)] = values
             start += len(values)
-        data[column] = np.take(pool, pool_pos)
+        data[name] = np.take(pool, pool_pos)  # a fresh array: faster than a take into a None-filled one
 
 
 def build_scoreset(
@@ -145,6 +146,7 @@ def build_scoreset(
     n_samples: int = 0,
     band_min_origins: int = 0,
     meta: dict[str, Any] | None = None,
+    buffers: ColumnBuffers | None = None,
 ) -> ScoreSet:
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
@@ -154,6 +156,8 @@ def build_scoreset(
     the record is the largest object of a run, so it is held once. The text columns are built in one
     ``np.take`` each from a small array of their values (model, unit) or from the blocks' own per-series
     arrays (series id, demand class), so no object column is written row by row or through temporaries.
+    ``buffers`` (:class:`~tycheon.backtest.columns.ColumnBuffers`) supplies columns allocated and touched
+    ahead of time; the values written are the same either way.
     """
     levels = tuple(float(q) for q in quantile_levels)
     meta = dict(meta or {})
@@ -167,25 +171,27 @@ def build_scoreset(
     sizes = np.array([layouts[id(b.actual)].size for b in blocks], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     total = int(bounds[-1])
+    ready = buffers.take(total) if buffers is not None else {}
+
+    def column(name: str, dtype: str, width: int = 0) -> np.ndarray:
+        shape = (total, width) if width else (total,)
+        return ready.pop(name) if name in ready else np.empty(shape, dtype=dtype)
+
     data: dict[str, np.ndarray] = {
-        name: np.empty(total, dtype=dtype) for name, dtype in SCORESET_COLUMNS.items()
+        name: column(name, dtype) for name, dtype in SCORESET_COLUMNS.items()
         if name not in (*_TEXT_COLUMNS, "lo80", "hi80", "lo95", "hi95", "has_band")
     }
-    # text columns: per row, a code into a small array of names (model, unit) or a position in the pool
-    # of the blocks' per-series arrays (series id, demand class); one take each at the end
-    models = list(dict.fromkeys(b.model for b in blocks))
-    units = list(dict.fromkeys(b.unit for b in blocks))
-    model_code = np.array([models.index(b.model) for b in blocks], dtype=np.int64)
-    unit_code = np.array([units.index(b.unit) for b in blocks], dtype=np.int64)
+    # series id and demand class: per row, a position in the pool of the blocks' per-series arrays
     series_start = np.concatenate([[0], np.cumsum([len(b.series_rows) for b in blocks])]).astype(np.int64)
-    pool_pos = np.empty(total, dtype=np.int64)
-    qmat = [np.empty(total) for _ in levels]  # one column per level
-    smat = np.empty((total, n_samples)) if n_samples else None  # [row, sample]
+    pool_pos = column(POOL_POSITION, "int64")
+    qmat = [column(quantile_column(q), "float64") for q in levels]  # one column per level
+    smat = column("samples", "float64", n_samples) if n_samples else None  # [row, sample]
     # bands computed upstream (per chunk, in the workers) are used as they are; otherwise calibrate here
     precomputed = bool(blocks) and all(b.radii is not None for b in blocks)
     key = np.empty(0 if precomputed else total, dtype=np.int64)
     key_offset: dict[int, int] = {}
     next_offset = 0
+    target_ns = data["target_period"].view(np.int64)
     for k, (b, keep, lo, hi) in enumerate(zip(blocks, kept, bounds[:-1], bounds[1:])):
         n, h = b.point.shape
         if b.unit_key not in key_offset:
@@ -199,7 +205,7 @@ def build_scoreset(
         np.add(srow, series_start[k], out=pool_pos[rows])
         data["origin"][rows] = b.origin.to_datetime64()
         data["step"][rows] = step
-        data["target_period"][rows] = b.target_periods.to_numpy(dtype="datetime64[ns]")[step - 1]
+        target_ns[rows] = b.target_periods.asi8[step - 1]  # int64 ns: no DatetimeIndex conversion per block
         data["actual"][rows] = layout.actual
         data["point"][rows] = _cells(b.point, flat)
         data["available_at"][rows] = _cells(b.available_at, flat)
@@ -218,15 +224,14 @@ def build_scoreset(
         if smat is not None:
             smat[rows] = np.nan if b.samples is None else b.samples.reshape(n * h, -1)[keep][:, :n_samples]
 
-    _text_columns(data, blocks, sizes=sizes, pool_pos=pool_pos, models=models, model_code=model_code,
-                  units=units, unit_code=unit_code)
+    _text_columns(data, blocks, bounds=bounds, pool_pos=pool_pos, column=column)
     del pool_pos
     conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
                                  "min_origins": int(band_min_origins)}
     if precomputed:
         # the bands straight into their columns, block by block: no full-length radius arrays
         for k, level in enumerate(BAND_LEVELS):
-            lo_col, hi_col, with_band = np.empty(total), np.empty(total), 0
+            lo_col, hi_col, with_band = column(f"lo{level}", "float64"), column(f"hi{level}", "float64"), 0
             for b, lo, hi in zip(blocks, bounds[:-1], bounds[1:]):
                 rows = slice(int(lo), int(hi))
                 radius = b.radii[k]  # type: ignore[index]
@@ -252,7 +257,7 @@ def build_scoreset(
             conformal["rows_without_band"][str(level)] = int(total - has.sum())
         del radii
     del key
-    data["has_band"] = np.isfinite(data["lo80"])
+    data["has_band"] = np.isfinite(data["lo80"], out=column("has_band", "bool"))
     columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
     for level, col in zip(levels, qmat):
         columns[quantile_column(level)] = col

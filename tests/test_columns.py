@@ -1,0 +1,73 @@
+"""Score-set columns prepared while the tasks run (tycheon.backtest.columns)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tycheon.backtest import columns as columns_module
+from tycheon.backtest.columns import MIN_USE, ColumnBuffers
+from tycheon.backtest.engine import run
+from tycheon.backtest.factories import forecaster_factory, instance_factory
+from tycheon.backtest.protocol import RollingOrigin
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
+from tycheon.testing.toys import MeanForecaster, NaiveForecaster, toy_panel
+
+
+def test_buffers_hand_out_views_of_the_first_rows_once_and_only_when_the_bound_fits():
+    buffers = ColumnBuffers(100, quantile_levels=(0.1, 0.9), n_samples=3, extra=(("scratch", "int64"),))
+    got = buffers.take(80)
+    numeric = [n for n, d in SCORESET_COLUMNS.items() if d != "object"]
+    assert set(got) == {*numeric, quantile_column(0.1), quantile_column(0.9), "samples", "scratch"}
+    assert all(len(a) == 80 for a in got.values()) and got["samples"].shape == (80, 3)
+    assert got["point"].base is not None and got["point"].base.shape == (100,)  # a view of the buffer
+    assert not any(d == "object" for d in (str(a.dtype) for a in got.values()))
+    assert buffers.take(80) == {}  # handed out once
+    assert ColumnBuffers(100).take(101) == {}  # more rows than the bound: the builder allocates
+    assert ColumnBuffers(100).take(int(MIN_USE * 100) - 1) == {}  # a loose bound pins no idle memory
+
+
+def test_when_the_allocation_fails_then_the_builder_gets_nothing_and_allocates_itself(monkeypatch):
+    real_empty = np.empty
+
+    def failing_empty(shape, dtype=float):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(columns_module.np, "empty", failing_empty)
+    buffers = ColumnBuffers(50)
+    monkeypatch.setattr(columns_module.np, "empty", real_empty)
+    assert buffers.take(50) == {}
+
+
+def test_a_run_with_prepared_columns_equals_one_without(monkeypatch):
+    import tycheon.backtest.engine as engine
+
+    panel = toy_panel(n_series=30, n_periods=40, seed=2, zero_share=0.3)
+    protocol = RollingOrigin(horizon=3, stride=2, n_origins=7, mode="analysis")
+    factories = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
+                 "snaive": forecaster_factory("seasonal_naive")}  # needs 13 observations: fewer rows
+    kwargs = dict(units=("series", "total"), quantile_levels=(0.2, 0.8), n_samples=4, chunk_size=8,
+                  band_min_origins=2)
+    taken = []
+
+    class Recording(ColumnBuffers):
+        def take(self, total):
+            got = super().take(total)
+            taken.append(bool(got))
+            return got
+
+    monkeypatch.setattr(engine, "ColumnBuffers", Recording)
+    with_buffers = run(panel, protocol, factories, **kwargs)
+    assert taken == [True]  # the prepared columns were used
+
+    class Off(Recording):
+        def take(self, total):
+            super().take(total)
+            return {}
+
+    monkeypatch.setattr(engine, "ColumnBuffers", Off)
+    without = run(panel, protocol, factories, **kwargs)
+    pd.testing.assert_frame_equal(with_buffers.table, without.table, check_exact=True)
+    assert np.array_equal(with_buffers.samples, without.samples, equal_nan=True)
+    assert with_buffers.meta["conformal"] == without.meta["conformal"]
+    assert with_buffers.table["has_band"].any()
