@@ -18,11 +18,12 @@ What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices pape
   by those models; :mod:`.tasks`), or one global model on the whole unit. Conformal radii, demand classes
   and scales are computed inside the tasks (per chunk and origin, from the same published window with the
   same row-wise kernels, so bit-identical to whole-unit values); the main process only assembles the
-  score set.
+  score set, into columns a background thread allocates and touches while the tasks run (:mod:`.columns`).
 
 ``meta["guard_checks"]`` counts hand-overs: one fit, one embargo and one predict check per (model, chunk,
 origin) where the model was fitted / asked to forecast, whether or not the history it got was shared with
-another model (a shared history is checked for each model it is handed to).
+another model (a shared history is checked for each model it is handed to; its cell scan is done once
+and remembered on the read-only history, :mod:`.guards`).
 
 Model status in ``meta["models"]``: ``{"status": "ran", "fit_seconds", "predict_seconds", "support",
 "support_by_unit", "below_model_min_history"}``; ``{"status": "failed", "reason", "traceback"}`` for a model
