@@ -83,3 +83,18 @@ def test_when_the_backend_is_misconfigured_then_the_error_says_what_is_accepted(
 def test_results_come_back_in_task_order():
     tasks = [lambda k=k: k * k for k in range(7)]
     assert run_tasks(tasks, backend="sequential", progress=True) == [k * k for k in range(7)]
+
+
+def _square(k):
+    return k * k
+
+
+@pytest.mark.parametrize("backend", ["sequential", "joblib"])
+def test_on_result_sees_each_result_once_as_it_comes_back(backend):
+    import functools
+
+    seen = []
+    tasks = [functools.partial(_square, k) for k in range(6)]
+    out = run_tasks(tasks, backend=backend, n_jobs=2, on_result=lambda i, r: seen.append((i, r)))
+    assert out == [k * k for k in range(6)]
+    assert sorted(seen) == [(k, k * k) for k in range(6)]

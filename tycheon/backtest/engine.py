@@ -36,22 +36,23 @@ contributes no rows: partial results would be scored on an easier subset.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tycheon._typing import Backend
+from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
-from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities
+from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_min_history
 from tycheon.backtest.guards import GuardCounter
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
-from tycheon.backtest.records import POOL_POSITION, Block, build_scoreset
+from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.backtest.slices import UnitData, eligibility
-from tycheon.backtest.tasks import ChunkTask, ModelSpec, TaskResult
+from tycheon.backtest.tasks import ChunkTask, ModelSpec, OriginOutput, TaskResult
 from tycheon.backtest.units import build_unit, parse_unit
 from tycheon.data.demand import CLASSES
 from tycheon.data.panel import Panel
@@ -60,6 +61,8 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 
 DEFAULT_CHUNK_SIZE = 1024
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
+# backends whose tasks run in other processes: the main process is free to write rows as results arrive
+STREAMING_BACKENDS = ("joblib", "dask")
 
 
 class _UnitState:
@@ -236,16 +239,24 @@ def run(
     # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
     # (series, origin) pair x horizon x model; see .columns)
     capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples),
-                            extra=((POOL_POSITION, "int64"),))
+    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
+    # with worker processes the main process writes each task's rows as its result arrives (rows planned
+    # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
+    stream = None if backend not in STREAMING_BACKENDS else _streaming(
+        states, runnable, factories, origins, chunk_size=size,
+        make_writer=lambda total: ScoreSetWriter(
+            total, quantile_levels=levels, n_samples=int(n_samples), band_min_origins=int(band_min_origins),
+            buffers=buffers))
     results: list[TaskResult] = [r for task_results in run_tasks(
-        tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress) for r in task_results]
+        tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress,
+        on_result=None if stream is None else lambda i, task_results: stream.add(task_results),
+    ) for r in task_results]
 
     guards = GuardCounter()
     for r in results:
         guards.add(r.guards)
     failed = _model_status(results, runnable, models_meta, time_budget)
-    blocks = _blocks(states, runnable, failed, results, origins, models_meta)
+    _support(states, runnable, failed, results, models_meta)
     meta: dict[str, Any] = {
         "panel": panel.name,
         "protocol": protocol.describe(),
@@ -260,6 +271,12 @@ def run(
         "models": {name: models_meta[name] for name in factories},
         "warnings": panel.warnings,
     }
+    if stream is not None and not failed:
+        scores = stream.finish(meta)
+        if scores is not None:
+            return scores  # type: ignore[return-value]
+    stream = None  # the plan did not hold (a model failed, or forecast other rows than planned)
+    blocks = _blocks(states, runnable, failed, results, origins)
     return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
                           band_min_origins=int(band_min_origins), meta=meta, buffers=buffers)
 
@@ -292,13 +309,57 @@ def _model_status(
     return failed
 
 
+def _support(
+    states: list[_UnitState],
+    runnable: list[str],
+    failed: set[str],
+    results: list[TaskResult],
+    models_meta: dict[str, dict[str, Any]],
+) -> None:
+    """Series forecast per model (all units, origins) and per unit, into ``models_meta``."""
+    counts: dict[tuple[str, str], int] = {}
+    for r in results:
+        counts[(r.unit, r.model)] = counts.get((r.unit, r.model), 0) + sum(len(o.rows) for o in r.outputs)
+    for state in states:
+        for name in runnable:
+            if name not in failed:
+                support = counts.get((state.data.unit, name), 0)
+                models_meta[name]["support"] += support
+                models_meta[name]["support_by_unit"][state.data.unit] = support
+
+
+def _block(
+    state: _UnitState,
+    unit_key: int,
+    name: str,
+    origin: Origin,
+    part: OriginOutput,
+    *,
+    with_q: bool = True,
+    with_s: bool = True,
+    with_r: bool = True,
+) -> Block:
+    """The block of one task output (one model, chunk and origin of a unit)."""
+    data, rows, features = state.data, part.rows, part.features
+    assert features is not None  # the engine's tasks always attach them
+    return Block(
+        model=name, unit=data.unit, unit_key=unit_key, n_unit_series=data.n_series, origin=origin.timestamp,
+        series_rows=rows, series_ids=data.series_ids[rows],
+        target_periods=data.periods[origin.index:origin.index + origin.horizon],
+        actual=part.actual, available_at=part.available_at, point=part.point,  # type: ignore[arg-type]
+        quantiles=part.quantiles if with_q else None, samples=part.samples if with_s else None,
+        demand_class=_CLASS_NAMES[features.demand_code], season_length=features.season_length,
+        scale_mae=features.scale_mae, scale_rmse=features.scale_rmse, weight=data.weight[rows],
+        radii=part.radii if with_r else None,
+    )
+
+
 def _blocks(
     states: list[_UnitState],
     runnable: list[str],
     failed: set[str],
     results: list[TaskResult],
     origins: list[Origin],
-    models_meta: dict[str, dict[str, Any]],
 ) -> list[Block]:
     """Assemble blocks in (unit, model, origin) order, chunks in series order: deterministic."""
     by_key: dict[tuple[str, str], list[TaskResult]] = {}
@@ -306,37 +367,47 @@ def _blocks(
         by_key.setdefault((r.unit, r.model), []).append(r)
     blocks: list[Block] = []
     for u, state in enumerate(states):
-        data = state.data
         for m, name in enumerate(runnable):
             if name in failed:
                 continue
-            outputs = [o for r in by_key.get((data.unit, name), []) for o in r.outputs]
-            support = 0
+            outputs = [o for r in by_key.get((state.data.unit, name), []) for o in r.outputs]
             for j, origin in enumerate(origins):
                 parts = [o for o in outputs if o.origin_pos == j]
-                if not parts:
-                    continue
                 # one block per chunk part, in chunk order: the rows come out as if the parts were
                 # concatenated, without the copy; quantiles, samples and bands are all-or-nothing per
-                # (model, unit, origin) as before
-                with_q = all(p.quantiles is not None for p in parts)
-                with_s = all(p.samples is not None for p in parts)
-                with_r = all(p.radii is not None for p in parts)
-                targets = slice(origin.index, origin.index + origin.horizon)
-                for p in parts:
-                    rows, features = p.rows, p.features
-                    blocks.append(Block(
-                        model=name, unit=data.unit, unit_key=u * len(runnable) + m,
-                        n_unit_series=data.n_series, origin=origin.timestamp, series_rows=rows,
-                        series_ids=data.series_ids[rows], target_periods=data.periods[targets],
-                        actual=p.actual, available_at=p.available_at, point=p.point,
-                        quantiles=p.quantiles if with_q else None, samples=p.samples if with_s else None,
-                        demand_class=_CLASS_NAMES[features.demand_code],
-                        season_length=features.season_length,
-                        scale_mae=features.scale_mae, scale_rmse=features.scale_rmse,
-                        weight=data.weight[rows], radii=p.radii if with_r else None,
-                    ))
-                    support += len(rows)
-            models_meta[name]["support"] += support
-            models_meta[name]["support_by_unit"][data.unit] = support
+                # (model, unit, origin)
+                flags = {"with_q": all(p.quantiles is not None for p in parts),
+                         "with_s": all(p.samples is not None for p in parts),
+                         "with_r": all(p.radii is not None for p in parts)}
+                blocks.extend(_block(state, u * len(runnable) + m, name, origin, p, **flags) for p in parts)
     return blocks
+
+
+def _streaming(
+    states: list[_UnitState],
+    runnable: list[str],
+    factories: Mapping[str, Factory],
+    origins: list[Origin],
+    *,
+    chunk_size: int,
+    make_writer: Callable[[int], ScoreSetWriter],
+) -> StreamingAssembly | None:
+    """Plan the score-set rows and return the assembly that writes results as they arrive, or None when
+    a factory does not say what it builds (its rows cannot be planned)."""
+    models = []
+    for name in runnable:
+        factory = factories[name]
+        if getattr(factory, "unfitted", None) is None:
+            return None
+        is_global = factory_capabilities(factory).is_global
+        models.append(PlannedModel(
+            name, min_history=lambda m, f=factory: int(factory_min_history(f, m) or 0),
+            chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size)))
+    plan = plan_rows([(s.data, s.eligible, s.n_obs) for s in states], models, origins)
+    position = {name: m for m, name in enumerate(runnable)}
+
+    def make_block(u: int, name: str, j: int, part: OriginOutput) -> Block:
+        return _block(states[u], u * len(runnable) + position[name], name, origins[j], part)
+
+    return StreamingAssembly(plan, make_writer=make_writer, make_block=make_block,
+                             unit_position={s.data.unit: u for u, s in enumerate(states)})

@@ -44,6 +44,7 @@ def run_tasks(
     dask_client: Any = None,
     progress: bool = False,
     desc: str = "backtest",
+    on_result: Callable[[int, Any], None] | None = None,
 ) -> list[Any]:
     """Run every task and return their results in task order.
 
@@ -58,6 +59,10 @@ def run_tasks(
         Required for ``backend="dask"``.
     progress : bool
         Show a tqdm bar of finished tasks.
+    on_result : callable, optional
+        Called in the calling process as ``on_result(index, result)`` as soon as each result is back
+        (task order for sequential and joblib, completion order for Dask), so the caller can use it
+        while later tasks still run.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")
@@ -66,6 +71,7 @@ def run_tasks(
         if backend == "sequential":
             for i, task in enumerate(tasks):
                 results[i] = task()
+                _report(on_result, i, results[i])
                 bar.update(1)
         elif backend == "joblib":
             from joblib import Parallel, delayed
@@ -74,6 +80,7 @@ def run_tasks(
                                 return_as="generator")
             for i, result in enumerate(parallel(delayed(_call)(t) for t in tasks)):
                 results[i] = result
+                _report(on_result, i, result)
                 bar.update(1)
         else:
             if dask_client is None:
@@ -83,9 +90,16 @@ def run_tasks(
             futures = [dask_client.submit(_call, t, pure=False) for t in tasks]
             position = {f.key: i for i, f in enumerate(futures)}
             for future in as_completed(futures):
-                results[position[future.key]] = future.result()
+                i = position[future.key]
+                results[i] = future.result()
+                _report(on_result, i, results[i])
                 bar.update(1)
     return results
+
+
+def _report(on_result: Callable[[int, Any], None] | None, i: int, result: Any) -> None:
+    if on_result is not None:
+        on_result(i, result)
 
 
 def _call(task: Callable[[], Any]) -> Any:

@@ -22,7 +22,7 @@ from tycheon.forecasters.base import Availability, Capabilities, Forecaster, His
 from tycheon.forecasters.registry import create, get
 
 __all__ = ["ConstantFactory", "Factory", "RegistryFactory", "factory_availability", "factory_capabilities",
-           "forecaster_factory", "instance_factory"]
+           "factory_min_history", "forecaster_factory", "instance_factory"]
 
 Factory = Callable[[History, pd.Timestamp], Forecaster]
 
@@ -45,6 +45,10 @@ class RegistryFactory:
     def __call__(self, history: History, fit_time: pd.Timestamp) -> Forecaster:
         return create(self.forecaster_id, **self.params).fit(history)
 
+    def unfitted(self) -> Forecaster:
+        """The forecaster this factory builds, before fitting."""
+        return create(self.forecaster_id, **self.params)
+
     def __repr__(self) -> str:
         return f"forecaster_factory({self.forecaster_id!r}, **{self.params!r})"
 
@@ -65,6 +69,10 @@ class ConstantFactory:
 
     def __call__(self, history: History, fit_time: pd.Timestamp) -> Forecaster:
         return self.template.clone().fit(history)
+
+    def unfitted(self) -> Forecaster:
+        """The forecaster this factory builds, before fitting."""
+        return self.template.clone()
 
     def __repr__(self) -> str:
         return f"instance_factory({self.template!r})"
@@ -91,3 +99,13 @@ def factory_capabilities(factory: Factory) -> Capabilities:
 def factory_availability(factory: Factory) -> Availability:
     check = getattr(factory, "availability", None)
     return check() if callable(check) else Availability(ok=True)
+
+
+def factory_min_history(factory: Factory, season_length: int) -> int | None:
+    """``min_history(season_length)`` of the unfitted forecaster the factory builds, or None when the
+    factory does not say what it builds (an opaque callable). The engine plans score-set rows with it and
+    checks the plan against what the fitted models actually forecast."""
+    unfitted = getattr(factory, "unfitted", None)
+    if not callable(unfitted):
+        return None
+    return int(unfitted().min_history(season_length))

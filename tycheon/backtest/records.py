@@ -1,9 +1,10 @@
 """The one builder of the score set (ADR-0006 decision 1): forecast blocks in, a :class:`ScoreSet` out.
 
 The engine collects one :class:`Block` per (model, unit, origin) holding ``[series, horizon]`` arrays;
-:func:`build_scoreset` flattens them with numpy concatenation (no per-row Python), keeps the rows whose
-target was observed, attaches the split-conformal bands (:mod:`tycheon.backtest.conformal`) and returns the
-long record documented in :mod:`tycheon.backtest.scoreset`. Anything that wants to make a score set from
+:func:`build_scoreset` (through a :class:`ScoreSetWriter`) flattens them into preallocated columns with
+array operations per block (no per-row Python), keeps the rows whose target was observed, attaches the
+split-conformal bands (:mod:`tycheon.backtest.conformal`) and returns the long record documented in
+:mod:`tycheon.backtest.scoreset`. Anything that wants to make a score set from
 forecasts (a harness, a test, a combination of methods) uses this function, so every reader of a score set
 sees the same columns with the same meaning.
 
@@ -14,7 +15,7 @@ in ``meta["conformal"]``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +27,9 @@ from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 
-__all__ = ["POOL_POSITION", "Block", "build_scoreset"]
+__all__ = ["Block", "RowPlanError", "ScoreSetWriter", "build_scoreset"]
 
-_TEXT_COLUMNS = ("model", "unit", "series_id", "demand_class")
-POOL_POSITION = "_pool_position"  # the builder's scratch int64 column (ColumnBuffers ``extra``)
+_BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,29 +114,192 @@ class _Layout:
         self.actual = _cells(block.actual, self.flat)
 
 
-def _text_columns(
-    data: dict[str, np.ndarray],
-    blocks: Sequence[Block],
-    *,
-    bounds: IntArray,
-    pool_pos: IntArray,
-    column: Callable[[str, str], np.ndarray],
-) -> None:
-    """Fill the object columns: ``model``/``unit`` block by block (one slice fill each), ``series_id`` and
-    ``demand_class`` from the row's position ``pool_pos`` in the concatenated per-series arrays of the
-    blocks (one ``np.take`` each), so no object column is written row by row."""
-    for name in ("model", "unit"):
-        col = data[name] = column(name, "object")
-        for b, lo, hi in zip(blocks, bounds[:-1], bounds[1:]):
-            col[lo:hi] = getattr(b, name)
-    for name, part in (("series_id", "series_ids"), ("demand_class", "demand_class")):
-        pool = np.empty(int(sum(len(getattr(b, part)) for b in blocks)), dtype=object)
-        start = 0
-        for b in blocks:
-            values = getattr(b, part)
-            pool[start:start + len(values)] = values
-            start += len(values)
-        data[name] = np.take(pool, pool_pos)  # a fresh array: faster than a take into a None-filled one
+class RowPlanError(RuntimeError):
+    """A block does not fit the rows planned for it (size or bounds); the caller assembles otherwise."""
+
+
+def _layout(block: Block, layouts: dict[int, _Layout] | None) -> _Layout:
+    """The block's layout, shared (through ``layouts``, keyed by the target array) by blocks of models
+    that received the same target array; the cache must not outlive the blocks it describes."""
+    if layouts is None:
+        return _Layout(block)
+    key = id(block.actual)
+    if key not in layouts:
+        layouts[key] = _Layout(block)
+    return layouts[key]
+
+
+class ScoreSetWriter:
+    """Writes forecast blocks into the score-set columns at given rows, in any order.
+
+    Every column is allocated once at the final length ``total`` (taken from ``buffers``, a
+    :class:`~tycheon.backtest.columns.ColumnBuffers`, when it can serve); :meth:`write` puts a block's
+    kept cells (observed targets, series then step) at rows ``[start, start + size)``; :meth:`finish`
+    checks every row was written, calibrates the bands when the blocks carried none, and wraps the
+    columns in a table without a consolidating copy. :func:`build_scoreset` writes blocks back to back;
+    the engine writes each task's blocks while the other tasks still run, at rows planned before they
+    started (so the order of arrival does not matter).
+
+    Parameters
+    ----------
+    total : int
+        Rows of the score set.
+    quantile_levels, n_samples
+        Quantile columns and width of the sample matrix.
+    band_min_origins : int
+        Passed to the calibration when the blocks carry no radii.
+    precomputed_bands : bool
+        True when every block carries its conformal radii (``Block.radii``); False to calibrate in
+        :meth:`finish` over the whole table.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        quantile_levels: Sequence[float] = (),
+        n_samples: int = 0,
+        band_min_origins: int = 0,
+        precomputed_bands: bool = True,
+        buffers: ColumnBuffers | None = None,
+    ) -> None:
+        self.total = int(total)
+        self.levels = tuple(float(q) for q in quantile_levels)
+        self.n_samples = int(n_samples)
+        self.band_min_origins = int(band_min_origins)
+        self.precomputed = bool(precomputed_bands)
+        self._ready = buffers.take(self.total) if buffers is not None else {}
+        skip = {"has_band"} if self.precomputed else {"has_band", *_BAND_COLUMNS}
+        self.data = {name: self._column(name, dtype) for name, dtype in SCORESET_COLUMNS.items() if name not in skip}
+        self._target_ns = self.data["target_period"].view(np.int64)
+        self.qmat = [self._column(quantile_column(q), "float64") for q in self.levels]  # one per level
+        self.smat = self._column("samples", "float64", self.n_samples) if self.n_samples else None
+        self.key = None if self.precomputed else np.empty(self.total, dtype=np.int64)
+        self._key_offset: dict[int, int] = {}
+        self._next_key = 0
+        self.with_band = dict.fromkeys(BAND_LEVELS, 0)
+        self.rows_written = 0
+        self._ready.clear()
+
+    def _column(self, name: str, dtype: str, width: int = 0) -> np.ndarray:
+        if name in self._ready:
+            return self._ready.pop(name)
+        return np.empty((self.total, width) if width else (self.total,), dtype=dtype)
+
+    def write(
+        self,
+        block: Block,
+        start: int,
+        *,
+        layouts: dict[int, _Layout] | None = None,
+        expected: int | None = None,
+    ) -> int:
+        """Write ``block`` at rows ``[start, start + size)`` and return ``size`` (its kept cells).
+
+        Raises :class:`RowPlanError`, before writing anything, when ``expected`` is given and differs
+        from the size, or when the rows fall outside the table.
+        """
+        layout = _layout(block, layouts)
+        size = layout.size
+        if expected is not None and size != expected:
+            raise RowPlanError(f"{block.model}/{block.unit} at {block.origin.date()}: {size} rows, {expected} planned")
+        if start < 0 or start + size > self.total:
+            raise RowPlanError(f"rows [{start}, {start + size}) outside a table of {self.total}")
+        data, n, h = self.data, *block.point.shape
+        rows = slice(int(start), int(start) + size)
+        # flat [series * horizon] positions of the kept cells: one integer gather per column instead of
+        # a broadcast plus a boolean mask (and no gather at all when every target was observed)
+        flat, srow, step = layout.flat, layout.srow, layout.step
+        data["model"][rows] = block.model
+        data["unit"][rows] = block.unit
+        data["series_id"][rows] = block.series_ids[srow]
+        data["demand_class"][rows] = block.demand_class[srow]
+        data["origin"][rows] = block.origin.to_datetime64()
+        data["step"][rows] = step
+        self._target_ns[rows] = block.target_periods.asi8[step - 1]  # int64 ns, no DatetimeIndex per block
+        data["actual"][rows] = layout.actual
+        point = data["point"][rows]
+        point[:] = _cells(block.point, flat)
+        data["available_at"][rows] = _cells(block.available_at, flat)
+        data["season_length"][rows] = np.asarray(block.season_length, dtype=np.int64)[srow]
+        data["scale_mae"][rows] = block.scale_mae[srow]
+        data["scale_rmse"][rows] = block.scale_rmse[srow]
+        data["weight"][rows] = block.weight[srow]
+        data["has_quantiles"][rows] = block.quantiles is not None
+        data["has_samples"][rows] = block.samples is not None
+        if self.levels:
+            q = None if block.quantiles is None else block.quantiles.reshape(n * h, len(self.levels))[layout.keep]
+            for j, col in enumerate(self.qmat):
+                col[rows] = np.nan if q is None else q[:, j]
+        if self.smat is not None:
+            self.smat[rows] = (np.nan if block.samples is None
+                               else block.samples.reshape(n * h, -1)[layout.keep][:, :self.n_samples])
+        if self.precomputed:
+            if block.radii is None:
+                raise ValueError(f"{block.model}/{block.unit}: a block without radii in a writer of precomputed bands")
+            for level, radius in zip(BAND_LEVELS, block.radii):  # straight into the columns
+                lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
+                if radius is None:  # no band at this level anywhere in the block
+                    lo_col[:] = hi_col[:] = np.nan
+                    continue
+                np.subtract(point, radius, out=lo_col)
+                np.add(point, radius, out=hi_col)
+                self.with_band[level] += int(np.count_nonzero(np.isfinite(radius)))
+        else:
+            if block.unit_key not in self._key_offset:
+                self._key_offset[block.unit_key] = self._next_key
+                self._next_key += block.n_unit_series * h
+            self.key[rows] = (self._key_offset[block.unit_key]  # type: ignore[index]
+                              + block.series_rows.astype(np.int64)[srow] * h + step - 1)
+        self.rows_written += size
+        return size
+
+    def clear_quantiles(self, start: int, stop: int) -> None:
+        """No quantiles on rows ``[start, stop)`` (a (model, unit, origin) where only some parts gave them)."""
+        for col in self.qmat:
+            col[start:stop] = np.nan
+        self.data["has_quantiles"][start:stop] = False
+
+    def clear_samples(self, start: int, stop: int) -> None:
+        """No sample paths on rows ``[start, stop)``."""
+        if self.smat is not None:
+            self.smat[start:stop] = np.nan
+        self.data["has_samples"][start:stop] = False
+
+    def finish(self, meta: dict[str, Any] | None = None) -> ScoreSet:
+        """The score set (raises ``ValueError`` unless exactly ``total`` rows were written)."""
+        if self.rows_written != self.total:
+            raise ValueError(f"{self.rows_written} of {self.total} score-set rows were written")
+        data, total = self.data, self.total
+        conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
+                                     "min_origins": self.band_min_origins}
+        if self.precomputed:
+            for level in BAND_LEVELS:
+                conformal["rows_with_band"][str(level)] = self.with_band[level]
+                conformal["rows_without_band"][str(level)] = total - self.with_band[level]
+        else:
+            abs_error = np.abs(data["actual"] - data["point"])
+            radii = conformal_radii(keys=self.key, origin=data["origin"], available_at=data["available_at"],
+                                    abs_error=abs_error, levels_percent=BAND_LEVELS,
+                                    min_origins=self.band_min_origins)
+            del abs_error
+            for level, radius in zip(BAND_LEVELS, radii):
+                data[f"lo{level}"] = data["point"] - radius
+                data[f"hi{level}"] = data["point"] + radius
+                has = int(np.count_nonzero(np.isfinite(radius)))
+                conformal["rows_with_band"][str(level)] = has
+                conformal["rows_without_band"][str(level)] = total - has
+            del radii
+            self.key = None
+        data["has_band"] = np.isfinite(data["lo80"], out=self._column("has_band", "bool"))
+        columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
+        for level, col in zip(self.levels, self.qmat):
+            columns[quantile_column(level)] = col
+        # copy=False: the table wraps the arrays instead of consolidating them into a second copy
+        table = pd.DataFrame(columns, copy=False)
+        meta = dict(meta or {})
+        meta["conformal"] = conformal
+        return ScoreSet(table=table, quantile_levels=self.levels, samples=self.smat, meta=meta)
 
 
 def build_scoreset(
@@ -151,117 +314,21 @@ def build_scoreset(
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
     Rows come out in block order, then series, then step, so the same blocks always give the same table.
-    Every numeric column is allocated once at its final length and filled block by block (no per-block
-    parts to concatenate), and the table wraps those arrays without a consolidating copy: at panel scale
-    the record is the largest object of a run, so it is held once. The text columns are built in one
-    ``np.take`` each from a small array of their values (model, unit) or from the blocks' own per-series
-    arrays (series id, demand class), so no object column is written row by row or through temporaries.
-    ``buffers`` (:class:`~tycheon.backtest.columns.ColumnBuffers`) supplies columns allocated and touched
-    ahead of time; the values written are the same either way.
+    The blocks are written back to back by a :class:`ScoreSetWriter`: every column is allocated once at
+    its final length and filled block by block (no per-block parts to concatenate), and the table wraps
+    those arrays without a consolidating copy (at panel scale the record is the largest object of a run,
+    so it is held once). Bands computed upstream (``Block.radii`` on every block) are used as they are;
+    otherwise they are calibrated here over the whole table. ``buffers`` supplies columns allocated and
+    touched ahead of time; the values written are the same either way.
     """
-    levels = tuple(float(q) for q in quantile_levels)
-    meta = dict(meta or {})
     # blocks of models that shared one target array (the engine's tasks hand the same array to models with
     # the same minimum history) share its kept cells, row layout and gathered actuals
     layouts: dict[int, _Layout] = {}
+    total = sum(_layout(b, layouts).size for b in blocks)
+    writer = ScoreSetWriter(total, quantile_levels=quantile_levels, n_samples=n_samples,
+                            band_min_origins=band_min_origins, buffers=buffers,
+                            precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks))
+    start = 0
     for b in blocks:
-        if id(b.actual) not in layouts:
-            layouts[id(b.actual)] = _Layout(b)
-    kept = [layouts[id(b.actual)].keep for b in blocks]
-    sizes = np.array([layouts[id(b.actual)].size for b in blocks], dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    total = int(bounds[-1])
-    ready = buffers.take(total) if buffers is not None else {}
-
-    def column(name: str, dtype: str, width: int = 0) -> np.ndarray:
-        shape = (total, width) if width else (total,)
-        return ready.pop(name) if name in ready else np.empty(shape, dtype=dtype)
-
-    data: dict[str, np.ndarray] = {
-        name: column(name, dtype) for name, dtype in SCORESET_COLUMNS.items()
-        if name not in (*_TEXT_COLUMNS, "lo80", "hi80", "lo95", "hi95", "has_band")
-    }
-    # series id and demand class: per row, a position in the pool of the blocks' per-series arrays
-    series_start = np.concatenate([[0], np.cumsum([len(b.series_rows) for b in blocks])]).astype(np.int64)
-    pool_pos = column(POOL_POSITION, "int64")
-    qmat = [column(quantile_column(q), "float64") for q in levels]  # one column per level
-    smat = column("samples", "float64", n_samples) if n_samples else None  # [row, sample]
-    # bands computed upstream (per chunk, in the workers) are used as they are; otherwise calibrate here
-    precomputed = bool(blocks) and all(b.radii is not None for b in blocks)
-    key = np.empty(0 if precomputed else total, dtype=np.int64)
-    key_offset: dict[int, int] = {}
-    next_offset = 0
-    target_ns = data["target_period"].view(np.int64)
-    for k, (b, keep, lo, hi) in enumerate(zip(blocks, kept, bounds[:-1], bounds[1:])):
-        n, h = b.point.shape
-        if b.unit_key not in key_offset:
-            key_offset[b.unit_key] = next_offset
-            next_offset += b.n_unit_series * h
-        rows = slice(int(lo), int(hi))
-        # flat [series * horizon] positions of the kept cells: one integer gather per column instead of
-        # a broadcast plus a boolean mask (and no gather at all when every target was observed)
-        layout = layouts[id(b.actual)]
-        flat, srow, step = layout.flat, layout.srow, layout.step
-        np.add(srow, series_start[k], out=pool_pos[rows])
-        data["origin"][rows] = b.origin.to_datetime64()
-        data["step"][rows] = step
-        target_ns[rows] = b.target_periods.asi8[step - 1]  # int64 ns: no DatetimeIndex conversion per block
-        data["actual"][rows] = layout.actual
-        data["point"][rows] = _cells(b.point, flat)
-        data["available_at"][rows] = _cells(b.available_at, flat)
-        data["season_length"][rows] = np.asarray(b.season_length, dtype=np.int64)[srow]
-        data["scale_mae"][rows] = b.scale_mae[srow]
-        data["scale_rmse"][rows] = b.scale_rmse[srow]
-        data["weight"][rows] = b.weight[srow]
-        data["has_quantiles"][rows] = b.quantiles is not None
-        data["has_samples"][rows] = b.samples is not None
-        if not precomputed:
-            key[rows] = key_offset[b.unit_key] + b.series_rows.astype(np.int64)[srow] * h + step - 1
-        if levels:
-            q = None if b.quantiles is None else b.quantiles.reshape(n * h, len(levels))[keep]
-            for j, col in enumerate(qmat):
-                col[rows] = np.nan if q is None else q[:, j]
-        if smat is not None:
-            smat[rows] = np.nan if b.samples is None else b.samples.reshape(n * h, -1)[keep][:, :n_samples]
-
-    _text_columns(data, blocks, bounds=bounds, pool_pos=pool_pos, column=column)
-    del pool_pos
-    conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
-                                 "min_origins": int(band_min_origins)}
-    if precomputed:
-        # the bands straight into their columns, block by block: no full-length radius arrays
-        for k, level in enumerate(BAND_LEVELS):
-            lo_col, hi_col, with_band = column(f"lo{level}", "float64"), column(f"hi{level}", "float64"), 0
-            for b, lo, hi in zip(blocks, bounds[:-1], bounds[1:]):
-                rows = slice(int(lo), int(hi))
-                radius = b.radii[k]  # type: ignore[index]
-                if radius is None:  # no band at this level anywhere in the block
-                    lo_col[rows] = hi_col[rows] = np.nan
-                    continue
-                np.subtract(data["point"][rows], radius, out=lo_col[rows])
-                np.add(data["point"][rows], radius, out=hi_col[rows])
-                with_band += int(np.isfinite(radius).sum())
-            data[f"lo{level}"], data[f"hi{level}"] = lo_col, hi_col
-            conformal["rows_with_band"][str(level)] = with_band
-            conformal["rows_without_band"][str(level)] = total - with_band
-    else:
-        abs_error = np.abs(data["actual"] - data["point"])
-        radii = conformal_radii(keys=key, origin=data["origin"], available_at=data["available_at"],
-                                abs_error=abs_error, levels_percent=BAND_LEVELS, min_origins=band_min_origins)
-        del abs_error
-        for level, radius in zip(BAND_LEVELS, radii):
-            data[f"lo{level}"] = data["point"] - radius
-            data[f"hi{level}"] = data["point"] + radius
-            has = np.isfinite(radius)
-            conformal["rows_with_band"][str(level)] = int(has.sum())
-            conformal["rows_without_band"][str(level)] = int(total - has.sum())
-        del radii
-    del key
-    data["has_band"] = np.isfinite(data["lo80"], out=column("has_band", "bool"))
-    columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
-    for level, col in zip(levels, qmat):
-        columns[quantile_column(level)] = col
-    # copy=False: the table wraps the fresh arrays instead of consolidating them into a second copy
-    table = pd.DataFrame(columns, copy=False)
-    meta["conformal"] = conformal
-    return ScoreSet(table=table, quantile_levels=levels, samples=smat, meta=meta)
+        start += writer.write(b, start, layouts=layouts)
+    return writer.finish(meta)

@@ -1,0 +1,176 @@
+"""Rows planned before the tasks run and written as results arrive (tycheon.backtest.assembly).
+
+The streaming route must give exactly the table the after-the-run assembly gives, and fall back to it
+whenever the plan does not hold. Most tests stream with the in-process backend (monkeypatched into
+``STREAMING_BACKENDS``) so they run in milliseconds; one runs the real joblib route.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tycheon.backtest.engine as engine
+from tycheon.backtest.assembly import StreamingAssembly, plan_rows
+from tycheon.backtest.engine import run
+from tycheon.backtest.factories import forecaster_factory, instance_factory
+from tycheon.backtest.protocol import RollingOrigin, StaticSplit
+from tycheon.forecasters.base import Forecast, Forecaster
+from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveForecaster, toy_panel
+
+PANEL = toy_panel(n_series=30, n_periods=44, seed=3, zero_share=0.3)
+PROTOCOL = RollingOrigin(horizon=3, stride=2, n_origins=6, mode="analysis")
+KW = dict(units=("series", "total", "groups:3"), quantile_levels=(0.1, 0.9), n_samples=3, min_history=3,
+          chunk_size=7, band_min_origins=1, seed=2)
+
+
+def _factories(**extra):
+    return {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
+            "gmean": instance_factory(GlobalMeanForecaster()), "snaive": forecaster_factory("seasonal_naive"),
+            "ses": forecaster_factory("ses", alpha=0.3), **extra}
+
+
+@pytest.fixture
+def streamed(monkeypatch):
+    """Stream in process too, and record whether each run's streamed table was used (and why not)."""
+    outcomes = []
+    finish = StreamingAssembly.finish
+
+    def recording_finish(self, meta):
+        scores = finish(self, meta)
+        outcomes.append((scores is not None, self.broken))
+        return scores
+
+    monkeypatch.setattr(engine, "STREAMING_BACKENDS", ("sequential", "joblib", "dask"))
+    monkeypatch.setattr(StreamingAssembly, "finish", recording_finish)
+    return outcomes
+
+
+def _after_the_run(factories, protocol=PROTOCOL, **kwargs):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "STREAMING_BACKENDS", ())
+        return run(PANEL, protocol, factories, **{**KW, **kwargs})
+
+
+def _assert_same(a, b):
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    assert np.array_equal(a.samples, b.samples, equal_nan=True)
+    assert a.meta["conformal"] == b.meta["conformal"]
+    strip = {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in a.meta["models"].items()}
+    assert strip == {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in b.meta["models"].items()}
+
+
+@pytest.mark.parametrize("protocol", [PROTOCOL, StaticSplit(horizon=3, boundary=30, stride=3, embargo=1)])
+def test_streamed_rows_equal_the_after_the_run_assembly(streamed, protocol):
+    scores = run(PANEL, protocol, _factories(), **KW)
+    assert streamed == [(True, "")]  # the streamed table was the one returned
+    _assert_same(scores, _after_the_run(_factories(), protocol))
+    assert scores.table["has_quantiles"].any()
+    assert scores.table["has_band"].any() == isinstance(protocol, RollingOrigin)  # 3 static origins: no band
+
+
+def test_the_plan_counts_exactly_the_rows_each_model_forecasts_per_unit_and_origin(streamed):
+    captured = {}
+    real = engine._streaming
+
+    def keep(*args, **kwargs):
+        captured["stream"] = real(*args, **kwargs)
+        return captured["stream"]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "_streaming", keep)
+        scores = run(PANEL, PROTOCOL, _factories(), **KW)
+    plan = captured["stream"].plan
+    origins = sorted(scores.table["origin"].unique())
+    units = list(dict.fromkeys(scores.table["unit"]))
+    counts = scores.table.groupby(["unit", "model", "origin"], sort=False).size()
+    planned = {}
+    for (u, model, j, _), (_, size) in plan.rows.items():
+        planned[(units[u], model, origins[j])] = planned.get((units[u], model, origins[j]), 0) + size
+    assert {k: v for k, v in planned.items() if v} == counts.to_dict()
+    assert plan.total == len(scores.table)
+    assert counts[("series", "snaive")].sum() < counts[("series", "naive")].sum()  # needs 13 observations
+
+
+class _Exploding(Forecaster):
+    def _predict(self, history, *, horizon, **kwargs):
+        if history.n_series and history.series_ids[0] >= "s010":  # fails in a later chunk only
+            raise FloatingPointError("diverged")
+        return Forecast(point=np.zeros((history.n_series, horizon)))
+
+
+class _Grows(MeanForecaster):
+    """Says it needs 1 observation until fitted, then 20: the plan (made unfitted) cannot hold."""
+
+    def _fit(self, history):
+        self.fitted_ = True
+
+    def min_history(self, season_length):
+        return 20 if getattr(self, "fitted_", False) else 1
+
+
+class _QuantilesInFirstChunkOnly(Forecaster):
+    def _predict(self, history, *, horizon, quantile_levels, **kwargs):
+        point = np.ones((history.n_series, horizon))
+        if history.series_ids[0] == "s000" and quantile_levels:
+            q = np.repeat(point[:, :, None], len(quantile_levels), axis=2)
+            return Forecast(point=point, quantile_levels=quantile_levels, quantiles=q)
+        return Forecast(point=point)
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    ({"boom": instance_factory(_Exploding())}, "boom failed"),
+    ({"grows": instance_factory(_Grows())}, "planned"),
+])
+def test_when_the_plan_does_not_hold_then_the_blocks_are_assembled_after_the_run(streamed, extra, why):
+    scores = run(PANEL, PROTOCOL, _factories(**extra), **KW)
+    assert len(streamed) in (0, 1)
+    if streamed:
+        used, reason = streamed[0]
+        assert not used and why in reason
+    _assert_same(scores, _after_the_run(_factories(**extra)))
+
+
+def test_when_only_some_chunks_give_quantiles_then_that_origin_has_none_as_after_the_run(streamed):
+    factories = _factories(partial=instance_factory(_QuantilesInFirstChunkOnly()))
+    scores = run(PANEL, PROTOCOL, factories, **KW)
+    assert streamed == [(True, "")]
+    rows = scores.table[scores.table["model"] == "partial"]
+    assert len(rows) and not rows["has_quantiles"].any() and rows["q0.1"].isna().all()
+    _assert_same(scores, _after_the_run(factories))
+
+
+def test_an_opaque_factory_is_not_planned_and_the_run_assembles_after():
+    def opaque(history, fit_time):
+        return MeanForecaster().fit(history)
+
+    states_seen = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "STREAMING_BACKENDS", ("sequential",))
+        real = engine._streaming
+        mp.setattr(engine, "_streaming", lambda *a, **k: states_seen.append(real(*a, **k)) or states_seen[-1])
+        scores = run(PANEL, PROTOCOL, {"naive": instance_factory(NaiveForecaster()), "opaque": opaque}, **KW)
+    assert states_seen == [None] and (scores.table["model"] == "opaque").any()
+
+
+def test_the_joblib_route_streams_and_equals_the_in_process_run():
+    seen = []
+    finish = StreamingAssembly.finish
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(StreamingAssembly, "finish", lambda self, meta: seen.append(1) or finish(self, meta))
+        scores = run(PANEL, PROTOCOL, _factories(), backend="joblib", n_jobs=2, **KW)
+    assert seen == [1]
+    _assert_same(scores, _after_the_run(_factories()))
+
+
+def test_plan_rows_of_an_empty_unit_is_empty():
+    from tycheon.backtest.assembly import PlannedModel
+    from tycheon.backtest.slices import UnitData
+
+    empty = UnitData("series", np.zeros((0, 5)), np.zeros((0, 5), bool), np.zeros((0, 5), "datetime64[ns]"),
+                     np.array([], dtype=object), pd.date_range("2020", periods=5, freq="MS"), "MS", 12,
+                     np.zeros(0))
+    plan = plan_rows([(empty, np.zeros((0, 1), bool), np.zeros((0, 1), np.int64))],
+                     [PlannedModel("m", lambda m: 1, lambda n: 4)], PROTOCOL.origins(PANEL, min_history=3)[:1])
+    assert plan.total == 0 and plan.rows == {}
