@@ -165,3 +165,24 @@ def test_when_one_history_is_handed_over_twice_then_both_are_counted_and_a_new_h
     with pytest.raises(LookaheadError, match="published after the origin"):
         check_predict(early, origin=PERIODS[5], counter=counter)
     assert counter.predict == 2
+
+
+def test_published_window_equals_the_numpy_masking_it_replaces():
+    # the one-pass kernel against the plain numpy expression, with late and NaT publication times
+    rng = np.random.default_rng(4)
+    n, t = 9, 14
+    values = rng.normal(size=(n, t))
+    observed = rng.random((n, t)) < 0.8
+    base = np.datetime64("2020-01-01", "ns")
+    avail = base + rng.integers(0, 40, size=(n, t)) * np.timedelta64(1, "D")
+    avail[rng.random((n, t)) < 0.1] = np.datetime64("NaT")  # observed cells with no publication time
+    data = dataclasses.replace(UNIT, values=values, observed=observed, available_at=avail,
+                               series_ids=np.array([f"s{i}" for i in range(n)], dtype=object),
+                               periods=pd.date_range("2019-01-01", periods=t, freq="MS"), weight=np.ones(n))
+    rows, upto, when = np.array([7, 0, 3, 3]), 11, pd.Timestamp("2020-01-20")
+    got_values, got_pub, got_avail = slices.published_window(data, rows, upto, when)
+    pub = observed[rows, :upto] & (avail[rows, :upto] <= np.datetime64(when))
+    assert np.array_equal(got_pub, pub) and pub.any() and (~pub & observed[rows, :upto]).any()
+    assert np.array_equal(got_values, np.where(pub, values[rows, :upto], np.nan), equal_nan=True)
+    assert np.array_equal(got_avail, np.where(pub, avail[rows, :upto], np.datetime64("NaT", "ns")), equal_nan=True)
+    assert all(a.base is None for a in (got_values, got_pub, got_avail))  # fresh, owned, no views

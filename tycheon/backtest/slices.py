@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.forecasters.base import History
 
-__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history"]
+__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history", "published_window"]
 
 ABSTENTION_REASONS = ("too_short", "unpublished", "not_observed_at_origin", "no_target")
 
@@ -84,14 +85,41 @@ def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
     return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
 
 
-def _history(
-    data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp, pub: BoolArray | None = None
-) -> History:
-    if pub is None:  # rows first, then the comparison: only the rows handed out are looked at
-        stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
-        pub = data.observed[rows, :upto] & (data.available_at[rows, :upto] <= stamp)  # [series, upto]
-    values = np.where(pub, data.values[rows, :upto], np.nan)  # a fresh array
-    avail = np.where(pub, data.available_at[rows, :upto], np.datetime64("NaT", "ns"))
+@njit(cache=True)
+def _window_kernel(values, observed, available_ns, rows, stamp, out_values, out_pub, out_avail):  # pragma: no cover
+    """Fill the output arrays with columns ``[0, upto)`` of ``rows``, masked to the cells observed and
+    published by ``stamp``: one pass (a plain loop compiled by numba; NaT never counts as published, as
+    in numpy's datetime comparison)."""
+    nat = np.iinfo(np.int64).min
+    n, upto = out_values.shape
+    for i in range(n):
+        r = rows[i]
+        for t in range(upto):
+            a = available_ns[r, t]
+            p = observed[r, t] and a != nat and a <= stamp
+            out_pub[i, t] = p
+            out_values[i, t] = values[r, t] if p else np.nan
+            out_avail[i, t] = a if p else nat
+
+
+def published_window(
+    data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp
+) -> tuple[FloatArray, BoolArray, np.ndarray]:
+    """Values, published mask and ``available_at`` of columns ``[0, upto)`` of ``rows``, masked to the
+    cells observed and published by ``when`` (``NaN``/``NaT`` elsewhere): fresh numpy-owned arrays, no
+    views of the unit's data."""
+    rows = np.asarray(rows, dtype=np.int64)
+    shape = (len(rows), int(upto))
+    values, pub = np.empty(shape), np.empty(shape, dtype=bool)
+    avail = np.empty(shape, dtype="datetime64[ns]")
+    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns").astype(np.int64)
+    _window_kernel(data.values, data.observed, data.available_at.view(np.int64), rows, int(stamp),
+                   values, pub, avail.view(np.int64))
+    return values, pub, avail
+
+
+def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp) -> History:
+    values, pub, avail = published_window(data, rows, upto, when)  # only the rows handed out are read
     ids = data.series_ids[rows]  # fancy indexing: a copy
     for array in (values, pub, avail, ids):
         array.flags.writeable = False
@@ -133,9 +161,8 @@ def predict_history(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
 
 def fit_history(data: UnitData, *, fit_end: int, fit_time: pd.Timestamp) -> History:
     """Training history: columns ``[0, fit_end)`` published by ``fit_time``, series with any such cell."""
-    pub = _published(data, fit_end, fit_time)  # [series, fit_end]
-    rows = np.flatnonzero(pub.any(axis=1))
-    return _history(data, rows, fit_end, fit_time, pub[rows])
+    rows = np.flatnonzero(_published(data, fit_end, fit_time).any(axis=1))  # [series, fit_end] -> rows
+    return _history(data, rows, fit_end, fit_time)
 
 
 def eligibility(

@@ -38,7 +38,7 @@ from tycheon.backtest.conformal import BAND_LEVELS, band_grid
 from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
-from tycheon.backtest.slices import UnitData, fit_history, predict_history
+from tycheon.backtest.slices import UnitData, fit_history, predict_history, published_window
 from tycheon.data.demand import adi_cv2, class_codes
 from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError, History
 from tycheon.metrics.scale import seasonal_naive_scales
@@ -69,9 +69,7 @@ def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
     """Demand class and scales of ``rows`` from the cells published by ``origin`` in columns
     ``[0, index)``: the same kernels on the same window as for the whole unit (both are row-wise, so a
     chunk's values are bit-identical to the unit's)."""
-    stamp = np.datetime64(origin.to_datetime64(), "ns")
-    pub = data.observed[rows, :index] & (data.available_at[rows, :index] <= stamp)  # [series, i]
-    window = np.where(pub, data.values[rows, :index], np.nan)
+    window, pub, _ = published_window(data, rows, index, origin)  # [series, i]
     codes = class_codes(*adi_cv2(window, pub))
     mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
     return SeriesFeatures(codes, lag, mae, rmse)
@@ -305,30 +303,28 @@ class ChunkTask:
     def _bands(self, run: _ModelRun) -> None:
         """Attach the conformal radii of the model's outputs (calibration groups are chunk-local).
 
-        The errors go straight onto a ``[series * step, origin]`` grid of the chunk (the layout
-        :func:`~.conformal.conformal_radii` builds from keys), one row per (chunk series, step); every
-        cell with an error (a kept row of the score set) asks for a band.
+        The errors go straight onto a ``[series, step, origin]`` grid of the chunk (read as the
+        ``[key, origin]`` grid :func:`~.conformal.band_grid` takes, one key per (chunk series, step));
+        every cell with an error (a kept row of the score set) asks for a band.
         """
         outputs = run.result.outputs
         if not outputs:
             return
-        h = self.horizon
-        err = np.full((len(self.rows) * h, len(self.origins)), np.nan)  # [series * step, origin]
+        n, h, n_orig = len(self.rows), self.horizon, len(self.origins)
+        err = np.full((n, h, n_orig), np.nan)  # [series, step, origin]
         pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
         stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
-        cells = []
         for out, local in zip(outputs, run.local_rows):
-            cell = (local[:, None] * h + np.arange(h)[None, :]).ravel()  # [series * step]
-            err[cell, out.origin_pos] = np.abs(out.actual - out.point).ravel()  # NaN where not kept
-            pub[cell, out.origin_pos] = out.available_at.ravel().view(np.int64)
-            cells.append(cell)
-        grid, _ = band_grid(err=err, pub=pub, stamps=stamps, levels_percent=BAND_LEVELS,
-                            min_origins=int(self.band_min_origins or 0))  # [level, series * step, origin]
-        for k, (out, cell) in enumerate(zip(outputs, cells)):
-            kept = cell[np.isfinite(out.actual).ravel()]  # the rows the score set keeps, in row order
+            err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
+            pub[local, :, out.origin_pos] = out.available_at.view(np.int64)
+        grid, _ = band_grid(err=err.reshape(n * h, n_orig), pub=pub.reshape(n * h, n_orig), stamps=stamps,
+                            levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins or 0))
+        grid = grid.reshape(len(BAND_LEVELS), n, h, n_orig)  # [level, series, step, origin]
+        for k, (out, local) in enumerate(zip(outputs, run.local_rows)):
+            keep = np.isfinite(out.actual)  # [series, step]: the rows the score set keeps, in row order
             per_level = []
             for level in range(len(BAND_LEVELS)):
-                radius = grid[level, kept, out.origin_pos]  # [kept cell]
+                radius = grid[level, local, :, out.origin_pos][keep]  # [kept cell]
                 per_level.append(radius if np.isfinite(radius).any() else None)
             outputs[k] = dataclasses.replace(out, radii=tuple(per_level))
 
