@@ -28,7 +28,9 @@ def time_end_to_end(config: str = "small", *, timeout: float = 1800.0) -> Compar
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         seconds = time.perf_counter() - t0
     ok = done.returncode == 0 and seconds < TARGET_SECONDS
-    tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or [""]
+    # the runner's own last line (stdout) on success; the error's last line (stderr) on failure
+    text = done.stdout if done.returncode == 0 and done.stdout.strip() else done.stderr
+    tail = text.strip().splitlines()[-1:] or [""]
     return Comparison(
         name=f"end_to_end[benchmarks.run --config {config}, 1 run]", tycheon_s=seconds, peer_s=None, ok=ok,
         notes=[f"exit {done.returncode}; target < {TARGET_SECONDS:g}s: "
