@@ -3,7 +3,6 @@ runner import or execute anything outside the roster and sktime's registry."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest

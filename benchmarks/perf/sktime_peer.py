@@ -15,7 +15,6 @@ import io
 import time
 import warnings
 
-import numpy as np
 import pandas as pd
 
 from benchmarks.perf.common import HORIZON, N_ORIGINS, STRIDE, Comparison

@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
@@ -275,7 +274,9 @@ def run(
         scores = stream.finish(meta)
         if scores is not None:
             return scores  # type: ignore[return-value]
-    stream = None  # the plan did not hold (a model failed, or forecast other rows than planned)
+    # in process, or the plan did not hold (a model failed, or forecast other rows than planned):
+    # assemble the blocks now; the stream's columns, if any, are released first
+    stream = None
     blocks = _blocks(states, runnable, failed, results, origins)
     return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
                           band_min_origins=int(band_min_origins), meta=meta, buffers=buffers)
