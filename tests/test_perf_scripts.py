@@ -87,3 +87,19 @@ def test_memory_check_reports_the_subprocess_own_peak_not_the_size_of_the_proces
     assert 0.05 < m["main_gib"] < 0.8, m
     assert m["worker_gib"] == 0.0 and m["rows"] > 0
     del ballast
+
+
+@pytest.mark.filterwarnings("ignore:The default of config:FutureWarning")  # sktime's remember_data notice
+def test_the_sktime_comparison_measures_both_sides_on_the_same_subsample():
+    pytest.importorskip("sktime")
+    from benchmarks.perf.backtest import run_tycheon
+    from benchmarks.perf.common import build_cv_panel
+    from benchmarks.perf.sktime_peer import compare_sktime
+
+    panel = build_cv_panel(12)
+    scores = run_tycheon(panel, backend="sequential", n_jobs=1)
+    measured, extrapolated = compare_sktime(panel, scores, tycheon_s=1.0, n_series=2)
+    assert measured.name.startswith("backtest_vs_sktime[same 2 series x 2 models, measured]")
+    assert measured.ok and extrapolated.ok  # sktime's naive equals tycheon's on the subsample
+    assert measured.peer_s > 0 and measured.tycheon_s > 0 and measured.peer_s != extrapolated.peer_s
+    assert "extrapolated, not run" in extrapolated.notes[0]

@@ -13,7 +13,7 @@ import sys
 
 __all__ = ["main"]
 
-FULL = {"n_series": 30490, "repeats": 3, "sktime_series": 20, "dm_series": 29167, "blocks": 232651}
+FULL = {"n_series": 30490, "repeats": 3, "sktime_series": 40, "dm_series": 29167, "blocks": 232651}
 QUICK = {"n_series": 300, "repeats": 1, "sktime_series": 2, "dm_series": 300, "blocks": 2000}
 WARM_SERIES = 200
 MEMORY_TARGET_GIB = 4.0
@@ -59,11 +59,11 @@ def main(argv: list[str] | None = None) -> int:
             best = min(medians["joblib"], medians["sequential"])
             from benchmarks.perf.sktime_peer import compare_sktime
 
-            c = compare_sktime(panel, scores, tycheon_s=best, n_series=preset["sktime_series"])
-            print(c.line())
-            for note in c.notes:
-                print(f"  {note}", flush=True)
-            comparisons.append(c)
+            for c in compare_sktime(panel, scores, tycheon_s=best, n_series=preset["sktime_series"]):
+                print(c.line())
+                for note in c.notes:
+                    print(f"  {note}", flush=True)
+                comparisons.append(c)
         del scores
     if "stats" not in skip:
         from benchmarks.perf.stats_scale import compare_stats

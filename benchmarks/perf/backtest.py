@@ -38,9 +38,9 @@ SF_COLUMNS = {  # tycheon model -> statsforecast output column
 }
 
 
-def run_tycheon(panel: Panel, *, backend: str, n_jobs: int) -> ScoreSet:
+def run_tycheon(panel: Panel, *, backend: str, n_jobs: int, chunk_size: int | None = None) -> ScoreSet:
     return run(panel, protocol(), roster(), units=("series",), quantile_levels=(), n_samples=0,
-               min_history=1, backend=backend, n_jobs=n_jobs, seed=0)  # type: ignore[arg-type]
+               min_history=1, backend=backend, n_jobs=n_jobs, seed=0, chunk_size=chunk_size)  # type: ignore[arg-type]
 
 
 def long_frame(panel: Panel) -> pd.DataFrame:
@@ -110,7 +110,10 @@ def compare_statsforecast(
     """
     frame, warm_frame = long_frame(panel), long_frame(warm_panel)
     for backend in backends:
-        run_tycheon(warm_panel, backend=backend, n_jobs=n_jobs)
+        # small chunks: many tasks, so every worker process imports tycheon and loads the compiled kernels
+        # here, not in the first timed run
+        run_tycheon(warm_panel, backend=backend, n_jobs=n_jobs,
+                    chunk_size=max(1, warm_panel.n_series // (8 * max(1, n_jobs))))
     run_statsforecast(warm_frame, n_jobs=n_jobs)
     times: dict[str, list[float]] = {b: [] for b in (*backends, "statsforecast")}
     scores: ScoreSet | None = None
