@@ -89,7 +89,6 @@ def test_memory_check_reports_the_subprocess_own_peak_not_the_size_of_the_proces
     del ballast
 
 
-@pytest.mark.filterwarnings("ignore:The default of config:FutureWarning")  # sktime's remember_data notice
 def test_the_sktime_comparison_measures_both_sides_on_the_same_subsample():
     pytest.importorskip("sktime")
     from benchmarks.perf.backtest import run_tycheon
