@@ -17,6 +17,8 @@ from typing import Any
 
 import jinja2
 
+from benchmarks.owned_dir import reset_owned_dir
+
 from . import fmt
 from .build import benchmark_pages, home_page, methodology_page, model_pages, submit_page
 from .load import ROOT, SCHEMA_PATH, ResultsFileError, load_results, load_schema
@@ -72,17 +74,8 @@ def _nav_yaml(nodes: list[NavNode], indent: int = 2) -> list[str]:
 
 
 def _prepare(out: Path) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise RenderTargetError(f"{out} exists and is not a folder")
-        if any(out.iterdir()) and not (out / MARKER).exists():
-            raise RenderTargetError(
-                f"{out} holds files the renderer did not write (no {MARKER} marker); refusing to delete them. "
-                "Point --out at an empty or previously rendered folder."
-            )
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / MARKER).write_text("written by python -m benchmarks.render; this folder is wiped on every render\n")
+    reset_owned_dir(out, marker=MARKER, writer="the renderer", option="--out", error=RenderTargetError,
+                    note="written by python -m benchmarks.render; this folder is wiped on every render\n")
 
 
 def build_pages(site: SiteModel, *, schema: dict[str, Any], root: Path) -> tuple[list[Page], list[NavNode]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.cache import ScoreCache
 from benchmarks.config import BenchmarkConfig, ConfigError, ModelConfig, resolve_benchmark_config
+from benchmarks.owned_dir import reset_owned_dir
 from benchmarks.results_io import write_results
 from benchmarks.submit.tomlout import write_benchmark_config
 
@@ -42,16 +43,8 @@ class SubmissionRun:
 
 def prepare_work_dir(work_dir: Path) -> Path:
     """Empty ``work_dir`` (only if it is empty or was written by this command) and mark it as ours."""
-    if work_dir.exists():
-        if any(work_dir.iterdir()) and not (work_dir / MARKER).exists():
-            raise WorkDirError(
-                f"{work_dir} holds files `benchmarks.submit` did not write (no {MARKER} marker); refusing to "
-                "delete them. Point --work-dir at an empty folder or one a previous check wrote."
-            )
-        shutil.rmtree(work_dir)
-    work_dir.mkdir(parents=True)
-    (work_dir / MARKER).write_text("written by python -m benchmarks.submit; wiped on every check\n")
-    return work_dir
+    return reset_owned_dir(work_dir, marker=MARKER, writer="`benchmarks.submit`", option="--work-dir",
+                           error=WorkDirError, note="written by python -m benchmarks.submit; wiped on every check\n")
 
 
 def seed_results(committed: Path, results_dir: Path) -> None:
