@@ -34,7 +34,7 @@ from numba import njit
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "band_grid", "conformal_radii", "conformal_radius", "conformal_rank", "grid_radii"]
+__all__ = ["BAND_LEVELS", "band_grid", "conformal_radii", "conformal_radius", "conformal_rank"]
 
 BAND_LEVELS = (80, 95)
 
@@ -170,11 +170,8 @@ def _radii(
     min_origins: int,
 ) -> tuple[list[FloatArray], IntArray]:
     _check_levels(levels_percent)
-    n_rows = len(keys)
-    radii = [np.full(n_rows, np.nan) for _ in levels_percent]
-    n_cal = np.zeros(n_rows, dtype=np.int64)
-    if n_rows == 0:
-        return radii, n_cal
+    if len(keys) == 0:
+        return [np.full(0, np.nan) for _ in levels_percent], np.zeros(0, dtype=np.int64)
     origin_ns = np.asarray(origin, dtype="datetime64[ns]").astype(np.int64)
     stamps = np.sort(pd.unique(origin_ns))  # few distinct origins: hash them, sort only those
     o_idx = np.searchsorted(stamps, origin_ns)
@@ -184,8 +181,11 @@ def _radii(
     err[key_idx, o_idx] = abs_error
     pub = np.full((n_keys, n_orig), np.iinfo(np.int64).max)  # [key, origin] publication time
     pub[key_idx, o_idx] = np.asarray(available_at, dtype="datetime64[ns]").astype(np.int64)
-    return grid_radii(err=err, pub=pub, stamps=stamps, key_idx=key_idx, origin_idx=o_idx,
-                      levels_percent=levels_percent, min_origins=min_origins)
+    want = np.zeros(err.shape, dtype=bool)  # each row asks for a band at its own cell
+    want[key_idx, o_idx] = True
+    out, grid_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=levels_percent,
+                              min_origins=min_origins)
+    return list(out[:, key_idx, o_idx]), grid_cal[key_idx, o_idx]
 
 
 def _check_levels(levels_percent: tuple[int, ...]) -> None:
@@ -234,41 +234,3 @@ def band_grid(
         _sweep_select(err, np.asarray(pub, dtype=np.int64), stamps, np.argsort(stamps, kind="stable"), want,
                       levels, int(min_origins), out, n_cal)
     return out, n_cal
-
-
-def grid_radii(
-    *,
-    err: FloatArray,
-    pub: IntArray,
-    stamps: IntArray,
-    key_idx: IntArray,
-    origin_idx: IntArray,
-    levels_percent: tuple[int, ...] = BAND_LEVELS,
-    min_origins: int = 0,
-) -> tuple[list[FloatArray], IntArray]:
-    """The radii of :func:`conformal_radii` from errors already laid out on a ``[key, origin]`` grid.
-
-    Parameters
-    ----------
-    err : ndarray, shape (K, O)
-        Absolute error of each key at each origin (NaN where there is none).
-    pub : ndarray of int64, shape (K, O)
-        Publication time (ns) of that error's actual (anything where ``err`` is NaN).
-    stamps : ndarray of int64, shape (O,)
-        Origin times (ns).
-    key_idx, origin_idx : ndarray of int, shape (n,)
-        The grid cell of each row asking for a band.
-
-    Returns
-    -------
-    radii : list of ndarray, shape (n,)
-        One per level of ``levels_percent``.
-    n_calibration : ndarray of int, shape (n,)
-    """
-    key_idx = np.asarray(key_idx, dtype=np.int64)
-    origin_idx = np.asarray(origin_idx, dtype=np.int64)
-    want = np.zeros(np.shape(err), dtype=bool)
-    want[key_idx, origin_idx] = True
-    out, n_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=levels_percent,
-                           min_origins=min_origins)
-    return list(out[:, key_idx, origin_idx]), n_cal[key_idx, origin_idx]
