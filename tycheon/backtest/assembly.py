@@ -86,7 +86,7 @@ def plan_rows(
             continue
         targets = observed_targets(data, origins)  # [series, origin]
         for model in models:
-            need = model.min_history(data.season_length)
+            need = int(model.min_history(data.season_length))
             starts = np.arange(0, data.n_series, max(1, model.chunk_step(data.n_series)))
             for j in range(len(origins)):
                 cells = np.where(eligible[:, j] & (n_obs[:, j] >= need), targets[:, j], 0)  # [series]

@@ -39,8 +39,6 @@ class ColumnBuffers:
         One float column per level.
     n_samples : int
         Width of the ``[row, sample]`` matrix (0: none).
-    extra : sequence of (name, dtype)
-        Scratch columns the builder needs (e.g. an int64 position per row).
     """
 
     def __init__(
@@ -49,7 +47,6 @@ class ColumnBuffers:
         *,
         quantile_levels: Sequence[float] = (),
         n_samples: int = 0,
-        extra: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.capacity = int(capacity)
         # object columns are not prepared: numpy fills a fresh object array faster than it overwrites
@@ -59,7 +56,6 @@ class ColumnBuffers:
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:
             specs.append(("samples", "float64", (self.capacity, int(n_samples))))
-        specs += [(name, dtype, (self.capacity,)) for name, dtype in extra]
         self._specs = specs
         self._arrays: dict[str, np.ndarray] = {}
         self._error: BaseException | None = None

@@ -45,7 +45,7 @@ from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
-from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_min_history
+from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
@@ -397,13 +397,12 @@ def _streaming(
     a factory does not say what it builds (its rows cannot be planned)."""
     models = []
     for name in runnable:
-        factory = factories[name]
-        if getattr(factory, "unfitted", None) is None:
+        forecaster = factory_unfitted(factories[name])
+        if forecaster is None:
             return None
-        is_global = factory_capabilities(factory).is_global
-        models.append(PlannedModel(
-            name, min_history=lambda m, f=factory: int(factory_min_history(f, m) or 0),
-            chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size)))
+        is_global = factory_capabilities(factories[name]).is_global
+        models.append(PlannedModel(name, min_history=forecaster.min_history,
+                                   chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size)))
     plan = plan_rows([(s.data, s.eligible, s.n_obs) for s in states], models, origins)
     position = {name: m for m, name in enumerate(runnable)}
 

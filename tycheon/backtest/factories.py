@@ -22,7 +22,7 @@ from tycheon.forecasters.base import Availability, Capabilities, Forecaster, His
 from tycheon.forecasters.registry import create, get
 
 __all__ = ["ConstantFactory", "Factory", "RegistryFactory", "factory_availability", "factory_capabilities",
-           "factory_min_history", "forecaster_factory", "instance_factory"]
+           "factory_unfitted", "forecaster_factory", "instance_factory"]
 
 Factory = Callable[[History, pd.Timestamp], Forecaster]
 
@@ -101,11 +101,9 @@ def factory_availability(factory: Factory) -> Availability:
     return check() if callable(check) else Availability(ok=True)
 
 
-def factory_min_history(factory: Factory, season_length: int) -> int | None:
-    """``min_history(season_length)`` of the unfitted forecaster the factory builds, or None when the
-    factory does not say what it builds (an opaque callable). The engine plans score-set rows with it and
-    checks the plan against what the fitted models actually forecast."""
+def factory_unfitted(factory: Factory) -> Forecaster | None:
+    """The unfitted forecaster the factory builds, or None when the factory does not say (an opaque
+    callable). The engine plans score-set rows with its ``min_history`` and checks the plan against what
+    the fitted models actually forecast."""
     unfitted = getattr(factory, "unfitted", None)
-    if not callable(unfitted):
-        return None
-    return int(unfitted().min_history(season_length))
+    return unfitted() if callable(unfitted) else None
