@@ -338,7 +338,6 @@ def _block(
     *,
     with_q: bool = True,
     with_s: bool = True,
-    with_r: bool = True,
 ) -> Block:
     """The block of one task output (one model, chunk and origin of a unit)."""
     data, rows, features = state.data, part.rows, part.features
@@ -351,7 +350,7 @@ def _block(
         quantiles=part.quantiles if with_q else None, samples=part.samples if with_s else None,
         demand_class=_CLASS_NAMES[features.demand_code], season_length=features.season_length,
         scale_mae=features.scale_mae, scale_rmse=features.scale_rmse, weight=data.weight[rows],
-        radii=part.radii if with_r else None,
+        radii=part.radii,  # every output of a model that ran has them
     )
 
 
@@ -375,11 +374,10 @@ def _blocks(
             for j, origin in enumerate(origins):
                 parts = [o for o in outputs if o.origin_pos == j]
                 # one block per chunk part, in chunk order: the rows come out as if the parts were
-                # concatenated, without the copy; quantiles, samples and bands are all-or-nothing per
+                # concatenated, without the copy; quantiles and samples are all-or-nothing per
                 # (model, unit, origin)
                 flags = {"with_q": all(p.quantiles is not None for p in parts),
-                         "with_s": all(p.samples is not None for p in parts),
-                         "with_r": all(p.radii is not None for p in parts)}
+                         "with_s": all(p.samples is not None for p in parts)}
                 blocks.extend(_block(state, u * len(runnable) + m, name, origin, p, **flags) for p in parts)
     return blocks
 

@@ -177,6 +177,7 @@ class ScoreSetWriter:
         self.key = None if self.precomputed else np.empty(self.total, dtype=np.int64)
         self._key_offset: dict[int, int] = {}
         self._next_key = 0
+        self.has_band = self._column("has_band", "bool")  # filled from lo80 in finish()
         self.with_band = dict.fromkeys(BAND_LEVELS, 0)
         self.rows_written = 0
         self._ready.clear()
@@ -291,7 +292,7 @@ class ScoreSetWriter:
                 conformal["rows_without_band"][str(level)] = total - has
             del radii
             self.key = None
-        data["has_band"] = np.isfinite(data["lo80"], out=self._column("has_band", "bool"))
+        data["has_band"] = np.isfinite(data["lo80"], out=self.has_band)
         columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
         for level, col in zip(self.levels, self.qmat):
             columns[quantile_column(level)] = col

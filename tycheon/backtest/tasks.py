@@ -17,8 +17,8 @@ per chunk rather than per model. Each model is still isolated:
 The time budget is soft and per model: the model's own fit + predict seconds in this task, checked
 between origins, so a single slow fit or predict can exceed it.
 
-With ``band_min_origins`` set, the task also computes each model's split-conformal radii
-(:mod:`.conformal`): a calibration group ``(model, unit, series, step)`` lies inside one chunk, so the
+The task also computes each model's split-conformal radii (:mod:`.conformal`; ``band_min_origins``
+calibration errors at least): a calibration group ``(model, unit, series, step)`` lies inside one chunk, so the
 radii computed here are exactly those of the whole run, and the main process only concatenates them.
 """
 
@@ -172,8 +172,8 @@ class ChunkTask:
     per model, in the order of ``models``.
 
     ``eligible`` and ``n_obs`` are ``[series, origin]`` for the chunk's series (engine-level abstention
-    already applied); each model's own ``min_history`` is applied here. ``band_min_origins`` (None: no
-    bands here) asks for the conformal radii of every model's outputs.
+    already applied); each model's own ``min_history`` is applied here. ``band_min_origins`` is the fewest
+    calibration errors a conformal band of the model's outputs needs.
     """
 
     models: tuple[ModelSpec, ...]
@@ -190,7 +190,7 @@ class ChunkTask:
     quantile_levels: tuple[float, ...]
     n_samples: int
     time_budget: float | None = None
-    band_min_origins: int | None = None
+    band_min_origins: int = 0
 
     def __call__(self) -> list[TaskResult]:
         runs = [_ModelRun(spec, self.data.unit, self.chunk) for spec in self.models]
@@ -209,10 +209,9 @@ class ChunkTask:
                     raise
                 except Exception as err:  # any model failure is recorded, and the other models go on
                     run.fail(err)
-        if self.band_min_origins is not None:
-            for run in runs:
-                if not run.result.failed:
-                    self._bands(run)
+        for run in runs:
+            if not run.result.failed:
+                self._bands(run)
         return [r.result for r in runs]
 
     def _fit_history(self, origin: Origin, cache: list[History]) -> History:
@@ -318,7 +317,7 @@ class ChunkTask:
             err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
             pub[local, :, out.origin_pos] = out.available_at.view(np.int64)
         grid, _ = band_grid(err=err.reshape(n * h, n_orig), pub=pub.reshape(n * h, n_orig), stamps=stamps,
-                            levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins or 0))
+                            levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins))
         grid = grid.reshape(len(BAND_LEVELS), n, h, n_orig)  # [level, series, step, origin]
         for k, (out, local) in enumerate(zip(outputs, run.local_rows)):
             keep = np.isfinite(out.actual)  # [series, step]: the rows the score set keeps, in row order
