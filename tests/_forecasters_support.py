@@ -1,13 +1,15 @@
-"""Shared helpers for the roster tests: build past-only History slices from plain arrays."""
+"""Shared test helpers: past-only History slices from plain arrays, a failing forecaster and a protocol
+that breaks its own embargo."""
 
 from __future__ import annotations
 
-import time
+import dataclasses
 
 import numpy as np
 import pandas as pd
 
-from tycheon.forecasters.base import Forecast, Forecaster, History
+from tycheon.backtest.protocol import RollingOrigin
+from tycheon.forecasters.base import Forecaster, History
 
 
 def make_history(values, *, season: int = 12, freq: str = "MS", start: str = "2020-01-01") -> History:
@@ -50,12 +52,10 @@ class RaisingForecaster(Forecaster):
         raise RuntimeError(self.message)
 
 
-class SleepingForecaster(Forecaster):
-    """Sleeps ``seconds`` then forecasts the last value (for time-budget tests; not registered)."""
+class NoEmbargoProtocol(RollingOrigin):
+    """A broken protocol: it declares its embargo but trains right up to each origin (the guards must
+    catch it)."""
 
-    def __init__(self, *, seconds: float = 5.0) -> None:
-        self.seconds = seconds
-
-    def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
-        time.sleep(self.seconds)
-        return Forecast(point=np.repeat(history.values[:, -1:], horizon, axis=1))
+    def origins(self, panel, *, min_history=1):
+        return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
+                for o in super().origins(panel, min_history=min_history)]

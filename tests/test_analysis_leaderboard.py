@@ -159,10 +159,10 @@ def test_verdict_uses_the_models_own_quantiles_when_both_give_them():
         table[quantile_column(q)] = np.where(own, table["point"] + z * sd, np.nan)
     table["has_quantiles"] = own
     spec = LeaderboardSpec(**{**SPEC.__dict__, "quantile_levels": levels})
-    verdict = {r["model"]: r["verdict_vs_rw"] for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
+    rows = {r["model"]: r for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
+    verdict = {m: r["verdict_vs_rw"] for m, r in rows.items()}
     assert verdict["ses"] == "beats"
     assert verdict["croston_sba"] is None  # no CRPS of one kind for both models: no verdict, not a guess
-    rows = {r["model"]: r for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
     assert "CRPS" in rows["croston_sba"]["verdict_reason"] and rows["croston_sba"]["verdict_p_crps"] is None
     assert rows["croston_sba"]["verdict_p_se"] is not None  # the leg that could run is still shown
     assert rows["ses"]["verdict_reason"] is None and rows["naive"]["verdict_reason"] == "is the random walk"

@@ -119,16 +119,20 @@ class _QuantilesInFirstChunkOnly(Forecaster):
         return Forecast(point=point)
 
 
-@pytest.mark.parametrize(("extra", "why"), [
-    ({"boom": instance_factory(_Exploding())}, "boom failed"),
-    ({"grows": instance_factory(_Grows())}, "planned"),
-])
-def test_when_the_plan_does_not_hold_then_the_blocks_are_assembled_after_the_run(streamed, extra, why):
+def test_when_a_model_fails_then_the_stream_is_not_used_and_the_blocks_are_assembled_after_the_run(streamed):
+    extra = {"boom": instance_factory(_Exploding())}
     scores = run(PANEL, PROTOCOL, _factories(**extra), **KW)
-    assert len(streamed) in (0, 1)
-    if streamed:
-        used, reason = streamed[0]
-        assert not used and why in reason
+    assert streamed == []  # a failed model: the engine does not even finish the stream
+    assert scores.meta["models"]["boom"]["status"] == "failed"
+    _assert_same(scores, _after_the_run(_factories(**extra)))
+
+
+def test_when_fitting_changes_the_rows_a_model_forecasts_then_the_plan_is_refused_and_assembled_after(streamed):
+    extra = {"grows": instance_factory(_Grows())}
+    scores = run(PANEL, PROTOCOL, _factories(**extra), **KW)
+    assert len(streamed) == 1
+    used, reason = streamed[0]
+    assert not used and "planned" in reason and reason.startswith("grows/")
     _assert_same(scores, _after_the_run(_factories(**extra)))
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests._forecasters_support import NoEmbargoProtocol
 from tycheon.backtest.engine import run
 from tycheon.backtest.execution import run_tasks, task_seed
 from tycheon.backtest.factories import instance_factory
@@ -61,15 +60,9 @@ def test_chunks_get_distinct_seeds_and_the_guard_counts_add_up(sequential):
     assert sequential.meta["guard_checks"] == {"predict": 3 * tasks, "fit": 3 * tasks, "embargo": 3 * tasks}
 
 
-class _NoEmbargo(RollingOrigin):
-    def origins(self, panel, *, min_history=1):
-        return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
-                for o in super().origins(panel, min_history=min_history)]
-
-
 def test_when_a_guard_fires_in_a_joblib_worker_then_lookahead_error_reaches_the_caller(small_panel):
     with pytest.raises(LookaheadError, match="inside the embargo of 1"):
-        run(small_panel, _NoEmbargo(horizon=3, stride=3, n_origins=2, embargo=1),
+        run(small_panel, NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=1),
             {"g": instance_factory(GlobalMeanForecaster())}, backend="joblib", n_jobs=2)
 
 

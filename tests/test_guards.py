@@ -8,10 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._forecasters_support import NoEmbargoProtocol
 from tycheon.backtest import slices, tasks
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
-from tycheon.backtest.guards import GuardCounter, LookaheadError, check_embargo, check_fit, check_predict
+from tycheon.backtest.guards import (
+    GuardCounter,
+    LookaheadError,
+    check_embargo,
+    check_fit,
+    check_predict,
+)
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.units import build_unit
 from tycheon.forecasters.base import Forecast, Forecaster, History
@@ -91,17 +98,9 @@ def test_when_the_engine_would_train_on_unpublished_cells_then_lookahead_error_p
         _run(model=GlobalMeanForecaster())
 
 
-class _NoEmbargo(RollingOrigin):
-    """A broken protocol: it says embargo=2 but trains right up to each origin."""
-
-    def origins(self, panel, *, min_history=1):
-        return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
-                for o in super().origins(panel, min_history=min_history)]
-
-
 def test_when_a_protocol_trains_inside_its_embargo_then_lookahead_error_propagates():
     with pytest.raises(LookaheadError, match="inside the embargo of 2"):
-        _run(_NoEmbargo(horizon=3, stride=3, n_origins=2, embargo=2), model=GlobalMeanForecaster())
+        _run(NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=2), model=GlobalMeanForecaster())
 
 
 def test_when_guards_pass_then_checks_are_counted_per_fit_and_predict():

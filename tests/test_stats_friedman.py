@@ -11,6 +11,7 @@ from scipy import stats
 
 from tycheon.metrics import MetricInputError
 from tycheon.stats import conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
+from tycheon.stats.friedman import iman_davenport
 
 # Demšar, J. (2006). JMLR 7, Table 5(a): two-tailed Nemenyi critical values q_alpha.
 DEMSAR_Q = {
@@ -43,8 +44,9 @@ def test_when_scores_have_ties_then_friedman_matches_scipy():
 def test_when_demsar_example_chi2_is_given_then_iman_davenport_reproduces_it():
     # Demšar (2006), section 3.2.2 example: N = 14 data sets, k = 4, chi2_F = 9.28 -> F_F = 3.69, and
     # CD = 2.569 * sqrt(4 * 5 / (6 * 14)) = 1.25 at alpha = 0.05.
-    n, k, chi2 = 14, 4, 9.28
-    assert (n - 1) * chi2 / (n * (k - 1) - chi2) == pytest.approx(3.69, abs=5e-3)
+    f_f, p = iman_davenport(9.28, 14, 4)
+    assert f_f == pytest.approx(3.69, abs=5e-3)
+    assert p == pytest.approx(stats.f.sf(f_f, 3, 39))  # F(k-1, (k-1)(N-1)) = F(3, 39)
     assert critical_difference(4, 14) == pytest.approx(1.25, abs=5e-3)
 
 

@@ -6,6 +6,7 @@ Input is a ``[block, method]`` score table (lower is better), as a DataFrame (co
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -17,7 +18,8 @@ from tycheon._typing import as_generator
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats._kernels import row_ranks
 
-__all__ = ["FriedmanResult", "conservative_cd", "critical_difference", "friedman_nemenyi", "nemenyi_q"]
+__all__ = ["FriedmanResult", "conservative_cd", "critical_difference", "friedman_nemenyi", "iman_davenport",
+           "nemenyi_q"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +90,7 @@ def _as_table(scores: object) -> tuple[np.ndarray, list[str]]:
     return arr, names
 
 
-def _friedman_kernel(arr: np.ndarray) -> tuple[float, float, np.ndarray]:
+def _friedman_kernel(arr: np.ndarray) -> tuple[float, np.ndarray]:
     n, k = arr.shape
     ranks = row_ranks(arr)
     r_sum = ranks.sum(axis=0)
@@ -97,7 +99,18 @@ def _friedman_kernel(arr: np.ndarray) -> tuple[float, float, np.ndarray]:
     chi2 = 12.0 / (n * k * (k + 1)) * np.sum(r_sum**2) - 3.0 * n * (k + 1)
     c = 1.0 - ties / (n * k * (k * k - 1))
     chi2 = chi2 / c if c > 0 else 0.0
-    return float(chi2), float(c), r_sum / n
+    return float(chi2), r_sum / n
+
+
+def iman_davenport(chi2: float, n_blocks: int, k: int) -> tuple[float, float]:
+    r"""Iman–Davenport :math:`F_F = (N-1)\chi^2_F / (N(k-1) - \chi^2_F)` and its p-value under
+    :math:`F_{k-1,(k-1)(N-1)}` (Iman & Davenport 1980; Demšar 2006, section 3.2.2); ``(inf, 0)`` when
+    the denominator is not positive (every block ranks the methods the same way)."""
+    den = n_blocks * (k - 1) - chi2
+    if den <= 0:
+        return float("inf"), 0.0
+    f_id = (n_blocks - 1) * chi2 / den
+    return float(f_id), float(stats.f.sf(f_id, k - 1, (k - 1) * (n_blocks - 1)))
 
 
 def friedman_nemenyi(scores: object, *, alpha: float = 0.05) -> FriedmanResult:
@@ -129,13 +142,11 @@ def friedman_nemenyi(scores: object, *, alpha: float = 0.05) -> FriedmanResult:
     n, k = arr.shape
     if n < 2:
         raise MetricInputError(f"Friedman needs at least two complete blocks; {n} left after dropping {dropped}")
-    chi2, _, mean_ranks = _friedman_kernel(arr)
+    chi2, mean_ranks = _friedman_kernel(arr)
     p = float(stats.chi2.sf(chi2, k - 1))
-    den = n * (k - 1) - chi2
-    f_id = (n - 1) * chi2 / den if den > 0 else np.inf
-    p_id = float(stats.f.sf(f_id, k - 1, (k - 1) * (n - 1))) if np.isfinite(f_id) else 0.0
+    f_id, p_id = iman_davenport(chi2, n, k)
     return FriedmanResult(
-        chi2, p, float(f_id), p_id, pd.Series(mean_ranks, index=names, name="mean_rank"),
+        chi2, p, f_id, p_id, pd.Series(mean_ranks, index=names, name="mean_rank"),
         critical_difference(k, n, alpha), n, dropped, alpha,
     )  # fmt: skip
 
@@ -179,8 +190,4 @@ def conservative_cd(
     first[1:] = codes[order][1:] != codes[order][:-1]
     chosen = np.sort(idx[order[first]])
     table = pd.DataFrame(arr[chosen], columns=names)
-    res = friedman_nemenyi(table, alpha=alpha)
-    return FriedmanResult(
-        res.statistic, res.p_value, res.iman_davenport, res.iman_davenport_p, res.mean_ranks,
-        res.critical_difference, res.n_blocks, int((~complete).sum()), alpha,
-    )  # fmt: skip
+    return dataclasses.replace(friedman_nemenyi(table, alpha=alpha), n_dropped=int((~complete).sum()))
