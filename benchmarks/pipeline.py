@@ -23,7 +23,7 @@ import tycheon
 from benchmarks import competition as comp
 from benchmarks.cache import ScoreCache, cache_key
 from benchmarks.config import BenchmarkConfig, DatasetEntry, ModelConfig
-from benchmarks.provenance import code_sha256, environment, file_sha256_or_none, git_state, library_sha256
+from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import SCHEMA_VERSION
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
 from tycheon.backtest import engine
@@ -149,7 +149,8 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
     """Run the benchmark and return the results document (without version/sidecar) and the sidecar frame."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    code, (commit, dirty) = code_sha256(), git_state()  # the code this run starts with
+    code_sha256()  # hash the code this run starts with now (cached for the provenance below)
+    commit, dirty = git_state()
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
@@ -202,9 +203,7 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
         "name": cfg.name,
         "provenance": {
             "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
-            "config_sha256": hashlib.sha256(inputs.config_path.read_bytes()).hexdigest(),
-            "model_configs_sha256": {m: c.sha256() for m, c in models.items()},
-            "manifest_sha256": file_sha256_or_none(MANIFEST), "code_sha256": code,
+            **fingerprint(inputs.config_path, models, MANIFEST),  # what --if-new compares
             "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
             "timings": {"started_at": started.isoformat(timespec="seconds"),
                         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),

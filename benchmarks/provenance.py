@@ -9,10 +9,12 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-__all__ = ["code_sha256", "environment", "file_sha256_or_none", "git_state"]
+__all__ = ["code_sha256", "environment", "file_sha256_or_none", "fingerprint", "git_state"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime", "pyarrow", "pydantic",
@@ -21,28 +23,40 @@ _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime
 _HARNESS = ("config.py", "run.py", "pipeline.py", "competition.py", "cache.py", "results_io.py")
 
 
-@lru_cache(maxsize=1)
-def code_sha256() -> str:
-    """sha256 over the tycheon package sources and the number-producing harness modules (computed once per
-    process: the code a process runs is the code it imported at its start)."""
+def _hash_sources(paths: list[Path]) -> str:
+    """sha256 over (path relative to the repository, contents) of each existing file, in order."""
     h = hashlib.sha256()
-    files = sorted((ROOT / "tycheon").rglob("*.py")) + [ROOT / "benchmarks" / f for f in _HARNESS]
-    for path in files:
+    for path in paths:
         if path.exists():
             h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
 @lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 over the tycheon package sources and the number-producing harness modules (computed once per
+    process: the code a process runs is the code it imported at its start)."""
+    return _hash_sources(sorted((ROOT / "tycheon").rglob("*.py")) + [ROOT / "benchmarks" / f for f in _HARNESS])
+
+
+@lru_cache(maxsize=1)
 def library_sha256() -> str:
     """sha256 over the tycheon sources that produce engine output (the cache key); ``tycheon/analysis``
     only reads score sets, so a change there reuses the cache."""
-    h = hashlib.sha256()
-    for path in sorted((ROOT / "tycheon").rglob("*.py")):
-        if "analysis" in path.relative_to(ROOT / "tycheon").parts:
-            continue
-        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    return _hash_sources([p for p in sorted((ROOT / "tycheon").rglob("*.py"))
+                          if "analysis" not in p.relative_to(ROOT / "tycheon").parts])
+
+
+def fingerprint(config_path: Path, models: Mapping[str, Any], manifest: Path) -> dict[str, Any]:
+    """What makes two runs the same run: the hashes of the benchmark config, each model config, the
+    dataset manifest and the code (``benchmarks.run --if-new`` compares them with a results file's
+    provenance, where the pipeline records them)."""
+    return {
+        "config_sha256": hashlib.sha256(config_path.read_bytes()).hexdigest(),
+        "model_configs_sha256": {m: c.sha256() for m, c in models.items()},
+        "manifest_sha256": file_sha256_or_none(manifest),
+        "code_sha256": code_sha256(),
+    }
 
 
 def file_sha256_or_none(path: Path) -> str | None:

@@ -9,7 +9,6 @@ leaves no partial version: the files are written only at the end, atomically.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -52,14 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {err}", file=sys.stderr)
         return 2
     from benchmarks.pipeline import MANIFEST, RunInputs, build_results
-    from benchmarks.provenance import code_sha256, file_sha256_or_none
+    from benchmarks.provenance import fingerprint as run_fingerprint
 
-    fingerprint = {
-        "config_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-        "model_configs_sha256": {m: c.sha256() for m, c in models.items()},
-        "manifest_sha256": file_sha256_or_none(MANIFEST),
-        "code_sha256": code_sha256(),
-    }
+    fingerprint = run_fingerprint(path, models, MANIFEST)
     if args.if_new:
         same = find_same_run(args.results_dir, cfg.name, fingerprint)
         if same is not None:

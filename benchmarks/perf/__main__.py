@@ -36,10 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(args.skip) | ({"end_to_end"} if args.quick else set())
 
     from benchmarks.perf.backtest import compare_statsforecast, format_agreement
-    from benchmarks.perf.common import build_cv_panel, peak_rss_gib
+    from benchmarks.perf.common import HORIZON, N_ORIGINS, N_PERIODS, STRIDE, build_cv_panel, peak_rss_gib
 
-    print(f"machine: {os.cpu_count()} cores; panel {preset['n_series']} series x 67 months, 8 origins, "
-          f"stride 3, horizon 6; medians of {preset['repeats']} run(s) after one warm-up", flush=True)
+    print(f"machine: {os.cpu_count()} cores; panel {preset['n_series']} series x {N_PERIODS} months, "
+          f"{N_ORIGINS} origins, stride {STRIDE}, horizon {HORIZON}; medians of {preset['repeats']} run(s) after "
+          "one warm-up", flush=True)
     panel = build_cv_panel(preset["n_series"])
     warm = build_cv_panel(WARM_SERIES, seed=1)
     comparisons = []

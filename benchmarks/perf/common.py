@@ -15,10 +15,11 @@ from tycheon.backtest.protocol import RollingOrigin
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import generate_marketplace
 
-__all__ = ["Comparison", "HORIZON", "N_ORIGINS", "STRIDE", "build_cv_panel", "build_panel", "median_time", "peak_rss_gib",
+__all__ = ["Comparison", "HORIZON", "N_ORIGINS", "N_PERIODS", "STRIDE", "build_cv_panel", "build_panel", "median_time", "peak_rss_gib",
            "protocol", "roster"]
 
 HORIZON, STRIDE, N_ORIGINS = 6, 3, 8
+N_PERIODS = 67  # months per series of the perf panel
 PANEL_SEED = 7
 SPIKINESS = 1.0
 
@@ -43,8 +44,8 @@ def protocol() -> RollingOrigin:
 
 
 def build_panel(n_series: int, *, seed: int = PANEL_SEED) -> Panel:
-    """The seeded synthetic marketplace (monthly, 67 periods, spiky, with zeros, entry and exit)."""
-    return generate_marketplace(n_entities=n_series, n_periods=67, spikiness=SPIKINESS, seed=seed)
+    """The seeded synthetic marketplace (monthly, ``N_PERIODS`` periods, spiky, with zeros, entry and exit)."""
+    return generate_marketplace(n_entities=n_series, n_periods=N_PERIODS, spikiness=SPIKINESS, seed=seed)
 
 
 def build_cv_panel(n_series: int, *, seed: int = PANEL_SEED) -> Panel:

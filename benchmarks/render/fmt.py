@@ -69,10 +69,6 @@ def pcompare(value: float | None) -> str:
     return f"={value:.2g}"
 
 
-def percent(value: float | None, digits: int = 1) -> str:
-    return "\u2013" if value is None else f"{100 * value:.{digits}f}%"
-
-
 def sort_key(value: float | int | str | None) -> str:
     """The ``data-sort`` attribute the table sorter reads: a plain number, or empty for a missing value."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):

@@ -13,8 +13,9 @@ from typing import Any
 
 import jsonschema
 
+from benchmarks.results_io import SCHEMA_PATH
+
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = ROOT / "benchmarks" / "schema" / "results-v1.schema.json"
 
 
 class ResultsFileError(ValueError):
@@ -71,8 +72,9 @@ def load_file(path: Path, *, schema: dict[str, Any]) -> Run:
     return Run(name=data["name"], version=data["version"], path=path, data=data)
 
 
-def load_results(results_dir: Path, *, schema_path: Path = SCHEMA_PATH) -> list[Run]:
-    """Every ``<name>/v*.json`` under ``results_dir``, validated, sorted by (name, version).
+def load_results(results_dir: Path, *, schema: dict[str, Any] | None = None) -> list[Run]:
+    """Every ``<name>/v*.json`` under ``results_dir``, validated (against ``schema``, default the
+    published one), sorted by (name, version).
 
     A missing directory means no results yet (an empty list), not an error.
     """
@@ -80,6 +82,6 @@ def load_results(results_dir: Path, *, schema_path: Path = SCHEMA_PATH) -> list[
         return []
     if not results_dir.is_dir():
         raise ResultsFileError(f"{results_dir}: results path is not a directory")
-    schema = load_schema(schema_path)
+    schema = load_schema() if schema is None else schema
     paths = sorted(results_dir.glob("*/v*.json"))
     return [load_file(path, schema=schema) for path in paths]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import charts
-from .fmt import safe_label, slugify
+from .fmt import slugify
 from .load import Run
 
 CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
@@ -69,16 +69,10 @@ def null_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"notes": notes, "marks": marks}
 
 
-def _ordered(values: list[str], preferred: list[str]) -> list[str]:
-    rank = {v: i for i, v in enumerate(preferred)}
-    return sorted(set(values), key=lambda v: (rank.get(v, len(rank)), v))
-
-
 class SiteModel:
     """Indexes over all runs that several pages share (latest version, model styles, page paths)."""
 
     def __init__(self, runs: list[Run]):
-        self.runs = runs
         self.by_name: dict[str, list[Run]] = defaultdict(list)
         for run in runs:
             self.by_name[run.name].append(run)
@@ -95,20 +89,6 @@ class SiteModel:
     @staticmethod
     def models(run: Run) -> dict[str, dict[str, Any]]:
         return {m["id"]: m for m in run.data["models"]}
-
-    @staticmethod
-    def display(run: Run, model_id: str) -> str:
-        for m in run.data["models"]:
-            if m["id"] == model_id:
-                return m["display_name"]
-        return model_id
-
-    def display_latest(self, model_id: str) -> str:
-        for run in reversed(self.runs):
-            for m in run.data["models"]:
-                if m["id"] == model_id:
-                    return m["display_name"]
-        return model_id
 
     # Paths -----------------------------------------------------------------------------------------
     @staticmethod
@@ -269,7 +249,3 @@ class SiteModel:
     @staticmethod
     def rw_row(lb: dict[str, Any]) -> dict[str, Any] | None:
         return next((r for r in lb["rows"] if r["is_random_walk"]), None)
-
-    @staticmethod
-    def label(lb: dict[str, Any]) -> str:
-        return safe_label(f"{lb['unit']} / {lb['demand_class']} / {lb['metric']}")

@@ -21,7 +21,7 @@ from benchmarks.owned_dir import reset_owned_dir
 
 from . import fmt
 from .build import benchmark_pages, home_page, methodology_page, model_pages, submit_page
-from .load import ROOT, SCHEMA_PATH, ResultsFileError, load_results, load_schema
+from .load import ROOT, ResultsFileError, load_results, load_schema
 from .pages import NavNode, Page, SiteModel
 
 TEMPLATES = ROOT / "templates"
@@ -51,7 +51,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
-    env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer, percent=fmt.percent,
+    env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
                        sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify)
     env.globals.update(url=fmt.relurl)
     return env
@@ -101,15 +101,15 @@ def build_pages(site: SiteModel, *, schema: dict[str, Any], root: Path) -> tuple
     return pages, nav
 
 
-def render_site(*, results_dir: Path, out: Path, schema_path: Path = SCHEMA_PATH, root: Path = ROOT) -> list[Path]:
+def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path]:
     """Render every results file under ``results_dir`` into markdown pages under ``out``.
 
     Also writes ``out.parent / "mkdocs.yml"`` (docs_dir = ``out``) for ``mkdocs build --strict``.
     Returns the written paths, sorted. Raises :class:`ResultsFileError` for an invalid results file and
     :class:`RenderTargetError` if ``out`` holds files it did not write.
     """
-    schema = load_schema(schema_path)
-    runs = load_results(results_dir, schema_path=schema_path)
+    schema = load_schema()
+    runs = load_results(results_dir, schema=schema)
     site = SiteModel(runs)
     pages, nav = build_pages(site, schema=schema, root=root)
     env = environment()

@@ -88,7 +88,7 @@ def results_summary(doc: dict[str, Any], model_ids: list[str], *, accepted: bool
              f"Benchmark `{doc['name']}` {doc['version']}: `{results_path}`; site: `{site_path}`.",
              f"Random walk: `{doc['config']['random_walk']}`; production baseline: "
              f"`{doc['config']['production_baseline']}`. The verdict needs both one-sided tests (squared error "
-             "and CRPS) below 0.05 (ADR-0006 decision 6).", ""]
+             f"and CRPS) below {doc['config']['alpha']:g} (ADR-0006 decision 6).", ""]
     names = {m["id"]: m["display_name"] for m in doc["models"]}
     for model_id in model_ids:
         lines += [f"### {_cell(names.get(model_id, model_id))} (`{model_id}`)", ""]
