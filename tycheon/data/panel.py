@@ -456,11 +456,12 @@ def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[pd.Dat
                 f"panel {name!r}: mixed frequency across series {by_kind}; one panel holds one frequency"
             )
         freq = kinds[0]
-    base = freq.split("-")[0]
+    multiple = freq[:len(freq) - len(freq.lstrip("0123456789"))]  # "2ME" is as end-anchored as "ME"
+    base = freq[len(multiple):].split("-")[0]
     if base in _END_ANCHORED:
         raise PanelValidationError(
             f"panel {name!r}: frequency {freq!r} stamps periods at their end; a panel's period stamps are "
-            f"period starts (use {_END_ANCHORED[base]!r} with the first day of each period)"
+            f"period starts (use {multiple + _END_ANCHORED[base]!r} with the first day of each period)"
         )
     try:
         offset = pd.tseries.frequencies.to_offset(freq)
