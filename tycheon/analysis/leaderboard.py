@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.backtest.scoreset import quantile_column
-from tycheon.metrics.aggregate import block_scores, summarize
+from tycheon.metrics.aggregate import block_scores, row_crps, summarize
 from tycheon.metrics.errors import MetricInputError
 from tycheon.metrics.probabilistic import crps_quantiles
 from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
@@ -112,18 +112,12 @@ def _band_crps(table: pd.DataFrame) -> pd.Series:
 
 
 def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
-    """CRPS of the model's own quantiles per row (NaN where the row has none)."""
-    out = np.full(len(table), np.nan)
-    cols = [quantile_column(q) for q in levels]
-    if len(levels) < 2 or any(c not in table.columns for c in cols):
-        return pd.Series(out, index=table.index)
-    given = table["has_quantiles"].to_numpy(dtype=bool) & table[cols].notna().all(axis=1).to_numpy()
-    if given.any():
-        rows = table.loc[given]
-        out[given] = crps_quantiles(actual=rows["actual"].to_numpy(dtype=np.float64),
-                                    quantiles=rows[cols].to_numpy(dtype=np.float64),
-                                    levels=np.asarray(levels)).values
-    return pd.Series(out, index=table.index)
+    """CRPS of the model's own quantiles per row (NaN where the row has none, or the spec asks for fewer
+    than two levels or levels the table lacks)."""
+    if len(levels) < 2 or any(quantile_column(q) not in table.columns for q in levels):
+        return pd.Series(np.full(len(table), np.nan), index=table.index)
+    return pd.Series(row_crps(table, quantile_levels=levels, crps_kind="approx_quantiles").values,
+                     index=table.index)
 
 
 def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
