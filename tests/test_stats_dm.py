@@ -264,8 +264,8 @@ def _accumulating_null(rng, n_series, n_origins, horizon, reps):
 
 @pytest.mark.parametrize(("n_series", "n_origins"), [(1, 6), (3, 6)])
 def test_when_few_blocks_are_pooled_then_size_is_held_by_block_degrees_of_freedom(n_series, n_origins):
-    # the regime of a "total" unit (one series, six non-overlapping origins of six steps): with the
-    # reference t(N-1), N = 36 pooled steps, the test rejected 11.7% (1 x 6) and 7.1% (3 x 6) at 5%
+    # the regime of a "total" unit (one series, six non-overlapping origins of six steps), where a
+    # reference t(N-1) on the N = 36 pooled steps would be oversized: df = G - 1 holds the size
     horizon, reps = 6, 4000
     series = np.repeat(np.arange(n_series), n_origins * horizon)
     origin = np.tile(np.repeat(np.arange(n_origins), horizon), n_series)

@@ -26,12 +26,12 @@ number :math:`G` of independent units whose sums estimate the variance, :math:`\
 :func:`dm_pooled` the :math:`G` (series, origin) blocks, *not* the :math:`N` pooled per-step losses: the
 steps of one origin share one forecast and carry far less than :math:`N` independent pieces of
 information. With few blocks (a ``total`` unit: one series, a handful of origins) a :math:`t_{N-1}`
-reference is badly oversized (11.7% at 5% for one series x 6 origins of 6 steps); with :math:`G-1` and
+reference is badly oversized (one series x 6 origins of 6 steps is such a case); with :math:`G-1` and
 non-overlapping origins the pooled test *is* the one-sample :math:`t`-test on block sums (exact for
 Gaussian sums). This is the few-clusters rule of Cameron & Miller (2015, section VI.C) and Bester,
 Conley & Hansen (2011): a cluster-robust :math:`t` with :math:`G` clusters is referred to
 :math:`t_{G-1}`. With overlapping origins (``stride < h``) and few blocks the HAC estimate itself is
-noisy and the test stays somewhat oversized (about 7-8% for 12-30 blocks), as the single-series DM is.
+noisy and the test stays somewhat oversized, as the single-series DM is (not corrected further).
 
 References
 ----------
