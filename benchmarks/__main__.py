@@ -7,8 +7,6 @@ that exists fails.
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,12 +27,11 @@ def main() -> int:
     _stage("datasets", "tycheon.cli", ["datasets", "list"])
     ran = _stage("benchmark", "benchmarks.run", ["--config", "small", "--if-new"])
     rendered = _stage("render", "benchmarks.render", [])
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
-    if rendered and mkdocs and (ROOT / "site" / "mkdocs.yml").exists():
+    from benchmarks.render.site import build_html, find_mkdocs
+
+    if rendered and find_mkdocs() and (ROOT / "site" / "mkdocs.yml").exists():
         print("[tycheon] site: mkdocs build --strict", flush=True)
-        # mkdocs-material 9.8 prints an end-of-life banner about MkDocs 2 on every build; it is not a failure.
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        subprocess.run([mkdocs, "build", "--strict", "-f", "site/mkdocs.yml"], cwd=ROOT, check=True, env=env)
+        build_html(ROOT / "site" / "mkdocs.yml")
         print(f"[tycheon] site built: open {ROOT / 'site' / 'site' / 'index.html'}")
     else:
         print("[tycheon] site: not built yet (renderer or site/mkdocs.yml missing) - skipped")

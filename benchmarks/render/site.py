@@ -11,7 +11,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +139,20 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
     mkdocs_yml.write_text(config, encoding="utf-8")
     written.append(mkdocs_yml)
     return sorted(written)
+
+
+def find_mkdocs() -> str | None:
+    """The ``mkdocs`` of this interpreter's environment (else the one on PATH), or None."""
+    return shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
+
+
+def build_html(mkdocs_yml: Path, *, quiet: bool = False) -> None:
+    """``mkdocs build --strict`` of a rendered site (raises ``FileNotFoundError`` without mkdocs and
+    ``CalledProcessError`` when the build fails)."""
+    mkdocs = find_mkdocs()
+    if mkdocs is None:
+        raise FileNotFoundError("mkdocs is not installed (install the 'site' extra)")
+    # mkdocs-material 9.8 prints an end-of-life banner about MkDocs 2 on every build; it is not a failure
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    args = [mkdocs, "build", "--strict", *(["--quiet"] if quiet else []), "-f", str(mkdocs_yml)]
+    subprocess.run(args, check=True, env=env)

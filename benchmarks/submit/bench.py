@@ -11,8 +11,6 @@ one. The run goes through :func:`benchmarks.pipeline.build_results`, the same gu
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,14 +107,11 @@ def render(*, results_dir: Path, site_dir: Path, html: bool) -> Path:
 
     Returns the folder to open: ``site_dir/site`` (HTML) or ``site_dir/docs`` (markdown).
     """
-    from benchmarks.render import render_site
+    from benchmarks.render.site import build_html, render_site
 
     docs = site_dir / "docs"
     render_site(results_dir=results_dir.resolve(), out=docs.resolve())
     if not html:
         return docs
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
-    if mkdocs is None:
-        raise FileNotFoundError("mkdocs is not installed (install the 'site' extra) and --html was asked for")
-    subprocess.run([mkdocs, "build", "--strict", "--quiet", "-f", str(site_dir / "mkdocs.yml")], check=True)
+    build_html(site_dir / "mkdocs.yml", quiet=True)
     return site_dir / "site"
