@@ -167,11 +167,15 @@ def _verdict(se: pd.DataFrame, crps: dict[str, pd.DataFrame], model: str, spec: 
     return out
 
 
-def _friedman(blocks: pd.DataFrame, metric: str, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
-    # dropna (the default) keeps only blocks that exist; dropna=False would add every (series, origin)
-    # combination, counting blocks that were never forecast as "dropped"
-    wide = blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric,
-                              aggfunc="first").reindex(columns=models)
+def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Block scores ``[(series, origin), model]``. dropna (the default) keeps only blocks that exist;
+    dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped."""
+    return blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric, aggfunc="first")
+
+
+def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
+    """Friedman/Nemenyi and the conservative CD over the block scores ``wide`` of ``models``."""
+    wide = wide.reindex(columns=models)
     n_total = len(wide)
     out: dict[str, Any] = {"friedman_statistic": None, "friedman_p": None, "nemenyi_cd": None,
                            "conservative_cd": None, "n_blocks": 0, "dropped_blocks": n_total,
@@ -230,17 +234,16 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         if not ranked_models:
             continue
         summary = summarize(scored, metrics=[metric], by=["model"]).set_index("model")
-        tests = _friedman(scored, metric, ranked_models, spec)
-        base = scored[scored["model"] == spec.baseline].set_index(["series_id", "origin"])[metric]
+        wide = _wide(scored, metric)  # [(series, origin), model]
+        tests = _friedman(wide, ranked_models, spec)
+        base = wide[spec.baseline] if spec.baseline in wide.columns else None
         means = {m: float(summary.at[m, f"{metric}_mean"]) for m in ranked_models}
         ranks = _rank_by_mean(means)
         rows = []
         for m in sorted(ranked_models, key=lambda m: (ranks[m], m)):
             beats = None
-            if m != spec.baseline and len(base):
-                mine = scored[scored["model"] == m].set_index(["series_id", "origin"])[metric]
-                joined = pd.concat([mine.rename("m"), base.rename("b")], axis=1, join="inner")
-                beats = int((joined["m"] < joined["b"]).sum())
+            if m != spec.baseline and base is not None:
+                beats = int((wide[m] < base).sum())  # blocks both have (NaN compares False)
             res, p_adj = dm.get(m), p_bh.get(m)
             direction = None
             if m != spec.baseline:
