@@ -8,7 +8,7 @@ import numpy as np
 
 from tycheon.metrics.errors import MetricInputError, ZeroScaleError
 
-__all__ = ["as_float_array", "as_output", "check_finite", "check_scale", "same_shape"]
+__all__ = ["as_float_array", "as_output", "check_finite", "check_scale", "label_codes", "same_shape"]
 
 
 def as_float_array(x: Any, name: str, *, ndim: tuple[int, ...] | None = None) -> np.ndarray:
@@ -66,3 +66,14 @@ def check_scale(scale: Any, lead_shape: tuple[int, ...], zero_scale: str) -> np.
             "training window); pass zero_scale='exclude' to drop them from scaled metrics"
         )
     return np.where(bad, np.nan, s)
+
+
+def label_codes(labels: np.ndarray, name: str) -> tuple[np.ndarray, int]:
+    """Dense int64 codes of ``labels`` in sorted label order and how many distinct labels there are; a
+    :class:`MetricInputError` naming ``name`` when a label is missing (None/NaN)."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(labels), sort=True)
+    if (codes < 0).any():
+        raise MetricInputError(f"{name} labels must not be missing ({int((codes < 0).sum())} are)")
+    return codes.astype(np.int64), len(uniques)

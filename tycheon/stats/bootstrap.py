@@ -9,7 +9,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
-from tycheon.metrics._validate import as_float_array, check_finite, same_shape
+from tycheon.metrics._validate import as_float_array, check_finite, label_codes, same_shape
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats._kernels import row_ranks
 
@@ -83,10 +83,7 @@ def paired_block_bootstrap(
     labels = np.asarray(blocks)
     if labels.shape != a.shape:
         raise MetricInputError(f"blocks must label every loss; got shape {labels.shape} for {a.shape}")
-    codes = pd.factorize(labels, sort=True)[0]
-    if (codes < 0).any():
-        raise MetricInputError("block labels must not be missing")
-    g = int(codes.max()) + 1
+    codes, g = label_codes(labels, "block")
     diff_sum = np.bincount(codes, weights=b - a, minlength=g)  # [block]
     count = np.bincount(codes, minlength=g).astype(np.float64)
     delta = float(diff_sum.sum() / count.sum())
@@ -150,8 +147,7 @@ def ranking_bootstrap(
         arr = row_ranks(arr)
     elif by != "mean_score":
         raise MetricInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
-    codes = pd.factorize(s, sort=True)[0]
-    g = int(codes.max()) + 1
+    codes, g = label_codes(s, "series")
     k = arr.shape[1]
     sums = np.zeros((g, k))
     np.add.at(sums, codes, arr)  # [series, method]

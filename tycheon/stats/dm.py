@@ -47,11 +47,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from tycheon._typing import Alternative
-from tycheon.metrics._validate import as_float_array, check_finite, same_shape
+from tycheon.metrics._validate import as_float_array, check_finite, label_codes, same_shape
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats._kernels import autocov_sums, long_run_variance
 
@@ -223,13 +222,11 @@ def pooled_layout(series: object, origin: object) -> PooledLayout:
     o = np.asarray(origin)
     if s.ndim != 1 or s.shape != o.shape:
         raise MetricInputError(f"series and origin must be 1-D of one length; got {s.shape} and {o.shape}")
-    s_codes = pd.factorize(s, sort=True)[0].astype(np.int64)
-    o_codes, o_uniques = pd.factorize(o, sort=True)
-    if (s_codes < 0).any() or (o_codes < 0).any():
-        raise MetricInputError("series and origin labels must not be missing")
-    key = s_codes * len(o_uniques) + o_codes
+    s_codes, _ = label_codes(s, "series")
+    o_codes, n_origins = label_codes(o, "origin")
+    key = s_codes * n_origins + o_codes
     uniq, block = np.unique(key, return_inverse=True)
-    return PooledLayout(block.astype(np.int64), uniq // len(o_uniques), len(uniq))
+    return PooledLayout(block.astype(np.int64), uniq // n_origins, len(uniq))
 
 
 def dm_pooled(
@@ -332,8 +329,6 @@ def dm_cross_sectional(
     p = np.asarray(period)
     if p.shape != d.shape:
         raise MetricInputError(f"period must label every loss; got shape {p.shape} for {d.shape}")
-    codes, _ = pd.factorize(p, sort=True)
-    if (codes < 0).any():
-        raise MetricInputError("period labels must not be missing")
+    codes, _ = label_codes(p, "period")
     avg = np.bincount(codes, weights=d) / np.bincount(codes)  # [period], in period order
     return diebold_mariano(avg, np.zeros_like(avg), horizon=horizon, stride=stride, alternative=alternative, hln=hln)

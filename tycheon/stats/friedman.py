@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from tycheon._typing import as_generator
+from tycheon.metrics._validate import label_codes
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats._kernels import row_ranks
 
@@ -182,7 +183,7 @@ def conservative_cd(
         raise MetricInputError(f"series must label each of the {arr.shape[0]} blocks; got shape {s.shape}")
     complete = ~np.isnan(arr).any(axis=1)
     rng = as_generator(seed)
-    codes = pd.factorize(s[complete], sort=True)[0]
+    codes, _ = label_codes(s[complete], "series")
     idx = np.flatnonzero(complete)
     key = rng.random(idx.size)  # pick per series the block with the smallest random key
     order = np.lexsort((key, codes))
