@@ -166,6 +166,15 @@ def test_verdict_uses_the_models_own_quantiles_when_both_give_them():
     assert "CRPS" in rows["croston_sba"]["verdict_reason"] and rows["croston_sba"]["verdict_p_crps"] is None
     assert rows["croston_sba"]["verdict_p_se"] is not None  # the leg that could run is still shown
     assert rows["ses"]["verdict_reason"] is None and rows["naive"]["verdict_reason"] == "is the random walk"
+    # the CRPS leg against the library's strict verdict on the same rows (own quantiles, paired by step)
+    from tycheon.stats import verdict_from_scores
+
+    assert table["unit"].nunique() == 1
+    ref = verdict_from_scores(table[own], challenger="ses", baseline="naive", horizon=SPEC.horizon,
+                              stride=SPEC.stride, quantile_levels=levels)
+    assert ref.crps_kind == "approx_quantiles"
+    assert rows["ses"]["verdict_p_crps"] == pytest.approx(ref.crps.p_value, rel=1e-12)
+    assert rows["ses"]["verdict_p_se"] == pytest.approx(ref.squared_error.p_value, rel=1e-12)
 
 
 def test_verdict_p_values_are_the_two_one_sided_pooled_dm_tests_and_the_rule_is_the_stats_one(boards):
