@@ -1,5 +1,5 @@
-"""Shared test helpers: past-only History slices from plain arrays, a failing forecaster and a protocol
-that breaks its own embargo."""
+"""Shared test helpers: past-only History slices from plain arrays, a failing forecaster, a protocol that
+breaks its own embargo, and the check that two score sets are the same."""
 
 from __future__ import annotations
 
@@ -59,3 +59,18 @@ class NoEmbargoProtocol(RollingOrigin):
     def origins(self, panel, *, min_history=1):
         return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
                 for o in super().origins(panel, min_history=min_history)]
+
+
+def assert_same_scores(a, b, *, meta: tuple[str, ...] = ()) -> None:
+    """Two score sets are the same: the table bit for bit, the samples, and the ``meta`` keys named
+    (``"models"`` compared without its timings, which differ from run to run)."""
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    assert (a.samples is None and b.samples is None) or np.array_equal(a.samples, b.samples, equal_nan=True)
+    for key in meta:
+        if key == "models":
+            def untimed(m):
+                return {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in m.items()}
+
+            assert untimed(a.meta["models"]) == untimed(b.meta["models"])
+        else:
+            assert a.meta[key] == b.meta[key], key

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import tycheon.backtest.engine as engine
+from tests._forecasters_support import assert_same_scores
 from tycheon.backtest.assembly import StreamingAssembly, plan_rows
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import forecaster_factory, instance_factory
@@ -54,11 +55,7 @@ def _after_the_run(factories, protocol=PROTOCOL, **kwargs):
 
 
 def _assert_same(a, b):
-    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
-    assert np.array_equal(a.samples, b.samples, equal_nan=True)
-    assert a.meta["conformal"] == b.meta["conformal"]
-    strip = {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in a.meta["models"].items()}
-    assert strip == {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in b.meta["models"].items()}
+    assert_same_scores(a, b, meta=("conformal", "models"))
 
 
 @pytest.mark.parametrize("protocol", [PROTOCOL, StaticSplit(horizon=3, boundary=30, stride=3, embargo=1)])

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
 
-from tests._forecasters_support import NoEmbargoProtocol
+from tests._forecasters_support import NoEmbargoProtocol, assert_same_scores
 from tycheon.backtest.engine import run
 from tycheon.backtest.execution import run_tasks, task_seed
 from tycheon.backtest.factories import instance_factory
@@ -29,10 +27,7 @@ def _run(panel, **kwargs):
 
 
 def _assert_same(a, b):
-    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
-    assert np.array_equal(a.samples, b.samples, equal_nan=True)
-    for key in ("guard_checks", "abstained", "origins"):
-        assert a.meta[key] == b.meta[key]
+    assert_same_scores(a, b, meta=("guard_checks", "abstained", "origins"))
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,7 @@ from tests._forecasters_support import NoEmbargoProtocol
 from tycheon.backtest import slices, tasks
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
-from tycheon.backtest.guards import (
-    GuardCounter,
-    LookaheadError,
-    check_embargo,
-    check_fit,
-    check_predict,
-)
+from tycheon.backtest.guards import GuardCounter, LookaheadError, check_embargo, check_fit, check_predict
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.units import build_unit
 from tycheon.forecasters.base import Forecast, Forecaster, History
