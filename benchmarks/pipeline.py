@@ -177,14 +177,8 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
         panel, info = load_dataset(centry.dataset, dict(centry.options), centry.subsample)
         protocol = comp.competition_protocol(panel)
         comp_protocols.append((centry, protocol.horizon))
-        ran, statuses = [], {}
-        for model in models.values():
-            scores, status = _run_model(inputs, panel, info, protocol, model, units=["series"], min_history=1,
-                                        protocol_id="competition", cache_log=cache_log, dataset=centry.key)
-            runs[model.id].append(_run_record(centry.key, "competition", status))
-            statuses[model.id] = status["status"]
-            if scores is not None and status["status"] == "ran":
-                ran.append(scores)
+        ran, statuses = _run_models(inputs, panel, info, protocol, units=["series"], min_history=1,
+                                    protocol_id="competition", dataset=centry.key, runs=runs, cache_log=cache_log)
         table = pd.concat([s.table for s in ran], ignore_index=True) if ran else None
         for metric in centry.metrics:
             competition_tables.append(comp.competition_table(
@@ -223,25 +217,36 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
     return doc, sidecar
 
 
+def _run_models(inputs, panel, info, protocol, *, units, min_history, protocol_id, dataset, runs,
+                cache_log) -> tuple[list[ScoreSet], dict[str, str]]:
+    """Every model of the run on one (dataset, protocol): the score sets of the models that ran, in model
+    order, and each model's status; each model's run record goes into ``runs``."""
+    ran: list[ScoreSet] = []
+    statuses: dict[str, str] = {}
+    for model in inputs.models.values():
+        scores, status = _run_model(inputs, panel, info, protocol, model, units=units, min_history=min_history,
+                                    protocol_id=protocol_id, cache_log=cache_log, dataset=dataset)
+        runs[model.id].append(_run_record(dataset, protocol_id, status))
+        statuses[model.id] = status["status"]
+        if scores is not None and status["status"] == "ran":
+            ran.append(scores)
+    return ran, statuses
+
+
 def _benchmark_dataset(inputs, entry: DatasetEntry, rolling, runs, cache_log, origins, datasets, warnings):
     cfg = inputs.config
     panel, info = load_dataset(entry.name, dict(entry.options), entry.subsample)
     min_history = entry.min_history or cfg.min_history
     dataset = entry.key
     origins[dataset] = [str(o.timestamp.date()) for o in rolling.origins(panel, min_history=min_history)]
-    ran: list[ScoreSet] = []
+    ran, _ = _run_models(inputs, panel, info, rolling, units=list(entry.units), min_history=min_history,
+                         protocol_id="rolling_origin", dataset=dataset, runs=runs, cache_log=cache_log)
     engine_meta: dict[str, Any] = {}
-    for model in inputs.models.values():
-        scores, status = _run_model(inputs, panel, info, rolling, model, units=list(entry.units),
-                                    min_history=min_history, protocol_id="rolling_origin",
-                                    cache_log=cache_log, dataset=dataset)
-        runs[model.id].append(_run_record(dataset, "rolling_origin", status))
-        if scores is not None and status["status"] == "ran":
-            ran.append(scores)
-            engine_meta = engine_meta or {"guard_checks": {}, "abstained": scores.meta.get("abstained", {}),
-                                          "overlap_lag": scores.meta.get("overlap_lag")}
-            for k, v in scores.meta.get("guard_checks", {}).items():
-                engine_meta["guard_checks"][k] = engine_meta["guard_checks"].get(k, 0) + v
+    for scores in ran:
+        engine_meta = engine_meta or {"guard_checks": {}, "abstained": scores.meta.get("abstained", {}),
+                                      "overlap_lag": scores.meta.get("overlap_lag")}
+        for k, v in scores.meta.get("guard_checks", {}).items():
+            engine_meta["guard_checks"][k] = engine_meta["guard_checks"].get(k, 0) + v
     datasets.append({"name": dataset, **info, "units": list(entry.units), "engine": engine_meta})
     for w in info["warnings"]:
         kind = "synthetic" if w.startswith("synthetic") else "subsample" if w.startswith("subsample") else \
