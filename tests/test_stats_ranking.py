@@ -107,3 +107,11 @@ def test_spearman_test_matches_scipy_spearmanr():
     assert rho == pytest.approx(ref.statistic, rel=1e-12)
     assert p == pytest.approx(ref.pvalue, rel=1e-9)
     assert math.isnan(spearman_test([1, 2], [2, 1])[1])  # no degrees of freedom
+
+
+def test_rank_by_mean_gives_competition_ranks_with_ties_and_nan_last():
+    from tycheon.stats.ranking import rank_by_mean
+
+    ranks = rank_by_mean({"b": 1.0, "a": 1.0, "c": 0.5, "d": float("nan"), "e": 2.0, "f": float("nan")})
+    # scipy.stats.rankdata(method="min") on the finite means [1, 1, 0.5, 2] gives [2, 2, 1, 4]
+    assert ranks == {"c": 1, "a": 2, "b": 2, "e": 4, "d": 5, "f": 5}

@@ -52,7 +52,7 @@ from tycheon.metrics.probabilistic import crps_quantiles
 from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
-from tycheon.stats.ranking import spearman_test
+from tycheon.stats.ranking import rank_by_mean, spearman_test
 from tycheon.stats.verdict import verdict_vs_random_walk
 
 __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_tables"]
@@ -200,17 +200,6 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
     return out
 
 
-def _rank_by_mean(means: dict[str, float]) -> dict[str, int]:
-    """Competition ranking by mean (ties share the lower rank; NaN last); ties broken by name for order."""
-    ordered = sorted(means, key=lambda m: (np.isnan(means[m]), means[m], m))
-    ranks: dict[str, int] = {}
-    for pos, m in enumerate(ordered, 1):
-        prev = ordered[pos - 2] if pos > 1 else None
-        same = prev is not None and means[prev] == means[m]
-        ranks[m] = ranks[prev] if same else pos
-    return ranks
-
-
 def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec, *, unit: str,
                demand_class: str, display: dict[str, str]) -> list[dict[str, Any]]:
     models = sorted(table["model"].unique())
@@ -238,7 +227,7 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         tests = _friedman(wide, ranked_models, spec)
         base = wide[spec.baseline] if spec.baseline in wide.columns else None
         means = {m: float(summary.at[m, f"{metric}_mean"]) for m in ranked_models}
-        ranks = _rank_by_mean(means)
+        ranks = rank_by_mean(means)
         rows = []
         for m in sorted(ranked_models, key=lambda m: (ranks[m], m)):
             beats = None
@@ -355,9 +344,9 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
             n_rec = rec[rec["has_band"]].groupby("model").size()
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
-            point_rank = _rank_by_mean(s[f"{point_metric}_mean"].to_dict())
+            point_rank = rank_by_mean(s[f"{point_metric}_mean"].to_dict())
             interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
-            msis_rank = _rank_by_mean(s[f"{interval_metric}_mean"].to_dict())
+            msis_rank = rank_by_mean(s[f"{interval_metric}_mean"].to_dict())
             rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
                      "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
                      "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],

@@ -12,6 +12,7 @@ from tycheon.metrics._validate import as_float_array, check_finite, same_shape
 from tycheon.metrics.errors import MetricInputError
 
 __all__ = [
+    "rank_by_mean",
     "TOSTResult", "kendall_tau_b", "pss", "pss_resolution", "spearman", "spearman_test", "tost_equivalence",
     "winner_swap",
 ]
@@ -213,3 +214,34 @@ def tost_equivalence(values: object, *, delta: float, low: float | None = None, 
         p_u = float(stats.t.cdf((m - delta) / se, n - 1))
     p = max(p_l, p_u)
     return TOSTResult(m, p_l, p_u, p, p < alpha, lo, float(delta))
+
+
+def rank_by_mean(means: dict[str, float]) -> dict[str, int]:
+    r"""Competition ranks ("1224") of models by mean loss: lower is better, ties share the lower rank.
+
+    .. math:: r_m = 1 + \#\{k : \bar L_k < \bar L_m\}
+
+    NaN means rank after every finite one (and share a rank among themselves); the order among tied
+    models, where a caller lists them, is by name.
+
+    Parameters
+    ----------
+    means : dict
+        Model -> mean loss (lower is better).
+
+    Returns
+    -------
+    dict
+        Model -> rank, 1 for the best.
+    """
+    ordered = sorted(means, key=lambda m: (np.isnan(means[m]), means[m], m))
+    ranks: dict[str, int] = {}
+    for pos, m in enumerate(ordered, 1):
+        if pos > 1:
+            prev = ordered[pos - 2]
+            a, b = means[prev], means[m]
+            if a == b or (np.isnan(a) and np.isnan(b)):
+                ranks[m] = ranks[prev]
+                continue
+        ranks[m] = pos
+    return ranks
