@@ -10,7 +10,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
 
 MODELS = ("naive", "snaive_momentum", "ses", "croston_sba")
@@ -206,7 +206,7 @@ def test_when_crps_is_a_leaderboard_metric_then_it_ranks_the_models_own_quantile
     blocks = block_scores(table, metrics=["crps"], quantile_levels=levels, crps_kind="approx_quantiles")
     expected = blocks.groupby("model")["crps"].mean()
     assert {r["model"]: r["mean"] for r in board["rows"]} == pytest.approx(expected.to_dict(), rel=1e-12)
-    with pytest.raises(MetricInputError, match="quantile levels"):
+    with pytest.raises(InputError, match="quantile levels"):
         LeaderboardSpec(**{**SPEC.__dict__, "metrics": ("crps",)})
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.dm import _dm_rows
 
@@ -191,13 +191,13 @@ def test_when_series_share_period_shocks_then_the_cross_sectional_average_holds_
 
 
 def test_when_dm_inputs_are_bad_then_errors_say_what():
-    with pytest.raises(MetricInputError, match="too few"):
+    with pytest.raises(InputError, match="too few"):
         diebold_mariano([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], horizon=6)
-    with pytest.raises(MetricInputError, match="alternative"):
+    with pytest.raises(InputError, match="alternative"):
         diebold_mariano(np.ones(10), np.zeros(10), horizon=1, alternative="smaller")
-    with pytest.raises(MetricInputError, match="horizon"):
+    with pytest.raises(InputError, match="horizon"):
         overlap_lags(0)
-    with pytest.raises(MetricInputError, match="series and origin"):
+    with pytest.raises(InputError, match="series and origin"):
         dm_pooled(np.ones(10), np.zeros(10), horizon=1)
     res = diebold_mariano(np.ones(10), np.ones(10), horizon=1)  # identical forecasts
     assert res.statistic == 0.0 and res.p_value == 1.0
@@ -212,7 +212,7 @@ def test_when_both_one_sided_tests_agree_then_the_verdict_follows_adr_decision_6
     assert verdict_vs_random_walk(0.97, 0.99) == "worse"
     assert verdict_vs_random_walk(0.97, 0.90) == "indistinguishable"
     assert verdict_vs_random_walk(0.5, 0.5) == "indistinguishable"
-    with pytest.raises(MetricInputError, match="p-value"):
+    with pytest.raises(InputError, match="p-value"):
         verdict_vs_random_walk(1.5, 0.1)
 
 
@@ -248,11 +248,11 @@ def test_when_a_challenger_is_far_better_or_worse_then_the_score_set_verdict_say
     assert verdict_from_scores(table, challenger="bad", horizon=2, quantile_levels=levels).verdict == "worse"
     same = verdict_from_scores(table, challenger="same", horizon=2, quantile_levels=levels)
     assert same.verdict == "indistinguishable"
-    with pytest.raises(MetricInputError, match="models present"):
+    with pytest.raises(InputError, match="models present"):
         verdict_from_scores(table, challenger="nope", horizon=2, quantile_levels=levels)
     gappy = table.copy()
     gappy.loc[gappy.model == "naive", "q0.5"] = np.nan  # baseline lacks quantiles: no mixing, no silence
-    with pytest.raises(MetricInputError, match="lack a approx_quantiles CRPS"):
+    with pytest.raises(InputError, match="lack a approx_quantiles CRPS"):
         verdict_from_scores(gappy, challenger="good", horizon=2, quantile_levels=levels)
 
 
@@ -302,7 +302,7 @@ def test_when_a_series_misses_origins_then_the_pooled_test_counts_only_present_b
     # documented: a gap makes non-adjacent present origins neighbours (more covariance terms, not fewer)
     assert res.statistic == pytest.approx(mean / math.sqrt(v / 24**2), rel=1e-10)
     assert res.n_blocks == 8 and res.df == 7
-    with pytest.raises(MetricInputError, match="too few"):
+    with pytest.raises(InputError, match="too few"):
         dm_pooled(a[:6], b[:6], series=series[:6], origin=origin[:6], horizon=3, stride=1)  # 2 blocks
 
 
@@ -310,5 +310,5 @@ def test_when_the_verdict_is_asked_for_an_unknown_crps_kind_then_it_is_refused()
     from tycheon.stats import verdict_from_scores
 
     table, levels = _verdict_table({"naive": 1.0, "good": 0.3})
-    with pytest.raises(MetricInputError, match="crps_kind must be"):
+    with pytest.raises(InputError, match="crps_kind must be"):
         verdict_from_scores(table, challenger="good", horizon=2, quantile_levels=levels, crps_kind="exact")

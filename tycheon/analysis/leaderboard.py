@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon.backtest.scoreset import quantile_column
+from tycheon.contract import quantile_column
 from tycheon.metrics.aggregate import block_scores, row_crps, summarize
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError, MetricInputError
 from tycheon.metrics.probabilistic import crps_quantiles
 from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
@@ -135,7 +135,7 @@ def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
                                idx.get_level_values("origin").to_numpy())
         return dm_pooled(pair[a].to_numpy(), pair[b].to_numpy(), layout=layout, horizon=spec.horizon,
                          stride=spec.stride, alternative=alternative), None  # type: ignore[arg-type]
-    except MetricInputError as err:
+    except InputError as err:
         return None, str(err)
 
 
@@ -162,7 +162,7 @@ def _verdict(se: pd.DataFrame, crps: dict[str, pd.DataFrame], model: str, spec: 
         return out
     try:
         out["verdict_vs_rw"] = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=spec.alpha)
-    except MetricInputError as err:
+    except InputError as err:
         out["verdict_reason"] = str(err)
     return out
 
@@ -186,7 +186,7 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
         return out
     try:
         res = friedman_nemenyi(wide, alpha=spec.alpha)
-    except MetricInputError as err:
+    except InputError as err:
         out["friedman_reason"] = out["conservative_cd_reason"] = str(err)
         return out
     out.update(friedman_statistic=res.statistic, friedman_p=res.p_value, nemenyi_cd=res.critical_difference,
@@ -195,7 +195,7 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
         cons = conservative_cd(wide, series=wide.index.get_level_values("series_id").to_numpy(),
                                seed=spec.seed, alpha=spec.alpha)
         out["conservative_cd"] = cons.critical_difference
-    except MetricInputError as err:
+    except InputError as err:
         out["conservative_cd_reason"] = str(err)
     return out
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from tycheon._typing import ProtocolMode
 from tycheon.data.panel import Panel
-from tycheon.stats.dm import overlap_lags
+from tycheon.contract import overlap_lags
 
 __all__ = ["Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "same_targets"]
 

@@ -1,7 +1,7 @@
 """Forecast accuracy metrics: point, probabilistic, interval, and per-block aggregation of a score set."""
 
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency, scale_column, step_scores, summarize
-from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
+from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
 from tycheon.metrics.intervals import coverage, interval_score, interval_width, msis
 from tycheon.metrics.point import bias, mae, mape, mase, rmse, rmsse, scaled_bias, smape, wape
 from tycheon.metrics.probabilistic import (

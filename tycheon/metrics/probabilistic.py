@@ -18,8 +18,8 @@ from typing import Literal
 import numpy as np
 
 from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, pinball_kernel
-from tycheon.metrics._validate import as_float_array, check_finite
-from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError
+from tycheon._validate import as_float_array, check_finite
+from tycheon.errors import CRPSKindMismatchError, MetricInputError
 
 __all__ = [
     "CRPSKind",

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.metrics.aggregate import row_crps
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import StatisticInputError
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 
@@ -38,9 +38,9 @@ def verdict_vs_random_walk(
     """
     for name, p in (("p_squared_error", p_squared_error), ("p_crps", p_crps)):
         if not (np.isfinite(p) and 0.0 <= p <= 1.0):
-            raise MetricInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
+            raise StatisticInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
     if not 0.0 < alpha < 0.5:
-        raise MetricInputError(f"alpha must be in (0, 0.5); got {alpha}")
+        raise StatisticInputError(f"alpha must be in (0, 0.5); got {alpha}")
     if p_squared_error < alpha and p_crps < alpha:
         return "beats"
     if p_squared_error > 1.0 - alpha and p_crps > 1.0 - alpha:
@@ -93,7 +93,7 @@ def verdict_from_scores(
     needed = ("model", "unit", "series_id", "origin", "step", "actual", "point")
     missing = [c for c in needed if c not in table.columns]
     if missing:
-        raise MetricInputError(f"score-set table lacks column(s) {missing}")
+        raise StatisticInputError(f"score-set table lacks column(s) {missing}")
     scored = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
     crps, kind = scored.values, scored.kind
     keys = ["unit", "series_id", "origin", "step"]
@@ -103,14 +103,14 @@ def verdict_from_scores(
     for role, name in (("challenger", challenger), ("baseline", baseline)):
         part = frame[frame["model"] == name].drop(columns="model")
         if part.empty:
-            raise MetricInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
+            raise StatisticInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
         sides[role] = part
     pairs = sides["challenger"].merge(sides["baseline"], on=keys, suffixes=("_c", "_b"), validate="one_to_one")
     if pairs.empty:
-        raise MetricInputError(f"{challenger!r} and {baseline!r} share no (unit, series, origin, step) rows")
+        raise StatisticInputError(f"{challenger!r} and {baseline!r} share no (unit, series, origin, step) rows")
     no_crps = ~np.isfinite(pairs[["crps_c", "crps_b"]].to_numpy()).all(axis=1)
     if no_crps.any():
-        raise MetricInputError(
+        raise StatisticInputError(
             f"{int(no_crps.sum())} paired row(s) lack a {kind} CRPS for one of the models; the CRPS leg of "
             "the verdict needs both models scored the same way (ADR-0006 decision 7)"
         )
