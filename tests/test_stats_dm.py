@@ -312,3 +312,34 @@ def test_when_the_verdict_is_asked_for_an_unknown_crps_kind_then_it_is_refused()
     table, levels = _verdict_table({"naive": 1.0, "good": 0.3})
     with pytest.raises(InputError, match="crps_kind must be"):
         verdict_from_scores(table, challenger="good", horizon=2, quantile_levels=levels, crps_kind="exact")
+
+
+def _scaled_null_size(*, n_origins: int, stride: int, reps: int, seed: int) -> dict[str, float]:
+    """Share of 5%-level rejections of the pooled DM on per-step losses scaled the leaderboard's way
+    (MASE: |e|/s; RMSSE: e^2/s^2), for two equally good models on series of very different scales whose
+    forecast errors are nested over the steps of overlapping origins."""
+    rng = np.random.default_rng(seed)
+    n_series, horizon = 10, 3
+    scale = np.exp(rng.normal(0.0, 2.0, n_series))  # scales spread over orders of magnitude
+    s = np.repeat(np.arange(n_series), n_origins * horizon)
+    o = np.tile(np.repeat(np.arange(n_origins) * stride, horizon), n_series)
+    step = np.tile(np.arange(1, horizon + 1), n_series * n_origins)
+    layout = pooled_layout(s, o)
+    span = (n_origins - 1) * stride + horizon + 1
+    rejected = {"mase": 0, "rmsse": 0}
+    for _ in range(reps):
+        walks = [np.cumsum(np.c_[np.zeros(n_series), rng.normal(size=(n_series, span))], axis=1) * scale[:, None]
+                 for _ in range(2)]
+        e_a, e_b = ((w[s, o + step] - w[s, o]) for w in walks)  # null-true: same law for both models
+        sc = scale[s]
+        for name, loss in (("mase", lambda e: np.abs(e) / sc), ("rmsse", lambda e: e * e / sc**2)):
+            p = dm_pooled(loss(e_a), loss(e_b), layout=layout, horizon=horizon, stride=stride).p_value
+            rejected[name] += p < 0.05
+    return {k: v / reps for k, v in rejected.items()}
+
+
+@pytest.mark.parametrize("stride", [1, 3])
+def test_when_losses_are_scaled_as_on_the_leaderboard_then_dm_holds_its_size_with_200_origins(stride):
+    size = _scaled_null_size(n_origins=200, stride=stride, reps=2000, seed=11 + stride)
+    # 2000 replications: 5% +- 1 point is about +-2 s.e.
+    assert all(0.04 <= v <= 0.06 for v in size.values()), size

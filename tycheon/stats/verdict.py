@@ -1,8 +1,14 @@
-"""The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose."""
+"""The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose.
+
+One path for every caller: :func:`verdict_vs_random_walk` states the rule; :func:`family_verdicts` applies
+it to a table's family of challengers with the one-sided p-values adjusted for multiplicity (the
+leaderboard calls it); :func:`verdict_from_scores` runs the two one-sided pooled DM tests on score-set rows
+of one pair and applies the same rule.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -13,10 +19,20 @@ from tycheon.metrics.aggregate import row_crps
 from tycheon.errors import StatisticInputError
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
+from tycheon.stats.multiplicity import benjamini_hochberg, holm
 
-__all__ = ["Verdict", "VerdictLabel", "verdict_from_scores", "verdict_vs_random_walk"]
+__all__ = [
+    "Adjustment",
+    "FamilyVerdict",
+    "Verdict",
+    "VerdictLabel",
+    "family_verdicts",
+    "verdict_from_scores",
+    "verdict_vs_random_walk",
+]
 
 VerdictLabel = Literal["beats", "worse", "indistinguishable"]
+Adjustment = Literal["bh", "holm", "none"]
 
 
 def verdict_vs_random_walk(
@@ -46,6 +62,92 @@ def verdict_vs_random_walk(
     if p_squared_error > 1.0 - alpha and p_crps > 1.0 - alpha:
         return "worse"
     return "indistinguishable"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyVerdict:
+    """A challenger's verdict within a table's family, with the raw and adjusted one-sided p-values.
+
+    ``p_*_adj`` are the adjusted p-values of "the challenger is better"; ``p_*_worse_adj`` those of "the
+    challenger is worse" (the adjusted :math:`1-p`).
+    """
+
+    verdict: VerdictLabel
+    p_se: float
+    p_crps: float
+    p_se_adj: float
+    p_crps_adj: float
+    p_se_worse_adj: float
+    p_crps_worse_adj: float
+
+
+def _adjust(p: np.ndarray, method: Adjustment) -> np.ndarray:
+    if method == "bh":
+        return benjamini_hochberg(p)
+    if method == "holm":
+        return holm(p)
+    if method == "none":
+        return p
+    raise StatisticInputError(f"adjust must be 'bh', 'holm' or 'none'; got {method!r}")
+
+
+def family_verdicts(
+    p_squared_error: Mapping[str, float],
+    p_crps: Mapping[str, float],
+    *,
+    alpha: float = 0.05,
+    adjust: Adjustment = "bh",
+) -> dict[str, FamilyVerdict]:
+    r"""The verdict of every challenger of one table, with its one-sided p-values adjusted in the family.
+
+    The family is the challengers that have both p-values. Each leg's p-values (:math:`p` for "better",
+    :math:`1-p` for "worse") are adjusted across the family with Benjamini-Hochberg (default) or Holm,
+    and the rule of :func:`verdict_vs_random_walk` is applied to the adjusted values:
+
+    .. math::
+
+        \text{beats} \iff \tilde p_{\mathrm{SE}} < \alpha \wedge \tilde p_{\mathrm{CRPS}} < \alpha, \qquad
+        \text{worse} \iff \widetilde{(1-p)}_{\mathrm{SE}} < \alpha \wedge \widetilde{(1-p)}_{\mathrm{CRPS}} < \alpha
+
+    With ``adjust="none"`` this is exactly :func:`verdict_vs_random_walk` (``1 - p < alpha`` is
+    ``p > 1 - alpha``).
+
+    Parameters
+    ----------
+    p_squared_error, p_crps : mapping
+        Challenger -> one-sided p-value that its point loss / CRPS is lower than the random walk's.
+    alpha : float
+        Level, in (0, 0.5).
+    adjust : {"bh", "holm", "none"}
+        Multiplicity adjustment within the family.
+
+    References
+    ----------
+    ADR-0006 decision 6; Benjamini & Hochberg (1995); Holm (1979).
+    """
+    if not 0.0 < alpha < 0.5:
+        raise StatisticInputError(f"alpha must be in (0, 0.5); got {alpha}")
+    family = sorted(set(p_squared_error) & set(p_crps))
+    if not family:
+        return {}
+    raw = {leg: np.array([float(ps[m]) for m in family]) for leg, ps in (("se", p_squared_error), ("crps", p_crps))}
+    for leg, p in raw.items():
+        if not (np.isfinite(p).all() and ((p >= 0) & (p <= 1)).all()):
+            raise StatisticInputError(f"p-values of the {leg} leg must be in [0, 1]; got {p.tolist()}")
+    better = {leg: _adjust(p, adjust) for leg, p in raw.items()}
+    worse = {leg: _adjust(1.0 - p, adjust) for leg, p in raw.items()}
+    out = {}
+    for i, m in enumerate(family):
+        if better["se"][i] < alpha and better["crps"][i] < alpha:
+            label: VerdictLabel = "beats"
+        elif worse["se"][i] < alpha and worse["crps"][i] < alpha:
+            label = "worse"
+        else:
+            label = "indistinguishable"
+        out[m] = FamilyVerdict(verdict=label, p_se=float(raw["se"][i]), p_crps=float(raw["crps"][i]),
+                               p_se_adj=float(better["se"][i]), p_crps_adj=float(better["crps"][i]),
+                               p_se_worse_adj=float(worse["se"][i]), p_crps_worse_adj=float(worse["crps"][i]))
+    return out
 
 
 @dataclass(frozen=True)
