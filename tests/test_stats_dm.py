@@ -203,7 +203,6 @@ def test_when_dm_inputs_are_bad_then_errors_say_what():
     assert res.statistic == 0.0 and res.p_value == 1.0
 
 
-# ----------------------------------------------------------------- verdict vs the random walk (ADR-0006, 6)
 def test_when_both_one_sided_tests_agree_then_the_verdict_follows_adr_decision_6():
     from tycheon.stats import verdict_vs_random_walk
 

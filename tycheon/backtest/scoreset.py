@@ -90,7 +90,6 @@ class ScoreSet:
         cols = [quantile_column(q) for q in self.quantile_levels]
         return self.table[cols].to_numpy(dtype=np.float64) if cols else np.empty((len(self.table), 0))
 
-    # ---------------------------------------------------------------- persistence
     def to_parquet(self, path: str | Path) -> None:
         """Write the table (and samples, as extra columns ``s0..``) to one parquet file with metadata."""
         frame = self.table.copy()

@@ -39,7 +39,6 @@ def _pair(actual: object, point: object) -> tuple[np.ndarray, np.ndarray]:
     return y, f
 
 
-# ----------------------------------------------------------------- kernels (arrays in, arrays out)
 def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.mean(np.abs(y - f), axis=-1)
 
@@ -49,7 +48,6 @@ def _rmse(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean(e * e, axis=-1))
 
 
-# ----------------------------------------------------------------- public layer
 def mae(*, actual: object, point: object) -> float | np.ndarray:
     r"""Mean absolute error over the steps of a block.
 

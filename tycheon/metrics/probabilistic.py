@@ -49,7 +49,6 @@ class CRPSResult:
         return float(np.mean(self.values))
 
 
-# ----------------------------------------------------------------- validation
 def _actual(actual: object) -> np.ndarray:
     y = as_float_array(actual, "actual", ndim=(0, 1))
     y = np.atleast_1d(y)
@@ -74,7 +73,6 @@ def _quantiles(quantiles: object, n: int, k: int) -> np.ndarray:
     return q
 
 
-# ----------------------------------------------------------------- public layer
 def crps_ensemble(*, actual: object, samples: object, fair: bool = True) -> CRPSResult:
     r"""Exact CRPS of the empirical distribution of sample paths (kind ``"exact_samples"``).
 
