@@ -159,7 +159,7 @@ def test_verdict_crps_is_the_band_kind_for_every_model_even_when_some_give_own_q
     spec = LeaderboardSpec(**{**SPEC.__dict__, "quantile_levels": levels})
     board = _board(leaderboard_tables(table, spec=spec))
     rows = {r["model"]: r for r in board["rows"]}
-    assert board["tests"]["verdict_crps_kind"] == "conformal_band_quantiles"
+    assert board["tests"]["verdict_crps_kind"] == "band_quantiles"
     assert board["tests"]["verdict_crps_levels"] == [0.025, 0.1, 0.5, 0.9, 0.975]
     assert rows["ses"]["verdict_vs_rw"] == "beats"
     # the CRPS leg is the band CRPS scaled by the MASE scale, computed here by hand
@@ -314,3 +314,15 @@ def test_when_no_model_has_a_95_band_then_the_interval_ranking_uses_the_80_band(
     t = interval_tables(table)[0]
     assert t["interval_metric"] == "msis80"
     assert all(r["rank_interval"] is not None for r in t["rows"])
+
+
+def test_the_library_verdict_of_one_pair_gives_the_leaderboard_p_values(boards):
+    from tycheon.stats import verdict_from_scores
+
+    table = _table()
+    for metric in ("mase", "rmsse"):
+        row = next(r for r in _board(boards, metric=metric)["rows"] if r["model"] == "ses")
+        v = verdict_from_scores(table, challenger="ses", baseline="naive", horizon=4, stride=4, metric=metric,
+                                crps_kind="band_quantiles")
+        assert v.squared_error.p_value == pytest.approx(row["verdict_p_se"], rel=1e-12)
+        assert v.crps.p_value == pytest.approx(row["verdict_p_crps"], rel=1e-12)

@@ -218,5 +218,29 @@ def test_when_crps_kind_is_unknown_then_it_is_refused_not_computed_as_another_ki
     table = pd.DataFrame({"model": "m", "unit": "series", "series_id": "a", "origin": 0, "step": [1, 2],
                           "actual": 1.0, "point": 1.0, "scale_mae": 1.0, "scale_rmse": 1.0,
                           "q0.1": 0.0, "q0.9": 2.0})  # fmt: skip
-    with pytest.raises(InputError, match="crps_kind must be 'exact_samples' or 'approx_quantiles'"):
+    with pytest.raises(InputError, match="crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'"):
         block_scores(table, metrics=("crps",), quantile_levels=levels, crps_kind="exact")
+
+
+def test_band_quantile_crps_reads_the_bands_on_one_grid_and_is_nan_where_a_band_is_missing():
+    from tycheon.metrics.aggregate import row_crps
+
+    rng = np.random.default_rng(5)
+    n = 40
+    point = rng.normal(10, 2, n)
+    table = pd.DataFrame({"actual": rng.normal(10, 2, n), "point": point, "lo80": point - 2.0, "hi80": point + 2.5,
+                          "lo95": point - 3.5, "hi95": point + 4.0})
+    table.loc[3, "lo95"] = np.nan  # this row has an 80% band only
+    got95 = row_crps(table, crps_kind="band_quantiles", band_level=95)
+    cols = ["lo95", "lo80", "point", "hi80", "hi95"]
+    ok = table[cols].notna().all(axis=1).to_numpy()
+    ref = crps_quantiles(actual=table["actual"].to_numpy()[ok], quantiles=table.loc[ok, cols].to_numpy(),
+                         levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])).values
+    assert got95.kind == "band_quantiles" and np.isnan(got95.values[3])
+    np.testing.assert_allclose(got95.values[ok], ref, rtol=1e-13)
+    got80 = row_crps(table, crps_kind="band_quantiles", band_level=80)
+    ref80 = crps_quantiles(actual=table["actual"].to_numpy(), quantiles=table[["lo80", "point", "hi80"]].to_numpy(),
+                           levels=np.array([0.1, 0.5, 0.9])).values
+    np.testing.assert_allclose(got80.values, ref80, rtol=1e-13)
+    with pytest.raises(InputError, match="band_level"):
+        row_crps(table, crps_kind="band_quantiles", band_level=90)

@@ -54,9 +54,8 @@ import numpy as np
 import pandas as pd
 
 from tycheon.contract import quantile_column
-from tycheon.metrics.aggregate import block_scores, row_crps, row_scales, step_loss, summarize
+from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
 from tycheon.errors import InputError, MetricInputError
-from tycheon.metrics.probabilistic import crps_quantiles
 from tycheon.metrics.registry import get_metric
 from tycheon.contract import overlap_lags
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
@@ -69,9 +68,7 @@ __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_
 
 DEMAND_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 _STEP_KEYS = ["series_id", "origin", "step"]
-_BAND_GRIDS = {95: ((0.025, 0.1, 0.5, 0.9, 0.975), ("lo95", "lo80", "point", "hi80", "hi95")),
-               80: ((0.1, 0.5, 0.9), ("lo80", "point", "hi80"))}
-BAND_CRPS_KIND = "conformal_band_quantiles"
+BAND_CRPS_KIND = "band_quantiles"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,15 +121,8 @@ def _band_grid(table: pd.DataFrame) -> int:
 
 def _band_crps(table: pd.DataFrame, level: int) -> pd.Series:
     """CRPS of each row's conformal bands read as quantiles on the grid of ``level`` (NaN where a row
-    lacks one of the bands of that grid)."""
-    levels, cols = _BAND_GRIDS[level]
-    out = np.full(len(table), np.nan)
-    q = table[list(cols)].to_numpy(dtype=np.float64)  # [row, level]
-    banded = np.isfinite(q).all(axis=1)
-    if banded.any():
-        out[banded] = crps_quantiles(actual=table["actual"].to_numpy(dtype=np.float64)[banded],
-                                     quantiles=np.sort(q[banded], axis=1), levels=np.asarray(levels)).values
-    return pd.Series(out, index=table.index)
+    lacks one of the bands of that grid): :func:`tycheon.metrics.aggregate.row_crps`, ``band_quantiles``."""
+    return pd.Series(row_crps(table, crps_kind="band_quantiles", band_level=level).values, index=table.index)
 
 
 def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
@@ -324,8 +314,8 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
                      dm_overlap_lag=overlap_lags(spec.horizon, spec.stride),
                      verdict_point_loss=_loss_label(metric), verdict_adjust=spec.verdict_adjust,
                      crps_kind=BAND_CRPS_KIND if metric != "crps" else "approx_quantiles",
-                     crps_levels=list(_BAND_GRIDS[grid][0]) if metric != "crps" else list(spec.quantile_levels),
-                     verdict_crps_kind=BAND_CRPS_KIND, verdict_crps_levels=list(_BAND_GRIDS[grid][0]),
+                     crps_levels=list(BAND_GRIDS[grid][0]) if metric != "crps" else list(spec.quantile_levels),
+                     verdict_crps_kind=BAND_CRPS_KIND, verdict_crps_levels=list(BAND_GRIDS[grid][0]),
                      verdict_crps_scale="scale_mae", n_zero_scale_blocks=int(zero_scale), **cell)
         winner = rows[0]["model"] if cell["cell_ok"] and spec_m.ranked else None
         entries.append({"unit": unit, "demand_class": demand_class, "metric": metric,

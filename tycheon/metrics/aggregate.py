@@ -31,6 +31,7 @@ from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
 from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric
 
 __all__ = [
+    "BAND_GRIDS",
     "BLOCK_KEYS",
     "DEFAULT_METRICS",
     "SCALE_COLUMNS",
@@ -55,6 +56,11 @@ DEFAULT_METRICS = tuple(METRICS)
 """Every registered metric (:data:`tycheon.metrics.registry.METRICS`), in registry order."""
 
 _BAND_TERMS = ("is", "cov", "width")
+BAND_GRIDS: dict[int, tuple[tuple[float, ...], tuple[str, ...]]] = {
+    95: ((0.025, 0.1, 0.5, 0.9, 0.975), ("lo95", "lo80", "point", "hi80", "hi95")),
+    80: ((0.1, 0.5, 0.9), ("lo80", "point", "hi80")),
+}
+"""Band level -> (quantile levels, score-set columns) of the band-quantile CRPS grid."""
 _REQUIRED = ("model", "unit", "series_id", "origin", "step", "actual", "point", "scale_mae", "scale_rmse")
 
 
@@ -118,6 +124,7 @@ def row_crps(
     quantile_levels: Sequence[float] = (),
     samples: np.ndarray | None = None,
     crps_kind: CRPSKind | None = None,
+    band_level: int = 95,
 ) -> CRPSResult:
     r"""CRPS of every score-set row, of one kind, NaN where the row lacks that kind of forecast.
 
@@ -130,7 +137,10 @@ def row_crps(
 
     as in :func:`~tycheon.metrics.probabilistic.crps_ensemble` (fair) and
     :func:`~tycheon.metrics.probabilistic.crps_quantiles`. This is the one place where a CRPS kind is
-    chosen and checked: ``crps_kind`` must be ``"exact_samples"`` or ``"approx_quantiles"``; ``None``
+    chosen and checked: ``crps_kind`` must be ``"exact_samples"``, ``"approx_quantiles"`` (the model's own
+    ``q<level>`` columns) or ``"band_quantiles"`` (the engine's conformal bands read as quantiles on one
+    grid shared by every model: ``lo95, lo80, point, hi80, hi95`` at 0.025, 0.1, 0.5, 0.9, 0.975 with
+    ``band_level=95``, or ``lo80, point, hi80`` at 0.1, 0.5, 0.9 with ``band_level=80``); ``None``
     means exact if ``samples`` is given, else approximate. Anything else is refused, never computed as
     another kind under its label (ADR-0006 decision 7).
 
@@ -155,8 +165,9 @@ def row_crps(
     ADR-0006 decision 7.
     """
     kind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
-    if kind not in ("exact_samples", "approx_quantiles"):
-        raise MetricInputError(f"crps_kind must be 'exact_samples' or 'approx_quantiles'; got {kind!r}")
+    if kind not in ("exact_samples", "approx_quantiles", "band_quantiles"):
+        raise MetricInputError(
+            f"crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'; got {kind!r}")
     if "actual" not in table.columns:
         raise MetricInputError("score-set table lacks column 'actual'")
     y = table["actual"].to_numpy(dtype=np.float64)
@@ -168,6 +179,18 @@ def row_crps(
         if ok.any():
             out[ok] = crps_ensemble_kernel(y[ok], samples[ok], fair=True)
         return CRPSResult(out, kind, True)
+    if kind == "band_quantiles":
+        if band_level not in BAND_GRIDS:
+            raise MetricInputError(f"band_level must be one of {sorted(BAND_GRIDS)}; got {band_level!r}")
+        grid, cols = BAND_GRIDS[band_level]
+        missing = [c for c in cols if c not in table.columns]
+        if missing:
+            raise MetricInputError(f"table lacks band column(s) {missing}")
+        q = table[list(cols)].to_numpy(dtype=np.float64)  # [row, level]
+        ok = np.isfinite(q).all(axis=1)
+        if ok.any():
+            out[ok] = crps_quantile_kernel(y[ok], np.sort(q[ok], axis=1), np.asarray(grid))
+        return CRPSResult(out, kind)
     lv = np.asarray(sorted(quantile_levels), dtype=np.float64)
     if lv.size < 2:
         raise MetricInputError("approximate CRPS needs at least two quantile levels")

@@ -34,7 +34,7 @@ __all__ = [
     "quantile_reliability",
 ]
 
-CRPSKind = Literal["exact_samples", "approx_quantiles"]
+CRPSKind = Literal["exact_samples", "approx_quantiles", "band_quantiles"]
 
 
 @dataclass(frozen=True, eq=False)

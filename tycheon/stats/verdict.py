@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.metrics.aggregate import row_crps
+from tycheon.metrics.aggregate import row_crps, row_scales, step_loss
 from tycheon.errors import StatisticInputError
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
@@ -171,6 +171,7 @@ def verdict_from_scores(
     quantile_levels: Sequence[float] = (),
     samples: np.ndarray | None = None,
     crps_kind: CRPSKind | None = None,
+    metric: str | None = None,
     alpha: float = 0.05,
 ) -> Verdict:
     r"""Pooled one-sided DM tests of a challenger against the random walk on score-set rows.
@@ -188,6 +189,12 @@ def verdict_from_scores(
     L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_pooled`, ``alternative="less"``,
     and the p-values go to :func:`verdict_vs_random_walk`.
 
+    With ``metric`` (e.g. ``"mase"``) the point leg is that metric's per-step loss from the metric registry
+    (:func:`~tycheon.metrics.aggregate.step_loss`: scaled, as on a leaderboard of that metric) and the
+    CRPS is divided by each row's MASE scale, so a single pair gets the leaderboard's verdict (which
+    additionally adjusts p-values within a table's family, :func:`family_verdicts`). ``crps_kind=
+    "band_quantiles"`` scores the conformal bands on the shared grid, the leaderboard's kind.
+
     References
     ----------
     ADR-0006 decisions 5-7.
@@ -200,7 +207,12 @@ def verdict_from_scores(
     crps, kind = scored.values, scored.kind
     keys = ["unit", "series_id", "origin", "step"]
     err = table["point"].to_numpy(dtype=np.float64) - table["actual"].to_numpy(dtype=np.float64)
-    frame = table[["model", *keys]].assign(se=err * err, crps=crps)
+    if metric is None:
+        point_loss = err * err
+    else:
+        point_loss = step_loss(table, metric)
+        crps = crps / row_scales(table)["scale_mae"]
+    frame = table[["model", *keys]].assign(se=point_loss, crps=crps)
     sides = {}
     for role, name in (("challenger", challenger), ("baseline", baseline)):
         part = frame[frame["model"] == name].drop(columns="model")
