@@ -396,6 +396,10 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
               L^{\mathrm{RMSSE}}_h = \frac{e_h^2}{s_{\mathrm{RMSE}}^2}
 
     and the unscaled per-step term for unscaled metrics. NaN where the row's scale is zero or NaN.
+
+    References
+    ----------
+    Hyndman & Koehler (2006); issue 14 of this project: test the loss the table ranks.
     """
     spec = get_metric(metric)
     if spec.step_loss is None:
