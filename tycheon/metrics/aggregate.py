@@ -399,7 +399,8 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
 
     References
     ----------
-    Hyndman & Koehler (2006); issue 14 of this project: test the loss the table ranks.
+    Hyndman & Koehler (2006); Diebold & Mariano (1995); evaluation-choices paper, section 3 (the paper tests
+    unscaled per-step absolute errors; tycheon tests the loss the table ranks and keeps that variant beside it).
     """
     spec = get_metric(metric)
     if spec.step_loss is None:
