@@ -165,7 +165,8 @@ def _verdicts(point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: 
     keys = ("verdict_vs_rw", "verdict_p_se", "verdict_p_crps", "verdict_p_se_adj", "verdict_p_crps_adj",
             "verdict_reason")
     out = {m: dict.fromkeys((k + suffix for k in keys), None) for m in models}
-    p_se, p_crps = {}, {}
+    p_se: dict[str, float] = {}
+    p_crps: dict[str, float] = {}
     for m in models:
         if m == spec.random_walk:
             out[m]["verdict_reason" + suffix] = "is the random walk"
@@ -177,7 +178,7 @@ def _verdicts(point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: 
         if reasons:
             out[m]["verdict_reason" + suffix] = "; ".join(reasons)
             continue
-        p_se[m], p_crps[m] = pse, pcr
+        p_se[m], p_crps[m] = float(pse), float(pcr)  # type: ignore[arg-type]  # both checked above
     for m, v in family_verdicts(p_se, p_crps, alpha=spec.alpha, adjust=spec.verdict_adjust).items():
         out[m].update({"verdict_vs_rw" + suffix: v.verdict, "verdict_p_se_adj" + suffix: v.p_se_adj,
                        "verdict_p_crps_adj" + suffix: v.p_crps_adj})
@@ -284,7 +285,8 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         wide = _wide(scored, metric)  # [(series, origin), model]
         tests = _friedman(wide, ranked_models, spec)
         base = wide[spec.baseline] if spec.baseline in wide.columns else None
-        means = {m: float(summary.at[m, f"{metric}_mean"]) for m in ranked_models}
+        means: dict[str, float] = _by_model(summary[f"{metric}_mean"])
+        medians: dict[str, float] = _by_model(summary[f"{metric}_median"])
         ranks = rank_by_mean(means)
         zero_scale = blocks.loc[blocks["zero_scale"], ["series_id", "origin"]].drop_duplicates().shape[0] \
             if "zero_scale" in blocks.columns and get_metric(metric).scale_column else 0
@@ -296,7 +298,7 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
             d, u = dm.get(m), dm_unscaled.get(m)
             rows.append({
                 "rank": ranks[m], "model": m, "display_name": display.get(m, m),
-                "mean": means[m], "median": float(summary.at[m, f"{metric}_median"]),
+                "mean": means[m], "median": medians[m],
                 "mean_rank": tests["mean_ranks"].get(m), "beats_baseline_blocks": beats,
                 "dm_stat": None if d is None else d["stat"], "dm_p": None if d is None else d["p"],
                 "dm_p_bh": None if d is None else d["p_bh"], "dm_direction": None if d is None else d["direction"],
@@ -322,6 +324,11 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
                         "baseline": spec.baseline, "random_walk": spec.random_walk,
                         "n_blocks_total": n_blocks_total, "winner": winner, "rows": rows, "tests": tests})
     return entries
+
+
+def _by_model(values: pd.Series) -> dict[str, float]:
+    """A per-model Series as ``{model: float}``."""
+    return {str(m): float(v) for m, v in values.items()}
 
 
 def _loss_label(metric: str) -> str:
@@ -417,9 +424,9 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
             n_rec = rec[rec["has_band"]].groupby("model").size()
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
-            point_rank = rank_by_mean(s[f"{point_metric}_mean"].to_dict())
+            point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
             interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
-            msis_rank = rank_by_mean(s[f"{interval_metric}_mean"].to_dict())
+            msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
             rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
                      "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
                      "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],

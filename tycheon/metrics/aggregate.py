@@ -182,14 +182,14 @@ def row_crps(
     if kind == "band_quantiles":
         if band_level not in BAND_GRIDS:
             raise MetricInputError(f"band_level must be one of {sorted(BAND_GRIDS)}; got {band_level!r}")
-        grid, cols = BAND_GRIDS[band_level]
-        missing = [c for c in cols if c not in table.columns]
-        if missing:
-            raise MetricInputError(f"table lacks band column(s) {missing}")
-        q = table[list(cols)].to_numpy(dtype=np.float64)  # [row, level]
-        ok = np.isfinite(q).all(axis=1)
-        if ok.any():
-            out[ok] = crps_quantile_kernel(y[ok], np.sort(q[ok], axis=1), np.asarray(grid))
+        grid, band_cols = BAND_GRIDS[band_level]
+        absent = [c for c in band_cols if c not in table.columns]
+        if absent:
+            raise MetricInputError(f"table lacks band column(s) {absent}")
+        bands = table[list(band_cols)].to_numpy(dtype=np.float64)  # [row, level]
+        full = np.isfinite(bands).all(axis=1)
+        if full.any():
+            out[full] = crps_quantile_kernel(y[full], np.sort(bands[full], axis=1), np.asarray(grid))
         return CRPSResult(out, kind)
     lv = np.asarray(sorted(quantile_levels), dtype=np.float64)
     if lv.size < 2:
@@ -298,7 +298,7 @@ def block_scores(
     if "mape" in metrics:
         out["mape_defined"] = terms.total["zero_y"] == 0
     if crps is not None and "crps" in metrics:
-        out["crps_kind"] = np.where(np.isfinite(out["crps"].to_numpy(dtype=np.float64)), crps.kind, None)
+        out["crps_kind"] = pd.Series(crps.kind, index=out.index, dtype=object).where(out["crps"].notna(), None)
     return out.reset_index()
 
 

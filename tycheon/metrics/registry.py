@@ -117,6 +117,20 @@ def _ratio_of_sums(b: BlockTerms) -> np.ndarray:
         return np.where(den > 0, b.total["abs_err"] / np.where(den > 0, den, np.nan), np.nan)
 
 
+def _mean_of(term: str, scale: str | None = None) -> Callable[[BlockTerms], np.ndarray]:
+    """Block mean of ``term``, divided by the block's ``scale`` column when given."""
+    def block(b: BlockTerms) -> np.ndarray:
+        return b.mean[term] if scale is None else b.mean[term] / b.scale[scale]
+    return block
+
+
+def _term_of(term: str, scale: str | None = None) -> Callable[[StepTerms], np.ndarray]:
+    """Per-step ``term``, divided by the row's ``scale`` column when given."""
+    def step(s: StepTerms) -> np.ndarray:
+        return s.term[term] if scale is None else s.term[term] / s.scale[scale]
+    return step
+
+
 def _interval(level: str) -> list[MetricSpec]:
     alpha = {"80": 0.2, "95": 0.05}[level]
     return [
@@ -125,23 +139,20 @@ def _interval(level: str) -> list[MetricSpec]:
             scale_column="scale_mae", terms=(f"is{level}",),
             definition=(f"mean interval score of the {level}% band, (u-l) + (2/{alpha:g})·(distance outside "
                         "the band), divided by the in-sample seasonal-naive MAE; lower is better"),
-            block=lambda b, lv=level: b.mean[f"is{lv}"] / b.scale["scale_mae"],
-            step=lambda s, lv=level: s.term[f"is{lv}"] / s.scale["scale_mae"],
-            step_loss=lambda s, lv=level: s.term[f"is{lv}"] / s.scale["scale_mae"],
+            block=_mean_of(f"is{level}", "scale_mae"), step=_term_of(f"is{level}", "scale_mae"),
+            step_loss=_term_of(f"is{level}", "scale_mae"),
         ),
         MetricSpec(
             name=f"coverage{level}", display_name=f"Coverage {level}%", kind="interval", lower_is_better=False,
             scale_column=None, terms=(f"cov{level}",),
             definition=f"share of steps whose actual lies inside the {level}% band; nominal {level}%",
-            block=lambda b, lv=level: b.mean[f"cov{lv}"],
-            step=lambda s, lv=level: s.term[f"cov{lv}"],
+            block=_mean_of(f"cov{level}"), step=_term_of(f"cov{level}"),
         ),
         MetricSpec(
             name=f"width{level}", display_name=f"Width {level}%", kind="interval", lower_is_better=False,
             scale_column=None, terms=(f"width{level}",),
             definition=f"mean width u - l of the {level}% band, in the series' units",
-            block=lambda b, lv=level: b.mean[f"width{lv}"],
-            step=lambda s, lv=level: s.term[f"width{lv}"],
+            block=_mean_of(f"width{level}"), step=_term_of(f"width{level}"),
         ),
     ]
 

@@ -230,8 +230,7 @@ def verdict_from_scores(
         )
     series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
     layout = pooled_layout(series, pairs["origin"].to_numpy())
-    common = {"layout": layout, "horizon": horizon, "stride": stride, "alternative": "less"}
-    dm_se = dm_pooled(pairs["se_c"].to_numpy(), pairs["se_b"].to_numpy(), **common)
-    dm_crps = dm_pooled(pairs["crps_c"].to_numpy(), pairs["crps_b"].to_numpy(), **common)
+    dm_se, dm_crps = (dm_pooled(pairs[f"{leg}_c"].to_numpy(), pairs[f"{leg}_b"].to_numpy(), layout=layout,
+                                horizon=horizon, stride=stride, alternative="less") for leg in ("se", "crps"))
     label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
     return Verdict(label, dm_se, dm_crps, kind, len(pairs))
