@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = RunInputs(path, cfg, models, ScoreCache(args.cache_dir, enabled=not args.no_cache), args.progress)
     doc, sidecar = build_results(inputs)
     out = write_results(doc, sidecar, results_dir=args.results_dir)
-    runtime = doc["provenance"]["timings"]["runtime_seconds"]
+    runtime = doc.provenance.timings["runtime_seconds"]
     print(f"[benchmarks.run] wrote {out} ({len(sidecar)} scored records, {runtime:.1f} s)")
     return 0
 
