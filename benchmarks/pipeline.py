@@ -48,7 +48,7 @@ from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
-from tycheon.data.manifest import content_hash
+from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
@@ -68,6 +68,7 @@ class RunInputs:
     models: dict[str, ModelConfig]
     cache: ScoreCache = field(default_factory=lambda: ScoreCache(enabled=False))
     progress: bool = False
+    manifest: Path = MANIFEST
 
 
 def subsample(panel: Panel, n: int) -> Panel:
@@ -88,9 +89,10 @@ class LoadedDataset:
     caveats: list[Caveat]
 
 
-def load_dataset(name: str, options: dict[str, Any], n: int | None) -> LoadedDataset:
-    """Load a dataset (subsampled if asked) and describe it for the results' ``datasets`` block."""
-    panel = catalogue.load(name, **options)
+def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path) -> LoadedDataset:
+    """Load a dataset through the manifest's hash check (subsampled if asked) and describe it for the
+    results' ``datasets`` block."""
+    panel = load_verified(name, manifest_path=manifest, options=options)
     total = panel.n_series
     caveats = dataset_caveats(panel)
     if n is not None and n < total:
@@ -242,7 +244,7 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
                   display: dict[str, str]) -> DatasetPart:
     cfg = inputs.config
     dataset = entry.key
-    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample)
+    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest)
     min_history = entry.min_history or cfg.min_history
     origins = [str(o.timestamp.date()) for o in rolling.origins(loaded.panel, min_history=min_history)]
     run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,
@@ -265,7 +267,7 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
 
 
 def _competition_part(inputs: RunInputs, centry: Any, display: dict[str, str]) -> DatasetPart:
-    loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample)
+    loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
     protocol = comp.competition_protocol(loaded.panel)
     run = _run_models(inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition",
                       dataset=centry.key)
@@ -304,7 +306,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     cache_log = {label: source for part in parts for label, source in part.run.cache.items()}
     provenance = Provenance.model_validate(to_json_value({
         "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
-        **fingerprint(inputs.config_path, models, MANIFEST),  # what --if-new compares
+        **fingerprint(inputs.config_path, models, inputs.manifest),  # what --if-new compares
         "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
         "timings": {"started_at": started.isoformat(timespec="seconds"),
                     "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),

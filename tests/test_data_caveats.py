@@ -3,7 +3,7 @@ never by reading the message."""
 
 from __future__ import annotations
 
-from benchmarks.pipeline import load_dataset
+from benchmarks.pipeline import MANIFEST, load_dataset
 from tycheon.data.caveats import NOT_REDISTRIBUTABLE, SYNTHETIC, Caveat, dataset_caveats
 from tycheon.data.datasets import load
 
@@ -25,9 +25,10 @@ def test_loader_notes_are_other_unless_the_loader_typed_them_and_flags_give_thei
 
 
 def test_the_harness_adds_a_subsample_caveat_only_when_it_subsamples():
-    loaded = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 5)
+    loaded = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 5, manifest=MANIFEST)
     assert [c.kind for c in loaded.caveats] == ["synthetic", "subsample"]
     assert loaded.panel.n_series == 5 and loaded.info["n_series_total"] == 12
     assert loaded.info["warnings"] == [c.message for c in loaded.caveats]
-    whole = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 12)
+    whole = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 12,
+                         manifest=MANIFEST)
     assert [c.kind for c in whole.caveats] == ["synthetic"]
