@@ -21,7 +21,6 @@ from typing import Any
 import pandas as pd
 
 import tycheon
-from benchmarks import competition as comp
 from benchmarks.cache import ScoreCache, cache_key
 from benchmarks.config import BenchmarkConfig, DatasetEntry, ModelConfig
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
@@ -40,8 +39,10 @@ from benchmarks.results_model import (
     ResultsBody,
     RunWarning,
 )
+from tycheon.analysis.competition import competition_table
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
 from tycheon.backtest import engine
+from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin
@@ -268,13 +269,14 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
 
 def _competition_part(inputs: RunInputs, centry: Any, display: dict[str, str]) -> DatasetPart:
     loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
-    protocol = comp.competition_protocol(loaded.panel)
+    protocol = CompetitionHoldout.from_panel(loaded.panel)
     run = _run_models(inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition",
                       dataset=centry.key)
     table = run.table if run.table is not None else pd.DataFrame(columns=list(SCORESET_COLUMNS))
-    tables = [CompetitionTable.model_validate(to_json_value(comp.competition_table(
-        table, dataset=centry.key, competition=centry.competition, metric=metric, horizon=protocol.horizon,
-        statuses=run.statuses, display=display))) for metric in centry.metrics]
+    tag = {"dataset": centry.key, "protocol": "competition", "horizon": protocol.horizon}
+    tables = [CompetitionTable.model_validate(to_json_value({**tag, **competition_table(
+        table, competition=centry.competition, metric=metric, statuses=run.statuses, display_names=display)}))
+        for metric in centry.metrics]
     return DatasetPart(run=run, sidecar=_tagged(run.ran, centry.key, "competition"), competition=tables,
                        horizon=protocol.horizon)
 
