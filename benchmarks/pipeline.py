@@ -320,7 +320,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         provenance=provenance,
         config=to_json_value(cfg.model_dump(mode="json")),
         protocols=_protocols(cfg, {p.run.dataset: p.origins for p in rolling_parts},
-                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts)]),
+                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True)]),
         datasets=[p.dataset for p in rolling_parts if p.dataset is not None],
         models=[_model_entry(c, [p.run.records[m] for p in parts], cfg) for m, c in models.items()],
         warnings=[w for p in rolling_parts for w in p.warnings] + _model_warnings(models, parts),

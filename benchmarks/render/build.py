@@ -63,9 +63,11 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
         for u in dict.fromkeys(k.unit for k in paths if (k.dataset, k.protocol) == (key.dataset, key.protocol)):
             same = key._replace(unit=u)
             switch_unit.append((u, paths.get(same, site.unit_page(run.name, key.dataset, key.protocol, u))))
-        page = Page(path=path, template="leaderboard.md.j2", title=safe_label(f"{key.demand_class}, {key.metric}"), context={
+        title = safe_label(f"{key.demand_class}, {key.metric}")
+        present = {r.model for r in lb.rows}
+        page = Page(path=path, template="leaderboard.md.j2", title=title, context={
             "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb),
-            "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present={r.model for r in lb.rows}),
+            "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
             "warnings": site.warnings_for(run, key.dataset), "provenance": site.provenance(run),
             "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
             "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
@@ -95,7 +97,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             unit_lbs = [p.context["lb"] for p in unit_pages]
             metrics = list(dict.fromkeys(lb.metric for lb in unit_lbs))
             classes = [c for c in CLASS_ORDER if any(lb.demand_class == c for lb in unit_lbs)]
-            cells = {(lb.demand_class, lb.metric): p.path for lb, p in zip(unit_lbs, unit_pages)}
+            cells = {(lb.demand_class, lb.metric): p.path for lb, p in zip(unit_lbs, unit_pages, strict=True)}
             winners = {(lb.demand_class, lb.metric): [r for r in lb.rows if r.rank == 1] for lb in unit_lbs}
             matrix = {"protocol": protocol, "unit": unit, "metrics": metrics, "classes": classes, "cells": cells,
                       "winners": winners, "unit_page": site.unit_page(name, dataset, protocol, unit)}

@@ -11,9 +11,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import charts
-from benchmarks.results_model import Leaderboard, LeaderboardRow, ModelEntry, RunWarning, TableKey
+from benchmarks.results_model import (
+    Leaderboard,
+    LeaderboardRow,
+    ModelEntry,
+    RunWarning,
+    TableKey,
+)
 
+from . import charts
 from .fmt import slugify
 from .load import Run
 
@@ -129,16 +135,16 @@ class SiteModel:
         """The run's leaderboards in display order: dataset, protocol, unit, class, metric."""
         data = run.data
         metrics = data.config.get("metrics", [])
-        order = TableKey(
-            dataset={v: i for i, v in enumerate(dict.fromkeys(d.name for d in data.datasets))},
-            protocol={v: i for i, v in enumerate(p.id for p in data.protocols)},
-            unit={v: i for i, v in enumerate(dict.fromkeys(u for d in data.datasets for u in d.units))},
-            demand_class={v: i for i, v in enumerate(CLASS_ORDER)},
-            metric={v: i for i, v in enumerate(dict.fromkeys(map(str, metrics if isinstance(metrics, list) else [])))},
-        )
+        order: dict[str, dict[str, int]] = {  # display position of each value, per TableKey field
+            "dataset": {v: i for i, v in enumerate(dict.fromkeys(d.name for d in data.datasets))},
+            "protocol": {v: i for i, v in enumerate(p.id for p in data.protocols)},
+            "unit": {v: i for i, v in enumerate(dict.fromkeys(u for d in data.datasets for u in d.units))},
+            "demand_class": {v: i for i, v in enumerate(CLASS_ORDER)},
+            "metric": {v: i for i, v in enumerate(dict.fromkeys(map(str, metrics if isinstance(metrics, list) else [])))},
+        }
 
-        def key(lb: Leaderboard) -> tuple[Any, ...]:
-            return tuple((rank.get(v, len(rank)), v) for rank, v in zip(order, lb.key))
+        def key(lb: Leaderboard) -> tuple[tuple[int, str], ...]:
+            return tuple((order[f].get(v, len(order[f])), v) for f, v in lb.key._asdict().items())
 
         return sorted(data.leaderboards, key=key)
 

@@ -114,7 +114,8 @@ def competition_table(
     names = dict(display_names or {})
     means: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for model, part in scores[scores["unit"] == "series"].groupby("model", sort=True):
+    for key, part in scores[scores["unit"] == "series"].groupby("model", sort=True):
+        model = str(key)
         try:
             values = per_series(part, metric)
         except MetricInputError:
