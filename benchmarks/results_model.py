@@ -56,6 +56,8 @@ Num = float | None
 Prob = Annotated[float, Field(ge=0, le=1)] | None
 Status = Literal["ran", "skipped", "failed"]
 DemandClass = Literal["all", "smooth", "erratic", "intermittent", "lumpy", "undefined"]
+Direction = Literal["better", "worse", "none"]
+Verdict = Literal["beats", "indistinguishable", "worse"]
 WarningKind = Literal["synthetic", "not_redistributable", "survivorship", "subsample", "model", "other"]
 """What a warning is about: the data's origin (``synthetic``), its licence (``not_redistributable``), a
 survivorship bias, a documented subsample, a model that did not run (``model``), or anything else."""
@@ -201,9 +203,9 @@ class LeaderboardRow(_Model):
     dm_p: Prob = Field(description=(
         "Two-sided DM (HLN, overlap-corrected) p vs the production baseline on pooled per-step losses."))
     dm_p_bh: Prob = Field(description="Benjamini-Hochberg adjusted within this table's family.")
-    dm_direction: Literal["better", "worse", "none"] | None = Field(description=(
+    dm_direction: Direction | None = Field(description=(
         "Sign of the DM statistic when dm_p_bh < 0.05, else none; null for the baseline."))
-    verdict_vs_rw: Literal["beats", "indistinguishable", "worse"] | None = Field(description=(
+    verdict_vs_rw: Verdict | None = Field(description=(
         "ADR-0006 decision 6 (both one-sided tests, squared error and CRPS, vs naive); null for the random "
         "walk itself or when not computable."))
     dm_reason: str | None = Field(default=None, description=(
@@ -216,6 +218,23 @@ class LeaderboardRow(_Model):
     verdict_reason: str | None = Field(default=None, description=(
         "Why verdict_vs_rw is null (e.g. no CRPS of one kind for both models, too few blocks); null when "
         "computed."))
+    dm_unscaled_p: Prob = Field(default=None, description=(
+        "The paper's variant of dm_p: two-sided pooled DM on unscaled per-step absolute errors."))
+    dm_unscaled_p_bh: Prob = Field(default=None, description="dm_unscaled_p, BH-adjusted within the family.")
+    dm_unscaled_direction: Direction | None = Field(default=None, description=(
+        "dm_direction of the unscaled variant."))
+    verdict_p_se_adj: Prob = Field(default=None, description=(
+        "verdict_p_se adjusted within the table's family (tests.verdict_adjust)."))
+    verdict_p_crps_adj: Prob = Field(default=None, description=(
+        "verdict_p_crps adjusted within the table's family (tests.verdict_adjust)."))
+    verdict_vs_rw_unscaled: Verdict | None = Field(default=None, description=(
+        "The verdict rule on unscaled losses (the paper's variant)."))
+    verdict_p_se_unscaled: Prob = None
+    verdict_p_crps_unscaled: Prob = None
+    verdict_p_se_adj_unscaled: Prob = None
+    verdict_p_crps_adj_unscaled: Prob = None
+    verdict_reason_unscaled: str | None = Field(default=None, description=(
+        "Why verdict_vs_rw_unscaled is null; null when computed."))
     support: int = Field(ge=0, description="Blocks scored by this model in this table.")
     full_support: bool = Field(description=(
         "False: fewer blocks than the most-supported model (the site shows a dagger)."))
@@ -239,6 +258,26 @@ class LeaderboardTests(_Model):
         "Why the Friedman/Nemenyi values are null; null when computed."))
     conservative_cd_reason: str | None = Field(default=None, description=(
         "Why conservative_cd is null; null when computed."))
+    dm_unscaled_loss: str | None = Field(default=None, description="Per-step loss of the dm_unscaled_* columns.")
+    verdict_point_loss: str | None = Field(default=None, description="Per-step point loss of the verdict's DM leg.")
+    verdict_adjust: Literal["bh", "holm", "none"] | None = Field(default=None, description=(
+        "Multiplicity adjustment of the verdict p-values within the table's family."))
+    crps_kind: str | None = Field(default=None, description=(
+        "CRPS kind of the table (one kind for every model): conformal_band_quantiles or approx_quantiles."))
+    crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
+    verdict_crps_kind: str | None = Field(default=None, description="CRPS kind of the verdict's CRPS leg.")
+    verdict_crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
+    verdict_crps_scale: str | None = Field(default=None, description=(
+        "Score-set column that scales the verdict's CRPS (scale_mae: the MASE scale)."))
+    n_zero_scale_blocks: int | None = Field(default=None, ge=0, description=(
+        "Blocks left out because their scale is zero."))
+    cell_ok: bool | None = Field(default=None, description=(
+        "Whether the table reaches the minimum cell (WP26 section 6); if not, no winner, DM or verdict."))
+    cell_count: int | None = Field(default=None, ge=0, description="What the minimum cell counts, counted.")
+    cell_counts: str | None = Field(default=None, description=(
+        "What the minimum cell counts: scored blocks or scored per-step losses."))
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
+    cell_reason: str | None = Field(default=None, description="Why the table is below the minimum cell; null if not.")
 
 
 class Leaderboard(_Model):
@@ -250,6 +289,8 @@ class Leaderboard(_Model):
     baseline: Slug = Field(description="Production baseline for the beats / DM columns.")
     random_walk: Slug
     n_blocks_total: int = Field(ge=0)
+    winner: Slug | None = Field(default=None, description=(
+        "The model ranked first when the table reaches the minimum cell and its metric ranks; else null."))
     rows: list[LeaderboardRow]
     tests: LeaderboardTests
 
