@@ -22,7 +22,7 @@ import pandas as pd
 
 import tycheon
 from benchmarks.cache import ScoreCache, cache_key
-from benchmarks.config import BenchmarkConfig, DatasetEntry, ModelConfig
+from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
@@ -267,7 +267,7 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
         leaderboards=leaderboards, intervals=intervals)
 
 
-def _competition_part(inputs: RunInputs, centry: Any, display: dict[str, str]) -> DatasetPart:
+def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:
     loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
     protocol = CompetitionHoldout.from_panel(loaded.panel)
     run = _run_models(inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition",
@@ -320,7 +320,8 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         provenance=provenance,
         config=to_json_value(cfg.model_dump(mode="json")),
         protocols=_protocols(cfg, {p.run.dataset: p.origins for p in rolling_parts},
-                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True)]),
+                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True)
+                              if p.horizon is not None]),
         datasets=[p.dataset for p in rolling_parts if p.dataset is not None],
         models=[_model_entry(c, [p.run.records[m] for p in parts], cfg) for m, c in models.items()],
         warnings=[w for p in rolling_parts for w in p.warnings] + _model_warnings(models, parts),
@@ -333,7 +334,8 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     return doc, sidecar
 
 
-def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]], comps: list) -> list[Protocol]:
+def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]],
+               comps: list[tuple[CompetitionEntry, int]]) -> list[Protocol]:
     out = [Protocol(
         id="rolling_origin", kind="rolling_origin", horizon=cfg.horizon, stride=cfg.stride,
         n_origins=cfg.n_origins, embargo=cfg.embargo, min_history=cfg.min_history, origins=origins,
