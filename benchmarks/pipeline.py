@@ -301,7 +301,8 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
                             embargo=cfg.embargo, mode="benchmark")
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
-                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
+                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels),
+                           verdict_adjust=cfg.verdict_adjust, min_cell=cfg.min_cell)
     rolling_parts = [_rolling_part(inputs, entry, rolling, spec, display) for entry in cfg.datasets]
     comp_parts = [_competition_part(inputs, centry, display) for centry in cfg.competition]
     parts = rolling_parts + comp_parts
