@@ -334,7 +334,8 @@ def home_page(site: SiteModel) -> Page:
         for lb in site.leaderboards(run):
             baseline = site.baseline_row(lb)
             tables.append({"lb": lb, "page": site.leaderboard_page(name, lb.key),
-                           "winners": [r for r in lb.rows if r.rank == 1],
+                           "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
+                           "cell_ok": site.cell_ok(lb),
                            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
                            "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
                            "rw": site.rw_row(lb)})
