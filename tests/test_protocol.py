@@ -160,3 +160,12 @@ def test_without_calibration_origins_the_plan_is_empty_and_describe_records_the_
     assert protocol.describe()["n_calibration_origins"] == 0
     static = StaticSplit(horizon=3, boundary=24, stride=3, n_calibration_origins=5)
     assert static.describe()["n_calibration_origins"] == 5
+
+
+def test_the_calibration_protocol_is_a_copy_of_the_scored_one_so_a_subclass_keeps_its_rules():
+    from tests._forecasters_support import NoEmbargoProtocol
+
+    protocol = NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=2, n_calibration_origins=3)
+    plan = calibration_plan(protocol, PANEL)
+    assert type(plan.protocol) is NoEmbargoProtocol and plan.protocol.embargo == 2
+    assert [o.fit_end for o in plan.protocol.origins(PANEL)] == [o.index for o in plan.protocol.origins(PANEL)]

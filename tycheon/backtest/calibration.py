@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.conformal import BAND_LEVELS, _check_levels, conformal_rank
+from tycheon.backtest.conformal import BAND_LEVELS, check_levels, conformal_rank
 from tycheon.backtest.protocol import CalibrationPlan, RollingOrigin, StaticSplit, calibration_plan
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
@@ -139,7 +139,7 @@ def pooled_bands(
     residuals published by it are counted per cell with one cumulative sum and the r-th of them is found
     by ``searchsorted`` on that sum. No loop over rows or cells.
     """
-    _check_levels(tuple(levels_percent))
+    check_levels(tuple(levels_percent))
     cell = np.asarray(cell, dtype=np.int64)
     target = np.asarray(target, dtype=bool)
     n_rows = len(cell)

@@ -29,6 +29,7 @@ they never enter the score set. Those with too little history are skipped and co
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -354,8 +355,9 @@ class CalibrationPlan:
     Attributes
     ----------
     protocol : RollingOrigin or StaticSplit or None
-        An ``analysis``-mode protocol at stride 1 over the usable calibration origins (same horizon and
-        embargo as the scored protocol, no calibration origins of its own); None when none is usable.
+        A copy of the scored protocol (same class, horizon and embargo) in ``analysis`` mode at stride 1
+        over the usable calibration origins, with no calibration origins of its own; None when none is
+        usable.
     used : tuple of int
         Columns of the usable calibration origins, ascending.
     skipped : tuple of int
@@ -402,10 +404,11 @@ def calibration_plan(
     skipped = tuple(c for c in cols if c not in used)
     if not used:
         return CalibrationPlan(protocol=None, used=(), skipped=skipped)
-    common = dict(horizon=protocol.horizon, stride=1, n_origins=len(used), embargo=protocol.embargo,
-                  mode="analysis")
-    cal: RollingOrigin | StaticSplit = (StaticSplit(boundary=used[0], **common) if static  # type: ignore[arg-type]
-                                        else RollingOrigin(first_origin=used[0], **common))  # type: ignore[arg-type]
+    # a copy of the protocol itself (a subclass keeps its own placement and fit rules), moved to the
+    # calibration origins
+    place: dict[str, Any] = {"boundary": used[0]} if static else {"first_origin": used[0]}
+    cal = dataclasses.replace(protocol, stride=1, n_origins=len(used), mode="analysis", n_calibration_origins=0,
+                              **place)
     return CalibrationPlan(protocol=cal, used=used, skipped=skipped)
 
 
