@@ -279,3 +279,22 @@ def test_pooled_bands_cover_within_two_points_of_nominal(heteroscedastic):
         banded = unscaled["has_band"].to_numpy()
         by_size_unscaled = _inside(unscaled[banded], 80).groupby(size[banded]).mean()
         assert by_size_unscaled.min() < 0.6 and by_size_unscaled.max() > 0.95, by_size_unscaled.to_dict()
+
+
+def test_calibrated_bands_are_the_same_with_worker_processes():
+    sequential = _run(6)
+    parallel = _run(6, backend="joblib", n_jobs=2)
+    pd.testing.assert_frame_equal(sequential.table, parallel.table)
+    untimed = [{k: v for k, v in r.meta["conformal"].items() if k != "calibration_models"}
+               for r in (sequential, parallel)]
+    assert untimed[0] == untimed[1]
+    support = [{m: v["support"] for m, v in r.meta["conformal"]["calibration_models"].items()}
+               for r in (sequential, parallel)]
+    assert support[0] == support[1] and min(support[0].values()) > 0
+
+
+def test_a_models_bands_do_not_depend_on_the_other_models_of_the_run():
+    together = _run(6).table
+    alone = _run(6, factories={"naive": FACTORIES["naive"]}).table  # the harness runs one model at a time
+    pd.testing.assert_frame_equal(together[together["model"] == "naive"].reset_index(drop=True),
+                                  alone.reset_index(drop=True))
