@@ -9,8 +9,12 @@ import pandas as pd
 import pytest
 
 from tycheon.backtest import slices, tasks
-from tycheon.backtest.calibration import (attach_pooled_bands, calibration_min_history, pooled_bands,
-                                         scaled_residual)
+from tycheon.backtest.calibration import (
+    attach_pooled_bands,
+    calibration_min_history,
+    pooled_bands,
+    scaled_residual,
+)
 from tycheon.backtest.conformal import conformal_rank
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
@@ -19,7 +23,12 @@ from tycheon.backtest.protocol import RollingOrigin, StaticSplit, calibration_pl
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
 from tycheon.testing.canary import poison_after
-from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveForecaster, toy_panel
+from tycheon.testing.toys import (
+    GlobalMeanForecaster,
+    MeanForecaster,
+    NaiveForecaster,
+    toy_panel,
+)
 
 PANEL = toy_panel(n_series=30, n_periods=60, seed=2)
 FACTORIES = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}

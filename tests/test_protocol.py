@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit, calibration_plan, same_targets
+from tycheon.backtest.protocol import (
+    ProtocolError,
+    RollingOrigin,
+    StaticSplit,
+    calibration_plan,
+    same_targets,
+)
 from tycheon.testing.toys import toy_panel
 
 PANEL = toy_panel(n_series=4, n_periods=36, seed=1, ragged=False, levels=False)  # columns 0..35

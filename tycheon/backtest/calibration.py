@@ -58,7 +58,12 @@ import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.backtest.conformal import BAND_LEVELS, check_levels, conformal_rank
-from tycheon.backtest.protocol import CalibrationPlan, RollingOrigin, StaticSplit, calibration_plan
+from tycheon.backtest.protocol import (
+    CalibrationPlan,
+    RollingOrigin,
+    StaticSplit,
+    calibration_plan,
+)
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
 
@@ -201,7 +206,7 @@ def calibration_min_history(min_history: int, season_length: int) -> int:
 
 def _cells(frames: list[pd.DataFrame]) -> IntArray:
     keys = pd.concat([f[list(CELL)] for f in frames], ignore_index=True)
-    return keys.groupby(list(CELL), sort=False).ngroup().to_numpy(np.int64)
+    return np.asarray(keys.groupby(list(CELL), sort=False).ngroup(), dtype=np.int64)
 
 
 def _column(frames: list[pd.DataFrame], name: str) -> np.ndarray:

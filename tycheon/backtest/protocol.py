@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import ProtocolMode
-from tycheon.data.panel import Panel
 from tycheon.contract import overlap_lags
+from tycheon.data.panel import Panel
 
 __all__ = ["CalibrationPlan", "Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "calibration_plan",
            "same_targets"]
