@@ -541,8 +541,7 @@ def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name:
     if dropped:
         dropped = sorted(set(dropped))
         meta["dropped_series"] = dropped
-        shown = ", ".join(dropped[:_MAX_EXAMPLES]) + (f" and {len(dropped) - _MAX_EXAMPLES} more"
-                                                      if len(dropped) > _MAX_EXAMPLES else "")
+        shown = ", ".join(dropped)  # all of them: the warning is where results list the dropped series
         meta["warnings"] = [*meta.get("warnings", []),
                             f"dropped series: {len(dropped)} series without usable values were dropped "
                             f"(nan_policy={nan_policy!r}, edge_nan={edge_nan!r}): {shown}"]
