@@ -151,3 +151,16 @@ def test_without_a_checkout_the_hand_over_says_what_is_missing(monkeypatch, tmp_
     monkeypatch.setattr(handover, "_CHECKOUT", tmp_path)
     with pytest.raises(handover.HarnessUnavailableError, match=r"need the benchmark harness.*pip install -e"):
         handover.load_harness()
+
+
+def test_blocks_left_out_for_a_zero_scale_are_counted_per_table():
+    table = _user_table(n_series=6)
+    zero = table["unique_id"] == "s01"
+    table.loc[zero, "y"] = np.where(table.loc[zero, "ds"] >= pd.Timestamp("2023-07-01"), 3.0, 0.0)
+    ev = evaluate(table, n_jobs=1, n_origins=6, models="naive,snaive_momentum,croston")
+    # s01's history is all zeros at every origin (its first value is at the last origin's first target)
+    for metric in ("mase", "rmsse"):
+        board = ev.leaderboard(metric=metric)
+        assert board.attrs["n_blocks_zero_scale"] == 6
+        assert board.attrs["n_blocks_total"] == 5 * 6
+    assert ev.leaderboard(metric="mase").loc["naive", "support"] == 5 * 6

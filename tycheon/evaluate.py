@@ -403,7 +403,9 @@ def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") 
         else:
             rw = "no verdicts against the random walk (see the reasons in the tables)"
         blocks = class_tables[0]["n_blocks_total"]
-        lines.append(f"{dc} ({blocks} blocks): {'; '.join(winners)}; {rw}")
+        zero = max(int(t.get("n_blocks_zero_scale") or 0) for t in class_tables)
+        left_out = f", {zero} left out for a zero scale" if zero else ""
+        lines.append(f"{dc} ({blocks} blocks{left_out}): {'; '.join(winners)}; {rw}")
     return lines
 
 

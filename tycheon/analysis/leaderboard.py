@@ -23,6 +23,8 @@ those of the evaluation-choices paper, Table 2:
   the quantiles 0.1, 0.5, 0.9 (``lo80``, point, ``hi80``), built the same way for every model, so the two
   models of a comparison are always scored with one CRPS kind (decision 7); each leg uses the rows where
   both models have that loss;
+- ``n_blocks_zero_scale`` (per table): blocks of the class that the metric cannot score because their
+  in-sample scale is zero (a scaled metric of an all-zero history); they are left out of every row;
 - ``support`` / ``full_support``: blocks scored, and whether that equals the most-supported model's count
   (the site marks the others with a dagger).
 
@@ -219,6 +221,9 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         scored = blocks[blocks[metric].notna()]
         support = scored.groupby("model").size().reindex(models, fill_value=0)
         n_blocks_total = int(scored[["series_id", "origin"]].drop_duplicates().shape[0])
+        # blocks this metric cannot score because their scale is zero (e.g. MASE on all-zero history)
+        zero = blocks[blocks[metric].isna() & blocks["zero_scale"]] if "zero_scale" in blocks else blocks[:0]
+        n_blocks_zero_scale = int(zero[["series_id", "origin"]].drop_duplicates().shape[0])
         ranked_models = [m for m in models if support[m] > 0]
         if not ranked_models:
             continue
@@ -255,7 +260,8 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
                      dm_overlap_lag=overlap_lags(spec.horizon, spec.stride))
         entries.append({"unit": unit, "demand_class": demand_class, "metric": metric,
                         "baseline": spec.baseline, "random_walk": spec.random_walk,
-                        "n_blocks_total": n_blocks_total, "rows": rows, "tests": tests})
+                        "n_blocks_total": n_blocks_total, "n_blocks_zero_scale": n_blocks_zero_scale,
+                        "rows": rows, "tests": tests})
     return entries
 
 
@@ -281,7 +287,7 @@ def leaderboard_tables(
     -------
     list of dict
         One entry per (unit, demand class, metric): ``unit``, ``demand_class``, ``metric``, ``baseline``,
-        ``random_walk``, ``n_blocks_total``, ranked ``rows`` and ``tests`` (see the module docstring).
+        ``random_walk``, ``n_blocks_total``, ``n_blocks_zero_scale``, ranked ``rows`` and ``tests`` (see the module docstring).
     """
     display = display_names or {}
     table = _canonical(table)
