@@ -36,8 +36,15 @@ from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
 from tycheon.evaluate import DataSpec, Evaluation, EvaluationPlan, summary_lines
 
-__all__ = ["BAD_INPUT", "DEFAULT_OUT", "Written", "OutputFolderError", "run_file", "seconds_per_fit",
-           "write_evaluation"]
+__all__ = [
+    "BAD_INPUT",
+    "DEFAULT_OUT",
+    "OutputFolderError",
+    "Written",
+    "run_file",
+    "seconds_per_fit",
+    "write_evaluation",
+]
 
 DEFAULT_OUT = Path("tycheon-results")
 

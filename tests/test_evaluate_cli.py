@@ -94,6 +94,8 @@ def test_with_debug_the_traceback_is_shown_instead(tmp_path):
     with pytest.raises(Exception, match="holds booleans") as info:
         main(["--debug", "evaluate", str(path), "--id", "sku", "--time", "month", "--target", "qty"])
     assert type(info.value).__name__ == "PanelValidationError"
+    with pytest.raises(Exception, match="holds booleans"):  # after the subcommand too
+        main(["evaluate", str(path), "--id", "sku", "--time", "month", "--target", "qty", "--debug"])
 
 
 def test_an_out_folder_inside_the_published_results_is_refused(tmp_path, capsys):

@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from tycheon._harness import HarnessUnavailableError
 from tycheon.data.competitions import CompetitionSubsetError
 from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, available_datasets, load, spec
 from tycheon.data.demand import CLASSES, demand_classes
@@ -45,13 +46,12 @@ from tycheon.data.manifest import (
     load_verified,
     read_manifest,
 )
-from tycheon._harness import HarnessUnavailableError
 from tycheon.data.panel import EDGE_NAN, NAN_POLICIES, Panel, PanelValidationError
 from tycheon.data.synthetic import SyntheticConfigError
 from tycheon.data.userfile import UserFileError, file_sha256, read_user_file
 from tycheon.evaluate import DataSpec, EvaluationError, load_panel, plan_evaluation
 
-__all__ = ["main", "class_mix"]
+__all__ = ["class_mix", "main"]
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
 _BAD_INPUT: tuple[type[Exception], ...] = (
@@ -227,6 +227,7 @@ def _evaluate_parser(sub: Any) -> None:
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="progress bars (default: on when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
     p.set_defaults(handler=_cmd_evaluate)
 
 

@@ -165,10 +165,10 @@ class EvaluationPlan:
         """The plan as text lines, with the expected cost of slow models when per-fit seconds are given."""
         s = self.settings
         out = [
-            f"data: {self.n_series} series, {self.n_periods} periods, frequency {self.freq}, season length "
-            f"{self.season_length}",
-            f"protocol: {len(self.origins)} origins ({self.origins[0]} .. {self.origins[-1]}), horizon "
-            f"{s.horizon}, stride {s.stride}, min history {s.min_history}; units {', '.join(s.units)}",
+            (f"data: {self.n_series} series, {self.n_periods} periods, frequency {self.freq}, season length "
+             f"{self.season_length}"),
+            (f"protocol: {len(self.origins)} origins ({self.origins[0]} .. {self.origins[-1]}), horizon "
+             f"{s.horizon}, stride {s.stride}, min history {s.min_history}; units {', '.join(s.units)}"),
             f"models: {', '.join(s.models)}",
         ]
         out += [f"note: {n}" for n in self.notes]

@@ -153,7 +153,7 @@ def panel_from_frame(
         edge_nan=edge_nan,
         meta=meta,
     )
-    inferred = {}
+    inferred: dict[str, str | int] = {}
     if freq is None:
         inferred["freq"] = panel.freq
     if season_length is None:
