@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
+
+from tycheon.metrics.registry import metric_names
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 __all__ = [
@@ -51,7 +53,6 @@ UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 ParamValue = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
 
-Metric = Literal["mase", "rmsse", "wape", "mae", "rmse", "crps"]
 CompetitionMetric = Literal["smape", "mape", "mase"]
 
 
@@ -206,11 +207,17 @@ class BenchmarkConfig(_Strict):
     min_history: Annotated[StrictInt, Field(ge=1)]
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(min_length=1)
     n_samples: Annotated[StrictInt, Field(ge=0)] = 0
-    metrics: list[Metric] = Field(min_length=1)
+    metrics: list[str] = Field(
+        min_length=1, description="leaderboard metrics: names from tycheon.metrics.registry that rank (a loss)")
     models: list[Annotated[str, Field(pattern=SLUG)]] = Field(min_length=1)
     random_walk: Annotated[str, Field(pattern=SLUG)] = "naive"
     production_baseline: Annotated[str, Field(pattern=SLUG)] = "snaive_momentum"
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    verdict_adjust: Literal["bh", "holm"] = Field(
+        "bh", description="multiplicity adjustment of the verdict's one-sided p-values within a table's family")
+    min_cell: Annotated[StrictInt, Field(ge=2)] = Field(
+        30, description="fewest scored blocks (per-series units, demand classes) or per-step losses (aggregate "
+                        "units) for a table to name a winner and give verdicts (WP26 section 6)")
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
     backend: Literal["sequential", "joblib", "dask"] = "sequential"
@@ -225,6 +232,10 @@ class BenchmarkConfig(_Strict):
                 "non-overlapping origins (stride >= horizon) so that the pooled DM test is valid "
                 "(ADR-0006 decision 5)"
             )
+        ranked = metric_names(ranked=True)
+        unknown = [m for m in self.metrics if m not in ranked]
+        if unknown:
+            raise ValueError(f"metrics {unknown} are not ranked leaderboard metrics; available: {list(ranked)}")
         levels = list(self.quantile_levels)
         if levels != sorted(set(levels)):
             raise ValueError(f"quantile_levels must be strictly increasing, got {levels}")

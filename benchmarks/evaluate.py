@@ -105,7 +105,8 @@ def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, leve
         "seed": s.seed, "horizon": s.horizon, "stride": s.stride, "n_origins": s.n_origins, "embargo": 0,
         "min_history": s.min_history, "quantile_levels": list(s.quantile_levels), "n_samples": 0,
         "metrics": list(s.metrics), "random_walk": s.random_walk, "production_baseline": s.baseline,
-        "alpha": 0.05, "n_jobs": s.n_jobs, "backend": s.backend, "models": list(s.models),
+        "alpha": s.alpha, "verdict_adjust": s.verdict_adjust, "min_cell": s.min_cell, "n_jobs": s.n_jobs,
+        "backend": s.backend, "models": list(s.models),
     }
     if s.time_budget is not None:
         top["time_budget_seconds"] = float(s.time_budget)
@@ -160,8 +161,9 @@ def run_file(
     os.replace(tmp, config_path)
     path, cfg, models = resolve_benchmark_config(config_path)
     inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
-    doc, sidecar = build_results(inputs)
-    results = write_results(doc, sidecar, results_dir=out / "results")
+    body, sidecar = build_results(inputs)
+    results = write_results(body, sidecar, results_dir=out / "results")
+    doc = json.loads(results.read_text(encoding="utf-8"))  # the document as written (and validated)
     site = None
     if build_site:
         docs = out / "site" / "docs"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,23 +21,39 @@ from typing import Any
 import pandas as pd
 
 import tycheon
-from benchmarks import competition as comp
 from benchmarks.cache import ScoreCache, cache_key
-from benchmarks.config import BenchmarkConfig, DatasetEntry, ModelConfig, UserFile
+from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
-from benchmarks.results_io import SCHEMA_VERSION
+from benchmarks.results_io import to_json_value
+from benchmarks.results_model import (
+    SCHEMA_VERSION,
+    CompetitionTable,
+    DatasetInfo,
+    EngineFacts,
+    IntervalTable,
+    Leaderboard,
+    ModelEntry,
+    ModelRun,
+    Protocol,
+    Provenance,
+    ResultsBody,
+    RunWarning,
+)
+from tycheon.analysis.competition import competition_table
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
 from tycheon.backtest import engine
+from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
 from tycheon.data import datasets as catalogue
-from tycheon.data.manifest import content_hash
+from tycheon.data.caveats import Caveat, dataset_caveats
+from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
 from tycheon.data.userfile import load_user_file
 
-__all__ = ["RunInputs", "build_results", "load_dataset", "subsample"]
+__all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "datasets.toml"
@@ -53,6 +70,7 @@ class RunInputs:
     models: dict[str, ModelConfig]
     cache: ScoreCache = field(default_factory=lambda: ScoreCache(enabled=False))
     progress: bool = False
+    manifest: Path = MANIFEST
 
 
 def subsample(panel: Panel, n: int) -> Panel:
@@ -63,41 +81,49 @@ def subsample(panel: Panel, n: int) -> Panel:
     return panel.subset(ids)
 
 
-def load_dataset(name: str, options: dict[str, Any], n: int | None, *, file: UserFile | None = None,
-                 config_dir: Path | None = None) -> tuple[Panel, dict[str, Any]]:
-    """Load a dataset (subsampled if asked) and describe it for the results' ``datasets`` block.
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A dataset as the run uses it: the (subsampled) panel, its facts for the ``datasets`` block and its
+    caveats, each typed where it was decided."""
 
-    With ``file`` the dataset is a user file (path relative to ``config_dir``), recorded by file name and
-    sha256 only."""
+    panel: Panel
+    info: dict[str, Any]
+    caveats: list[Caveat]
+
+
+def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path,
+                 file: UserFile | None = None, config_dir: Path | None = None) -> LoadedDataset:
+    """Load a dataset through the manifest's hash check (subsampled if asked) and describe it for the
+    results' ``datasets`` block.
+
+    With ``file`` the dataset is a user file instead (``[datasets.file]``, its path relative to
+    ``config_dir``): no manifest entry, recorded by file name and sha256 only."""
     if file is not None:
-        path = file.resolve(config_dir or Path.cwd())
-        panel = load_user_file(path, series_col=file.id, period_col=file.time, value_col=file.target,
-                               level_cols=tuple(file.levels), freq=file.freq, season_length=file.season_length,
-                               static_universe=file.static_universe, nan_policy=file.nan_policy,
-                               edge_nan=file.edge_nan, redistributable=file.redistributable,
-                               licence=file.licence, name=name)
+        panel = load_user_file(file.resolve(config_dir or Path.cwd()), series_col=file.id, period_col=file.time,
+                               value_col=file.target, level_cols=tuple(file.levels), freq=file.freq,
+                               season_length=file.season_length, static_universe=file.static_universe,
+                               nan_policy=file.nan_policy, edge_nan=file.edge_nan,
+                               redistributable=file.redistributable, licence=file.licence, name=name)
         options = dict(panel.meta["file"])
         description = f"user file {options['name']} (sha256 {options['sha256']})"
     else:
-        panel = catalogue.load(name, **options)
+        panel = load_verified(name, manifest_path=manifest, options=options)
         description = catalogue.spec(name).description
     total = panel.n_series
-    warnings = list(panel.warnings)
-    if panel.meta.get("synthetic"):
-        warnings.insert(0, "synthetic data: generated by tycheon, not observed demand")
-    if not panel.meta.get("redistributable", True) and not any(w.startswith("not redistributable") for w in warnings):
-        warnings.append("not redistributable: results derived from licensed data")
+    caveats = dataset_caveats(panel)
     if n is not None and n < total:
         panel = subsample(panel, n)
-        warnings.append(f"subsample: {panel.n_series} of {total} series, the smallest sha256 of the series id")
+        caveats.append(Caveat("subsample", f"subsample: {panel.n_series} of {total} series, the smallest "
+                                           "sha256 of the series id"))
     d = panel.describe()
     info = {
         "content_hash": content_hash(panel), "description": description,
         "options": dict(options), "n_series": panel.n_series, "n_series_total": total, "freq": panel.freq,
         "season_length": panel.season_length, "start": d["start"], "end": d["end"],
-        "synthetic": bool(d["synthetic"]), "redistributable": bool(d["redistributable"]), "warnings": warnings,
+        "synthetic": bool(d["synthetic"]), "redistributable": bool(d["redistributable"]),
+        "warnings": [c.message for c in caveats],
     }
-    return panel, info
+    return LoadedDataset(panel, info, caveats)
 
 
 def _short(tb: str | None) -> str | None:
@@ -107,21 +133,30 @@ def _short(tb: str | None) -> str | None:
     return "\n".join(lines[-_TRACEBACK_LINES:])
 
 
+@dataclass(frozen=True)
+class ModelOutcome:
+    """One model on one (dataset, protocol): its score set if it ran, its engine status and whether the
+    work came from the cache."""
+
+    scores: ScoreSet | None
+    status: dict[str, Any]
+    source: str  # "cache" or "computed"
+
+
 def _run_model(
-    inputs: RunInputs, panel: Panel, info: dict[str, Any], protocol: RollingOrigin, model: ModelConfig, *,
-    units: list[str], min_history: int, protocol_id: str, cache_log: dict[str, str], dataset: str,
-) -> tuple[ScoreSet | None, dict[str, Any]]:
+    inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigin, model: ModelConfig, *,
+    units: list[str], min_history: int,
+) -> ModelOutcome:
     cfg = inputs.config
+    panel = loaded.panel
     forecaster_id, params = model.factory_spec()
-    key = cache_key(dataset=info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
+    key = cache_key(dataset=loaded.info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
                     units=units, backend=cfg.backend, n_jobs=cfg.n_jobs, min_history=min_history, quantiles=list(cfg.quantile_levels),
                     n_samples=cfg.n_samples, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
                     library=library_sha256(), tycheon=tycheon.__version__)
-    label = f"{dataset}/{protocol_id}/{model.id}"
     cached = inputs.cache.get(key)
     if cached is not None:
-        cache_log[label] = "cache"
-        return cached, cached.meta["models"][model.id]
+        return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
     # Split local models into one chunk of series per worker, so that every core is busy; the chunking is
     # a function of the config alone, so the results stay deterministic.
     chunk = None if cfg.backend == "sequential" else max(32, -(-panel.n_series // cfg.n_jobs))
@@ -133,22 +168,21 @@ def _run_model(
     except LookaheadError:
         raise
     except Exception as err:  # noqa: BLE001 - a model that breaks the run is recorded, the run goes on
-        cache_log[label] = "computed"
-        return None, {"status": "failed", "reason": f"{type(err).__name__}: {err}",
-                      "traceback": _short(traceback.format_exc())}
+        return ModelOutcome(None, {"status": "failed", "reason": f"{type(err).__name__}: {err}",
+                                   "traceback": _short(traceback.format_exc())}, "computed")
     status = scores.meta["models"][model.id]
-    cache_log[label] = "computed"
     if status["status"] == "ran":
         inputs.cache.put(key, scores)
-    return scores, status
+    return ModelOutcome(scores, status, "computed")
 
 
-def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> dict[str, Any]:
+def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> ModelRun:
     ran = status["status"] == "ran"
-    return {"dataset": dataset, "protocol": protocol_id, "status": status["status"],
-            "reason": status.get("reason") or None, "traceback": _short(status.get("traceback")),
-            "support": int(status.get("support", 0)) if ran else 0,
-            "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")}}
+    return ModelRun.model_validate(to_json_value({
+        "dataset": dataset, "protocol": protocol_id, "status": status["status"],
+        "reason": status.get("reason") or None, "traceback": _short(status.get("traceback")),
+        "support": int(status.get("support", 0)) if ran else 0,
+        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")}}))
 
 
 def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFrame:
@@ -161,7 +195,117 @@ def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFr
     return frame
 
 
-def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
+@dataclass(frozen=True)
+class ProtocolRun:
+    """Every model of the run on one (dataset, protocol): the score sets of the models that ran (model
+    order), each model's run record, and where each model's work came from (``cache`` / ``computed``)."""
+
+    dataset: str
+    protocol: str
+    ran: list[ScoreSet]
+    records: dict[str, ModelRun]
+    cache: dict[str, str]
+
+    @property
+    def table(self) -> pd.DataFrame | None:
+        return pd.concat([s.table for s in self.ran], ignore_index=True) if self.ran else None
+
+    @property
+    def statuses(self) -> dict[str, str]:
+        return {m: r.status for m, r in self.records.items()}
+
+
+def _run_models(inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigin, *, units: list[str],
+                min_history: int, protocol_id: str, dataset: str) -> ProtocolRun:
+    ran: list[ScoreSet] = []
+    records: dict[str, ModelRun] = {}
+    cache: dict[str, str] = {}
+    for model in inputs.models.values():
+        outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history)
+        cache[f"{dataset}/{protocol_id}/{model.id}"] = outcome.source
+        records[model.id] = _run_record(dataset, protocol_id, outcome.status)
+        if outcome.scores is not None and outcome.status["status"] == "ran":
+            ran.append(outcome.scores)
+    return ProtocolRun(dataset, protocol_id, ran, records, cache)
+
+
+@dataclass(frozen=True)
+class DatasetPart:
+    """What one dataset entry or competition entry adds to the document."""
+
+    run: ProtocolRun
+    sidecar: pd.DataFrame
+    dataset: DatasetInfo | None = None
+    warnings: list[RunWarning] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    leaderboards: list[Leaderboard] = field(default_factory=list)
+    intervals: list[IntervalTable] = field(default_factory=list)
+    competition: list[CompetitionTable] = field(default_factory=list)
+    horizon: int | None = None
+
+
+def _engine_facts(ran: Iterable[ScoreSet]) -> EngineFacts:
+    """Guard checks summed over the models that ran; abstentions and overlap lag from the first of them
+    (the engine derives both from the panel and protocol, not the model)."""
+    facts: dict[str, Any] = {}
+    for scores in ran:
+        facts = facts or {"guard_checks": {}, "abstained": scores.meta.get("abstained", {}),
+                          "overlap_lag": scores.meta.get("overlap_lag")}
+        for k, v in scores.meta.get("guard_checks", {}).items():
+            facts["guard_checks"][k] = facts["guard_checks"].get(k, 0) + v
+    return EngineFacts.model_validate(to_json_value(facts))
+
+
+def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin, spec: LeaderboardSpec,
+                  display: dict[str, str]) -> DatasetPart:
+    cfg = inputs.config
+    dataset = entry.key
+    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest,
+                          file=entry.file, config_dir=inputs.config_path.parent)
+    min_history = entry.min_history or cfg.min_history
+    origins = [str(o.timestamp.date()) for o in rolling.origins(loaded.panel, min_history=min_history)]
+    run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,
+                      protocol_id="rolling_origin", dataset=dataset)
+    info = DatasetInfo.model_validate({**to_json_value({"name": dataset, **loaded.info, "units": list(entry.units)}),
+                                       "engine": _engine_facts(run.ran)})
+    tag = {"dataset": dataset, "protocol": "rolling_origin"}
+    table = run.table
+    leaderboards, intervals = [], []
+    if table is not None:
+        leaderboards = [Leaderboard.model_validate(to_json_value({**tag, **t}))
+                        for t in leaderboard_tables(table, spec=spec, display_names=display)]
+        intervals = [IntervalTable.model_validate(to_json_value({**tag, **t}))
+                     for t in interval_tables(table, point_metric=cfg.metrics[0],
+                                              quantile_levels=tuple(cfg.quantile_levels))]
+    return DatasetPart(
+        run=run, sidecar=_tagged(run.ran, dataset, "rolling_origin"), dataset=info, origins=origins,
+        warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats],
+        leaderboards=leaderboards, intervals=intervals)
+
+
+def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:
+    loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
+    protocol = CompetitionHoldout.from_panel(loaded.panel)
+    run = _run_models(inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition",
+                      dataset=centry.key)
+    table = run.table if run.table is not None else pd.DataFrame(columns=list(SCORESET_COLUMNS))
+    tag = {"dataset": centry.key, "protocol": "competition", "horizon": protocol.horizon}
+    tables = [CompetitionTable.model_validate(to_json_value({**tag, **competition_table(
+        table, competition=centry.competition, metric=metric, statuses=run.statuses, display_names=display)}))
+        for metric in centry.metrics]
+    return DatasetPart(run=run, sidecar=_tagged(run.ran, centry.key, "competition"), competition=tables,
+                       horizon=protocol.horizon)
+
+
+def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[RunWarning]:
+    """One warning per model run that did not run, by model, then in run order."""
+    return [RunWarning(dataset=r.dataset, kind="model",
+                       message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}")
+            for model_id in models for part in parts
+            if (r := part.run.records[model_id]).status != "ran"]
+
+
+def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     """Run the benchmark and return the results document (without version/sidecar) and the sidecar frame."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -169,130 +313,66 @@ def build_results(inputs: RunInputs) -> tuple[dict[str, Any], pd.DataFrame]:
     commit, dirty = git_state()
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
-    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
-    datasets, warnings, leaderboards, intervals, tables = [], [], [], [], []
-    competition_tables, cache_log = [], {}
-    origins: dict[str, list[str]] = {}
     rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins,
                             embargo=cfg.embargo, mode="benchmark")
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
-                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
-    for entry in cfg.datasets:
-        dataset, ran = _benchmark_dataset(inputs, entry, rolling, runs, cache_log, origins, datasets, warnings)
-        if ran:
-            table = pd.concat([s.table for s in ran], ignore_index=True)
-            for t in leaderboard_tables(table, spec=spec, display_names=display):
-                leaderboards.append({"dataset": dataset, "protocol": "rolling_origin", **t})
-            for t in interval_tables(table, point_metric=cfg.metrics[0],
-                                     quantile_levels=tuple(cfg.quantile_levels)):
-                intervals.append({"dataset": dataset, "protocol": "rolling_origin", **t})
-        tables.append(_tagged(ran, dataset, "rolling_origin"))
-    comp_protocols = []
-    for centry in cfg.competition:
-        panel, info = load_dataset(centry.dataset, dict(centry.options), centry.subsample)
-        protocol = comp.competition_protocol(panel)
-        comp_protocols.append((centry, protocol.horizon))
-        ran, statuses = _run_models(inputs, panel, info, protocol, units=["series"], min_history=1,
-                                    protocol_id="competition", dataset=centry.key, runs=runs, cache_log=cache_log)
-        table = pd.concat([s.table for s in ran], ignore_index=True) if ran else None
-        for metric in centry.metrics:
-            competition_tables.append(comp.competition_table(
-                table if table is not None else pd.DataFrame(columns=list(SCORESET_COLUMNS)),
-                dataset=centry.key, competition=centry.competition, metric=metric, horizon=protocol.horizon,
-                statuses=statuses, display=display))
-        tables.append(_tagged(ran, centry.key, "competition"))
-    for model_id, mruns in runs.items():
-        for r in mruns:
-            if r["status"] != "ran":
-                warnings.append({"dataset": r["dataset"], "kind": "model",
-                                 "message": f"{model_id} {r['status']} on {r['dataset']} ({r['protocol']}): "
-                                            f"{r['reason']}"})
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "name": cfg.name,
-        "provenance": {
-            "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
-            **fingerprint(inputs.config_path, models, MANIFEST),  # what --if-new compares
-            "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
-            "timings": {"started_at": started.isoformat(timespec="seconds"),
-                        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                        "runtime_seconds": round(time.perf_counter() - t0, 3)},
-        },
-        "config": cfg.model_dump(mode="json"),
-        "protocols": _protocols(cfg, origins, comp_protocols),
-        "datasets": datasets,
-        "models": [_model_entry(c, runs[m], cfg) for m, c in models.items()],
-        "warnings": warnings,
-        "leaderboards": leaderboards,
-        "intervals": intervals,
-        "competition": competition_tables,
-    }
-    sidecar = pd.concat([t for t in tables if len(t)], ignore_index=True) if any(len(t) for t in tables) \
-        else pd.DataFrame(columns=_SIDECAR_COLUMNS)
+                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels),
+                           verdict_adjust=cfg.verdict_adjust, min_cell=cfg.min_cell)
+    rolling_parts = [_rolling_part(inputs, entry, rolling, spec, display) for entry in cfg.datasets]
+    comp_parts = [_competition_part(inputs, centry, display) for centry in cfg.competition]
+    parts = rolling_parts + comp_parts
+    cache_log = {label: source for part in parts for label, source in part.run.cache.items()}
+    provenance = Provenance.model_validate(to_json_value({
+        "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
+        **fingerprint(inputs.config_path, models, inputs.manifest),  # what --if-new compares
+        "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
+        "timings": {"started_at": started.isoformat(timespec="seconds"),
+                    "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "runtime_seconds": round(time.perf_counter() - t0, 3)},
+    }))
+    doc = ResultsBody(
+        schema_version=SCHEMA_VERSION,
+        name=cfg.name,
+        provenance=provenance,
+        config=to_json_value(cfg.model_dump(mode="json")),
+        protocols=_protocols(cfg, {p.run.dataset: p.origins for p in rolling_parts},
+                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True)
+                              if p.horizon is not None]),
+        datasets=[p.dataset for p in rolling_parts if p.dataset is not None],
+        models=[_model_entry(c, [p.run.records[m] for p in parts], cfg) for m, c in models.items()],
+        warnings=[w for p in rolling_parts for w in p.warnings] + _model_warnings(models, parts),
+        leaderboards=[lb for p in parts for lb in p.leaderboards],
+        intervals=[t for p in parts for t in p.intervals],
+        competition=[t for p in parts for t in p.competition],
+    )
+    frames = [p.sidecar for p in parts if len(p.sidecar)]
+    sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
     return doc, sidecar
 
 
-def _run_models(inputs, panel, info, protocol, *, units, min_history, protocol_id, dataset, runs,
-                cache_log) -> tuple[list[ScoreSet], dict[str, str]]:
-    """Every model of the run on one (dataset, protocol): the score sets of the models that ran, in model
-    order, and each model's status; each model's run record goes into ``runs``."""
-    ran: list[ScoreSet] = []
-    statuses: dict[str, str] = {}
-    for model in inputs.models.values():
-        scores, status = _run_model(inputs, panel, info, protocol, model, units=units, min_history=min_history,
-                                    protocol_id=protocol_id, cache_log=cache_log, dataset=dataset)
-        runs[model.id].append(_run_record(dataset, protocol_id, status))
-        statuses[model.id] = status["status"]
-        if scores is not None and status["status"] == "ran":
-            ran.append(scores)
-    return ran, statuses
-
-
-def _benchmark_dataset(inputs, entry: DatasetEntry, rolling, runs, cache_log, origins, datasets, warnings):
-    cfg = inputs.config
-    panel, info = load_dataset(entry.name, dict(entry.options), entry.subsample, file=entry.file,
-                               config_dir=inputs.config_path.parent)
-    min_history = entry.min_history or cfg.min_history
-    dataset = entry.key
-    origins[dataset] = [str(o.timestamp.date()) for o in rolling.origins(panel, min_history=min_history)]
-    ran, _ = _run_models(inputs, panel, info, rolling, units=list(entry.units), min_history=min_history,
-                         protocol_id="rolling_origin", dataset=dataset, runs=runs, cache_log=cache_log)
-    engine_meta: dict[str, Any] = {}
-    for scores in ran:
-        engine_meta = engine_meta or {"guard_checks": {}, "abstained": scores.meta.get("abstained", {}),
-                                      "overlap_lag": scores.meta.get("overlap_lag")}
-        for k, v in scores.meta.get("guard_checks", {}).items():
-            engine_meta["guard_checks"][k] = engine_meta["guard_checks"].get(k, 0) + v
-    datasets.append({"name": dataset, **info, "units": list(entry.units), "engine": engine_meta})
-    for w in info["warnings"]:
-        kind = "synthetic" if w.startswith("synthetic") else "subsample" if w.startswith("subsample") else \
-            "not_redistributable" if w.startswith("not redistributable") else \
-            "survivorship" if "survivorship" in w else "other"
-        warnings.append({"dataset": dataset, "kind": kind, "message": w})
-    return dataset, ran
-
-
-def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]], comps: list) -> list[dict[str, Any]]:
-    out = [{"id": "rolling_origin", "kind": "rolling_origin", "horizon": cfg.horizon, "stride": cfg.stride,
-            "n_origins": cfg.n_origins, "embargo": cfg.embargo, "min_history": cfg.min_history,
-            "origins": origins, "quantile_levels": list(cfg.quantile_levels),
-            "description": f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
-                           f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
-                           "model refitted at every origin on data published before it"}]
+def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]],
+               comps: list[tuple[CompetitionEntry, int]]) -> list[Protocol]:
+    out = [Protocol(
+        id="rolling_origin", kind="rolling_origin", horizon=cfg.horizon, stride=cfg.stride,
+        n_origins=cfg.n_origins, embargo=cfg.embargo, min_history=cfg.min_history, origins=origins,
+        quantile_levels=list(cfg.quantile_levels),
+        description=f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
+                    f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
+                    "model refitted at every origin on data published before it")]
     if comps:
         hs = sorted({h for _, h in comps})
         names = ", ".join(f"{c.competition} ({c.key}, h={h})" for c, h in comps)
-        out.append({"id": "competition", "kind": "competition", "horizon": hs[-1], "stride": None,
-                    "n_origins": 1, "embargo": 0, "min_history": None, "origins": {},
-                    "quantile_levels": list(cfg.quantile_levels),
-                    "description": f"as the competitions scored: fit on the published training part, forecast "
-                                   f"the published horizon once, score on the test part with the competition's "
-                                   f"own metrics: {names}"})
+        out.append(Protocol(
+            id="competition", kind="competition", horizon=hs[-1], stride=None, n_origins=1, embargo=0,
+            min_history=None, origins={}, quantile_levels=list(cfg.quantile_levels),
+            description=f"as the competitions scored: fit on the published training part, forecast "
+                        f"the published horizon once, score on the test part with the competition's "
+                        f"own metrics: {names}"))
     return out
 
 
-def _model_entry(c: ModelConfig, runs: list[dict[str, Any]], cfg: BenchmarkConfig) -> dict[str, Any]:
+def _model_entry(c: ModelConfig, runs: list[ModelRun], cfg: BenchmarkConfig) -> ModelEntry:
     roles = []
     if c.id == cfg.random_walk:
         roles.append("random_walk")
@@ -300,5 +380,5 @@ def _model_entry(c: ModelConfig, runs: list[dict[str, Any]], cfg: BenchmarkConfi
         roles.append("production_baseline")
     if c.source.kind == "tycheon" and c.source.forecaster == "seasonal_naive":
         roles.append("scale_reference")
-    raw = c.model_dump(mode="json")
-    return {**raw, "config_sha256": c.sha256(), "roles": roles, "runs": runs}
+    raw = to_json_value(c.model_dump(mode="json"))
+    return ModelEntry.model_validate({**raw, "config_sha256": c.sha256(), "roles": roles, "runs": runs})

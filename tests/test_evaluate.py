@@ -161,6 +161,6 @@ def test_blocks_left_out_for_a_zero_scale_are_counted_per_table():
     # s01's history is all zeros at every origin (its first value is at the last origin's first target)
     for metric in ("mase", "rmsse"):
         board = ev.leaderboard(metric=metric)
-        assert board.attrs["n_blocks_zero_scale"] == 6
+        assert board.attrs["tests"]["n_zero_scale_blocks"] == 6
         assert board.attrs["n_blocks_total"] == 5 * 6
     assert ev.leaderboard(metric="mase").loc["naive", "support"] == 5 * 6

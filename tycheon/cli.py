@@ -39,7 +39,6 @@ from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, avail
 from tycheon.data.demand import CLASSES, demand_classes
 from tycheon.data.fpp3 import Fpp3DatasetError
 from tycheon.data.manifest import (
-    DEFAULT_MANIFEST,
     ManifestError,
     ManifestHashError,
     content_hash,
@@ -52,6 +51,9 @@ from tycheon.data.userfile import UserFileError, file_sha256, read_user_file
 from tycheon.evaluate import DataSpec, EvaluationError, load_panel, plan_evaluation
 
 __all__ = ["class_mix", "main"]
+
+# The command line runs from a checkout; the library itself names no manifest.
+DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
 _BAD_INPUT: tuple[type[Exception], ...] = (

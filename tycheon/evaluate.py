@@ -123,6 +123,9 @@ class Settings:
     time_budget: float | None = None
     random_walk: str = RANDOM_WALK
     baseline: str = PRODUCTION_BASELINE
+    alpha: float = 0.05
+    verdict_adjust: str = "bh"
+    min_cell: int = 30  # fewest blocks for a table to name a winner and give verdicts (WP26 section 6)
 
     @property
     def stride(self) -> int:
@@ -134,8 +137,10 @@ class Settings:
 
     def spec(self) -> LeaderboardSpec:
         return LeaderboardSpec(metrics=self.metrics, baseline=self.baseline, random_walk=self.random_walk,
-                               horizon=self.horizon, stride=self.stride, seed=self.seed,
-                               quantile_levels=self.quantile_levels)
+                               horizon=self.horizon, stride=self.stride, alpha=self.alpha, seed=self.seed,
+                               quantile_levels=self.quantile_levels,
+                               verdict_adjust=self.verdict_adjust,  # type: ignore[arg-type]
+                               min_cell=self.min_cell)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -390,9 +395,13 @@ def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") 
         winners = []
         for t in class_tables:
             top = [r for r in t["rows"] if r["rank"] == 1]
-            names = " = ".join(r["display_name"] for r in top)
-            winners.append(f"{t['metric']} winner {names} ({top[0]['mean']:.3f})" if top else
-                           f"{t['metric']} no model scored")
+            if not top:
+                winners.append(f"{t['metric']} no model scored")
+            elif t.get("winner") is None and "winner" in t:  # below the minimum cell: ranked, not named
+                winners.append(f"{t['metric']} no winner named ({t['tests'].get('cell_reason')})")
+            else:
+                names = " = ".join(r["display_name"] for r in top)
+                winners.append(f"{t['metric']} winner {names} ({top[0]['mean']:.3f})")
         rows = class_tables[0]["rows"]
         beats = [r["display_name"] for r in rows if r.get("verdict_vs_rw") == "beats"]
         judged = [r for r in rows if r.get("verdict_vs_rw") is not None]
@@ -403,7 +412,7 @@ def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") 
         else:
             rw = "no verdicts against the random walk (see the reasons in the tables)"
         blocks = class_tables[0]["n_blocks_total"]
-        zero = max(int(t.get("n_blocks_zero_scale") or 0) for t in class_tables)
+        zero = max(int(t["tests"].get("n_zero_scale_blocks") or 0) for t in class_tables)
         left_out = f", {zero} left out for a zero scale" if zero else ""
         lines.append(f"{dc} ({blocks} blocks{left_out}): {'; '.join(winners)}; {rw}")
     return lines

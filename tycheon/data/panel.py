@@ -310,7 +310,8 @@ class Panel:
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.meta.get("warnings", []))
+        """The loader's notes as sentences (a typed caveat in ``meta["warnings"]`` gives its message)."""
+        return [str(getattr(w, "message", w)) for w in self.meta.get("warnings", [])]
 
     def lengths(self) -> pd.Series:
         """Number of observations per series."""

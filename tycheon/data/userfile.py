@@ -1,7 +1,8 @@
 """A user's own data (CSV, parquet or a DataFrame in long format) mapped onto a panel.
 
 User data is never assumed redistributable: the panel is marked ``redistributable = False`` (unless the
-caller says otherwise) and says so in ``meta["warnings"]``, which travel into every result built from it.
+caller says otherwise) and says so in ``meta["warnings"]`` (a typed :class:`~tycheon.data.caveats.Caveat`),
+which travel into every result built from it.
 A *static universe* (the series are today's customers or products, looked at backwards) suffers
 survivorship bias: entities that left before the snapshot are missing, which flatters every method; a
 panel declared ``static_universe=True`` carries that warning too. A frequency or season length inferred
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from tycheon._typing import EdgeNan, NanPolicy
+from tycheon.data.caveats import Caveat
 from tycheon.data.panel import DEFAULT_SEASON_LENGTH, Panel
 
 __all__ = [
@@ -123,11 +125,12 @@ def panel_from_frame(
             attrs = attrs.rename(columns={weight_col: "weight"})
         attrs.index.name = "series_id"
 
-    warnings: list[str] = []
+    warnings: list[Caveat | str] = []
     if not redistributable:
-        warnings.append(f"not redistributable: {name} is user data from {source}; do not publish raw values")
+        warnings.append(Caveat("not_redistributable",
+                               f"not redistributable: {name} is user data from {source}; do not publish raw values"))
     if static_universe:
-        warnings.append(f"{name}: {SURVIVORSHIP_WARNING}")
+        warnings.append(Caveat("survivorship", f"{name}: {SURVIVORSHIP_WARNING}"))
     meta: dict[str, Any] = {
         "synthetic": False,
         "redistributable": bool(redistributable),

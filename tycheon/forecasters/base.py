@@ -248,7 +248,6 @@ class Forecaster(ABC):
     def __init__(self) -> None:  # parameters only; subclasses store theirs
         pass
 
-    # ---------------------------------------------------------------- parameters
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
@@ -279,7 +278,6 @@ class Forecaster(ABC):
         """Fewest observations needed for a series with this season length (default: ``min_obs``)."""
         return self.capabilities.min_obs
 
-    # ---------------------------------------------------------------- template methods
     def fit(self, history: History) -> Forecaster:
         """Fit on a past-only history (a no-op for most local forecasters) and return ``self``."""
         start = time.perf_counter()

@@ -9,8 +9,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
-from tycheon.metrics._validate import as_float_array, check_finite, label_codes, same_shape
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
+from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
 __all__ = ["BootstrapResult", "RankingBootstrap", "paired_block_bootstrap", "ranking_bootstrap"]
@@ -39,12 +39,12 @@ def _block_weights(n_blocks: int, n_resamples: int, rng: np.random.Generator) ->
 
 def _check_n_resamples(n_resamples: int) -> None:
     if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise MetricInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+        raise StatisticInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
 
 
 def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
-        raise MetricInputError(f"confidence must be in (0, 1); got {confidence}")
+        raise StatisticInputError(f"confidence must be in (0, 1); got {confidence}")
 
 
 def paired_block_bootstrap(
@@ -82,7 +82,7 @@ def paired_block_bootstrap(
     check_finite(b, "loss_b")
     labels = np.asarray(blocks)
     if labels.shape != a.shape:
-        raise MetricInputError(f"blocks must label every loss; got shape {labels.shape} for {a.shape}")
+        raise StatisticInputError(f"blocks must label every loss; got shape {labels.shape} for {a.shape}")
     codes, g = label_codes(labels, "block")
     diff_sum = np.bincount(codes, weights=b - a, minlength=g)  # [block]
     count = np.bincount(codes, minlength=g).astype(np.float64)
@@ -137,16 +137,16 @@ def ranking_bootstrap(
     """
     _check_n_resamples(n_resamples)
     if not isinstance(scores, pd.DataFrame):
-        raise MetricInputError("scores must be a DataFrame with one column per method")
+        raise StatisticInputError("scores must be a DataFrame with one column per method")
     arr = scores.to_numpy(dtype=np.float64)
     check_finite(arr, "scores")
     s = np.asarray(series)
     if s.shape != (arr.shape[0],):
-        raise MetricInputError(f"series must label each of the {arr.shape[0]} blocks")
+        raise StatisticInputError(f"series must label each of the {arr.shape[0]} blocks")
     if by == "mean_rank":
         arr = row_ranks(arr)
     elif by != "mean_score":
-        raise MetricInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
+        raise StatisticInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
     codes, g = label_codes(s, "series")
     k = arr.shape[1]
     sums = np.zeros((g, k))
