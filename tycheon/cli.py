@@ -180,12 +180,14 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     units = [u.strip() for u in args.units.split(",") if u.strip()]
     plan = plan_evaluation(panel, horizon=args.horizon, n_origins=args.origins, min_history=args.min_history,
                            models=args.models, units=units, n_jobs=args.jobs, time_budget=args.time_budget)
+    levels = panel.levels
+    del frame, panel  # the pipeline reads the file itself; keep the peak memory to one copy of the data
     harness = load_harness()
     for line in plan.lines(seconds_per_fit=harness.seconds_per_fit()):
         print(f"tycheon: {line}", file=err)
     progress = err.isatty() if args.progress is None else args.progress
     try:
-        written = harness.run_file(path, data=data, levels=panel.levels, plan=plan, out=Path(args.out),
+        written = harness.run_file(path, data=data, levels=levels, plan=plan, out=Path(args.out),
                                    build_site=not args.no_site, progress=progress,
                                    echo=lambda line: print(f"tycheon: {line}", file=err))
     except harness.BAD_INPUT as exc:
@@ -215,7 +217,8 @@ def _evaluate_parser(sub: Any) -> None:
     p.add_argument("--min-history", type=int, default=None, help="periods before an origin (default 2 seasons)")
     p.add_argument("--units", default="series", help="series,total,level:COL,groups:K (default series)")
     p.add_argument("--models", default="default", help="default | all | comma-separated forecaster ids")
-    p.add_argument("--nan-policy", default="raise", choices=NAN_POLICIES)
+    p.add_argument("--nan-policy", default="raise", choices=NAN_POLICIES,
+                   help="raise (default): name the first NaN; zero: NaN is zero demand; drop_series: drop and list")
     p.add_argument("--edge-nan", default="policy", choices=EDGE_NAN,
                    help="'unlisted': leading/trailing NaN are not-yet-listed/delisted periods, not zeros")
     p.add_argument("--static-universe", action="store_true",
