@@ -19,6 +19,7 @@ from tycheon.evaluate import (
     EvaluationWarning,
     evaluate,
     plan_evaluation,
+    probe_seconds_per_fit,
     resolve_models,
 )
 from tycheon.testing.toys import toy_panel
@@ -92,7 +93,7 @@ def test_the_roster_is_fast_by_default_and_slow_models_are_opt_in_with_their_cos
     plan = plan_evaluation(panel, horizon=6, models="auto_ets", n_jobs=2)
     cost = [line for line in plan.lines(seconds_per_fit={"auto_ets": 0.5}) if line.startswith("cost:")]
     # 4 series x 6 origins = 24 fits x 0.5 s over 2 workers = 6 s = 0.1 min
-    assert cost == ["cost: auto_ets is slow: up to 24 fits, about 0.1 min on 2 worker(s)"]
+    assert cost == ["cost: auto_ets is slow: up to 24 fits, about 0.1 min on 2 worker(s) at 0.5 s per fit"]
 
 
 def test_when_a_model_id_is_unknown_then_the_known_ids_are_listed():
@@ -164,3 +165,10 @@ def test_blocks_left_out_for_a_zero_scale_are_counted_per_table():
         assert board.attrs["tests"]["n_zero_scale_blocks"] == 6
         assert board.attrs["n_blocks_total"] == 5 * 6
     assert ev.leaderboard(metric="mase").loc["naive", "support"] == 5 * 6
+
+
+def test_the_cost_probe_times_a_few_fits_on_the_users_data():
+    panel = toy_panel(n_series=6, n_periods=60, seed=1, ragged=False)
+    plan = plan_evaluation(panel, horizon=6, models="ses", n_jobs=1)
+    per = probe_seconds_per_fit(panel, plan, "ses", n_series=3)
+    assert per is not None and 0 < per < 5

@@ -18,14 +18,16 @@ Planning rules (one place, used by the API and ``tycheon evaluate``):
   full horizon of actuals; each needs ``min_history`` periods before it (default two seasons, at least one
   horizon); by default as many as fit, at most :data:`MAX_DEFAULT_ORIGINS`;
 - a split-conformal 80% band exists from the 5th origin on (4 earlier errors) and a 95% band from the 20th
-  (:mod:`tycheon.backtest.conformal`); the verdict against the random walk needs a CRPS leg (the models'
-  own quantiles, else those bands) and more than two (series, origin) blocks for its DM tests
-  (:mod:`tycheon.stats.dm`); the plan warns when the data cannot give them.
+  (:mod:`tycheon.backtest.conformal`); the verdict against the random walk needs a CRPS leg (read from
+  those bands, :mod:`tycheon.analysis.leaderboard`) and more than two (series, origin) blocks for its DM
+  tests (:mod:`tycheon.stats.dm`); a table with fewer than ``min_cell`` blocks names no winner; the plan
+  warns when the data cannot give them.
 """
 
 from __future__ import annotations
 
 import os
+import time
 import traceback
 import warnings as _warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +59,7 @@ __all__ = [
     "Settings",
     "evaluate",
     "plan_evaluation",
+    "probe_seconds_per_fit",
     "resolve_models",
     "summary_lines",
 ]
@@ -181,8 +184,8 @@ class EvaluationPlan:
         for model in self.slow_models:
             per = (seconds_per_fit or {}).get(model)
             fits = self.fits_per_model * len(s.units)
-            cost = (f"about {per * fits / max(s.n_jobs, 1) / 60:.1f} min on {s.n_jobs} worker(s)"
-                    if per else "no measured cost on record")
+            cost = (f"about {per * fits / max(s.n_jobs, 1) / 60:.1f} min on {s.n_jobs} worker(s) at "
+                    f"{per:.3g} s per fit" if per else "no measured cost on record")
             out.append(f"cost: {model} is slow: up to {fits} fits, {cost}")
         return out
 
@@ -282,8 +285,8 @@ def plan_evaluation(
     if settings.n_origins < BAND80_ORIGINS:
         warnings.append(
             f"{settings.n_origins} origins give no conformal bands (an 80% band needs {BAND80_ORIGINS} "
-            "origins, 4 to calibrate it): no interval scores, and verdicts against the random walk only "
-            "where both models give their own quantiles")
+            "origins, 4 to calibrate it): no interval scores and no verdicts against the random walk "
+            "(the verdict's CRPS leg reads the bands)")
     elif settings.n_origins < BAND95_ORIGINS:
         notes.append(f"80% bands from origin {BAND80_ORIGINS} on; 95% bands need {BAND95_ORIGINS} origins")
     if panel.n_series * settings.n_origins <= 2:
@@ -298,6 +301,25 @@ def plan_evaluation(
                           season_length=panel.season_length,
                           origins=tuple(str(o.timestamp.date()) for o in origins), max_origins=fit,
                           notes=tuple(notes), warnings=tuple(warnings))
+
+
+def probe_seconds_per_fit(panel: Panel, plan: EvaluationPlan, model: str, *, n_series: int = 4) -> float | None:
+    """Measured seconds per (series, origin) fit of ``model`` on this data: the engine runs it on the
+    ``n_series`` longest series at the plan's last origin, sequentially (None when it cannot run there).
+    A few seconds spent to say what a slow model will cost before it starts."""
+    s = plan.settings
+    ids = panel.lengths().sort_values(ascending=False, kind="stable").index[:n_series]
+    probe = panel.subset(list(ids))
+    protocol = RollingOrigin(horizon=s.horizon, stride=s.stride, n_origins=1)
+    t0 = time.perf_counter()
+    try:
+        scores = engine.run(probe, protocol, {model: forecaster_factory(model)}, units=["series"],
+                            quantile_levels=s.quantile_levels, min_history=s.min_history, seed=s.seed)
+    except (ValueError, RuntimeError):
+        return None
+    seconds = time.perf_counter() - t0
+    support = int(scores.meta["models"][model].get("support") or 0)
+    return seconds / support if support else None
 
 
 def _run_one(panel: Panel, plan: EvaluationPlan, model: str, *, progress: bool) -> tuple[pd.DataFrame | None,
