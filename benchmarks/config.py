@@ -204,6 +204,9 @@ class BenchmarkConfig(_Strict):
     stride: Annotated[StrictInt, Field(ge=1)]
     n_origins: Annotated[StrictInt, Field(ge=1)]
     embargo: Annotated[StrictInt, Field(ge=0)] = 0
+    n_calibration_origins: Annotated[StrictInt, Field(ge=0)] = Field(
+        0, description="unscored calibration origins before the first scored origin that calibrate every model's "
+                       "conformal bands from its pooled scaled residuals (0: bands from earlier scored origins only)")
     min_history: Annotated[StrictInt, Field(ge=1)]
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(min_length=1)
     n_samples: Annotated[StrictInt, Field(ge=0)] = 0

@@ -314,7 +314,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
     rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins,
-                            embargo=cfg.embargo, mode="benchmark")
+                            embargo=cfg.embargo, mode="benchmark", n_calibration_origins=cfg.n_calibration_origins)
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
                            alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels),
@@ -356,10 +356,14 @@ def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]],
     out = [Protocol(
         id="rolling_origin", kind="rolling_origin", horizon=cfg.horizon, stride=cfg.stride,
         n_origins=cfg.n_origins, embargo=cfg.embargo, min_history=cfg.min_history, origins=origins,
-        quantile_levels=list(cfg.quantile_levels),
+        quantile_levels=list(cfg.quantile_levels), n_calibration_origins=cfg.n_calibration_origins,
         description=f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
                     f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
-                    "model refitted at every origin on data published before it")]
+                    "model refitted at every origin on data published before it"
+                    + (f"; conformal bands of every model calibrated on {cfg.n_calibration_origins} unscored "
+                       "stride-1 origins before the first scored one plus earlier scored origins, from scaled "
+                       "residuals pooled per (model, unit, step) (WP26 section 3.6)" if cfg.n_calibration_origins
+                       else "; conformal bands from each series' own earlier scored origins"))]
     if comps:
         hs = sorted({h for _, h in comps})
         names = ", ".join(f"{c.competition} ({c.key}, h={h})" for c, h in comps)
