@@ -34,6 +34,7 @@ __all__ = [
     "ModelConfig",
     "SktimeSource",
     "TycheonSource",
+    "UserFile",
     "load_benchmark_config",
     "load_model_config",
     "load_model_configs",
@@ -102,17 +103,72 @@ class ModelConfig(_Strict):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
 
+class UserFile(_Strict):
+    """A user's own long-format file as a benchmark dataset (``[datasets.file]`` in a config).
+
+    ``path`` is relative to the config file. Results and pages record the file's *name* and sha256 only
+    (the dump of this entry writes ``path`` as the bare file name), never the folder it lives in.
+    """
+
+    path: Annotated[str, Field(min_length=1, max_length=400)]
+    id: Annotated[str, Field(min_length=1)] = "unique_id"
+    time: Annotated[str, Field(min_length=1)] = "ds"
+    target: Annotated[str, Field(min_length=1)] = "y"
+    levels: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    freq: Annotated[str, Field(pattern=r"^[0-9]*[A-Za-z]+(-[A-Za-z]+)?$")] | None = None
+    season_length: Annotated[StrictInt, Field(ge=1)] | None = None
+    nan_policy: Literal["raise", "zero", "drop_series"] = "raise"
+    edge_nan: Literal["policy", "unlisted"] = "policy"
+    static_universe: StrictBool = False
+    redistributable: StrictBool = False
+    licence: Annotated[str, Field(min_length=1, max_length=120)] | None = None
+
+    @pydantic.field_validator("path")
+    @classmethod
+    def _suffix(cls, value: str) -> str:
+        if Path(value).suffix.lower() not in (".csv", ".parquet", ".pq"):
+            raise ValueError(f"{value!r}: a user file must be .csv, .parquet or .pq")
+        return value
+
+    @pydantic.field_serializer("path", when_used="json")
+    def _name_only(self, value: str) -> str:
+        return Path(value).name
+
+    def resolve(self, config_dir: Path) -> Path:
+        """The file's location: ``path`` relative to the folder of the config that names it."""
+        return (config_dir / self.path).resolve()
+
+
 class DatasetEntry(_Strict):
-    """A dataset in a benchmark: loader name and options, units of analysis, optional subsample."""
+    """A dataset in a benchmark: a catalogue loader (``name`` + ``options``) or a user file (``file``),
+    units of analysis, optional subsample."""
 
     name: Annotated[str, Field(pattern=SLUG)]
     label: Annotated[str, Field(pattern=SLUG)] | None = None
     options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
         default_factory=dict
     )
+    file: UserFile | None = None
     units: list[Annotated[str, Field(pattern=UNIT)]] = Field(default_factory=lambda: ["series"], min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
     min_history: Annotated[int, Field(ge=1)] | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _known(self) -> DatasetEntry:
+        if self.file is not None:
+            if self.options:
+                raise ValueError(f"dataset {self.name!r}: a user file takes its settings in [datasets.file], "
+                                 f"not options {sorted(self.options)}")
+            return self
+        from tycheon.data.datasets import available_datasets
+
+        known = available_datasets()
+        if self.name not in known:
+            raise ValueError(
+                f"unknown dataset {self.name!r}; catalogue datasets: {known}; for your own data add a "
+                "[datasets.file] table (path relative to this config, column names id/time/target)"
+            )
+        return self
 
     @property
     def key(self) -> str:

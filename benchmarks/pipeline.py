@@ -22,7 +22,7 @@ import pandas as pd
 
 import tycheon
 from benchmarks.cache import ScoreCache, cache_key
-from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig
+from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
@@ -51,6 +51,7 @@ from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
+from tycheon.data.userfile import load_user_file
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
 
@@ -90,10 +91,24 @@ class LoadedDataset:
     caveats: list[Caveat]
 
 
-def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path) -> LoadedDataset:
+def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path,
+                 file: UserFile | None = None, config_dir: Path | None = None) -> LoadedDataset:
     """Load a dataset through the manifest's hash check (subsampled if asked) and describe it for the
-    results' ``datasets`` block."""
-    panel = load_verified(name, manifest_path=manifest, options=options)
+    results' ``datasets`` block.
+
+    With ``file`` the dataset is a user file instead (``[datasets.file]``, its path relative to
+    ``config_dir``): no manifest entry, recorded by file name and sha256 only."""
+    if file is not None:
+        panel = load_user_file(file.resolve(config_dir or Path.cwd()), series_col=file.id, period_col=file.time,
+                               value_col=file.target, level_cols=tuple(file.levels), freq=file.freq,
+                               season_length=file.season_length, static_universe=file.static_universe,
+                               nan_policy=file.nan_policy, edge_nan=file.edge_nan,
+                               redistributable=file.redistributable, licence=file.licence, name=name)
+        options = dict(panel.meta["file"])
+        description = f"user file {options['name']} (sha256 {options['sha256']})"
+    else:
+        panel = load_verified(name, manifest_path=manifest, options=options)
+        description = catalogue.spec(name).description
     total = panel.n_series
     caveats = dataset_caveats(panel)
     if n is not None and n < total:
@@ -102,7 +117,7 @@ def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest:
                                            "sha256 of the series id"))
     d = panel.describe()
     info = {
-        "content_hash": content_hash(panel), "description": catalogue.spec(name).description,
+        "content_hash": content_hash(panel), "description": description,
         "options": dict(options), "n_series": panel.n_series, "n_series_total": total, "freq": panel.freq,
         "season_length": panel.season_length, "start": d["start"], "end": d["end"],
         "synthetic": bool(d["synthetic"]), "redistributable": bool(d["redistributable"]),
@@ -245,7 +260,8 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
                   display: dict[str, str]) -> DatasetPart:
     cfg = inputs.config
     dataset = entry.key
-    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest)
+    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest,
+                          file=entry.file, config_dir=inputs.config_path.parent)
     min_history = entry.min_history or cfg.min_history
     origins = [str(o.timestamp.date()) for o in rolling.origins(loaded.panel, min_history=min_history)]
     run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,

@@ -100,7 +100,7 @@ class LeaderboardSpec:
 
 def _canonical(table: pd.DataFrame) -> pd.DataFrame:
     """Rows in key order, so that sums (and so every number) do not depend on the input's row order."""
-    return table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable").reset_index(drop=True)
+    return table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", ignore_index=True)
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -365,16 +365,17 @@ def leaderboard_tables(
     """
     display = display_names or {}
     table = _canonical(table)
+    units = sorted(table["unit"].unique())
     out: list[dict[str, Any]] = []
-    for unit in sorted(table["unit"].unique()):
-        unit_rows = table[table["unit"] == unit]
+    for unit in units:
+        # no copy of the whole table where no row is filtered out (memory: it is the largest object here)
+        unit_rows = table if len(units) == 1 else table[table["unit"] == unit].reset_index(drop=True)
         blocks = block_scores(unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels,
                               crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
-            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
+            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc].reset_index(drop=True)
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            out.extend(_one_class(rows.reset_index(drop=True), bl, spec, unit=unit, demand_class=dc,
-                                  display=display))
+            out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
     return out
 
 
