@@ -1,6 +1,6 @@
 """A user's own data through the published benchmark's pipeline, into the user's own folder.
 
-``tycheon evaluate FILE`` and :meth:`tycheon.evaluate.Evaluation.to_results` / ``.to_site`` arrive here
+``tycheon evaluate FILE`` and :meth:`tycheon.evaluation.Evaluation.to_results` / ``.to_site`` arrive here
 through the library's one hand-over (:func:`tycheon._harness.load_harness`). Nothing here computes a
 statistic: a benchmark config with one user-file dataset (``[datasets.file]``) is written under
 ``OUT/config/``, run by :func:`benchmarks.pipeline.build_results` (the published benchmark's pipeline),
@@ -34,7 +34,7 @@ from benchmarks.config import ConfigError, resolve_benchmark_config
 from benchmarks.pipeline import RunInputs, build_results
 from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
-from tycheon.evaluate import DataSpec, Evaluation, EvaluationPlan, summary_lines
+from tycheon.evaluation import DataSpec, Evaluation, EvaluationPlan, summary_lines
 
 __all__ = [
     "BAD_INPUT",
@@ -175,7 +175,7 @@ def run_file(
 
 
 def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = False) -> Written:
-    """Write an :class:`~tycheon.evaluate.Evaluation` of the Python API as a results version (and site).
+    """Write an :class:`~tycheon.evaluation.Evaluation` of the Python API as a results version (and site).
 
     A DataFrame source is saved as ``OUT/data/<name>.parquet``, the file the generated config names;
     the pipeline then runs the same engine calls with the same seed."""

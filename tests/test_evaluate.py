@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import tycheon._harness as handover
-from tycheon.evaluate import (
+from tycheon.evaluation import (
     DEFAULT_MODELS,
     SLOW_MODELS,
     EvaluationError,

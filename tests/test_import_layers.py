@@ -30,10 +30,10 @@ ALLOWED: dict[str, set[str]] = {
 # registering the built-in forecasters (roster -> registry) does not make a cycle at import time.
 EXCEPTIONS = {("forecasters/registry.py", "tycheon.forecasters.roster")}
 # the front doors may import every layer (never the harness): the public __init__, the command line, the
-# user-data front door tycheon.evaluate, and tycheon._harness, the one documented hand-over that reaches
+# user-data front door tycheon.evaluation, and tycheon._harness, the one documented hand-over that reaches
 # the harness lazily by name (load_harness -> importlib.import_module("benchmarks.evaluate"), no import
 # statement) when results or a site are asked for
-TOP = {"__init__", "cli", "evaluate", "_harness"}
+TOP = {"__init__", "cli", "evaluation", "_harness"}
 
 
 def _layer(rel: Path) -> str:

@@ -8,9 +8,9 @@ import sys
 import tycheon
 
 EXPECTED = [
-    "InputError", "LeaderboardSpec", "LookaheadError", "Panel", "RollingOrigin", "ScoreSet", "StaticSplit",
+    "Evaluation", "EvaluationError", "InputError", "LeaderboardSpec", "LookaheadError", "Panel", "RollingOrigin", "ScoreSet", "StaticSplit",
     "TycheonError", "TycheonWarning", "__version__", "analysis", "available_datasets", "available_forecasters",
-    "forecaster_factory", "leaderboard_tables", "load", "metrics", "run", "same_targets", "stats",
+    "evaluate", "forecaster_factory", "leaderboard_tables", "load", "metrics", "run", "same_targets", "stats",
 ]  # fmt: skip
 
 
@@ -43,3 +43,9 @@ def test_importing_tycheon_loads_no_engine_statistics_or_pandas():
     code = "import sys, tycheon; print(sorted(m for m in sys.modules if m.startswith(('tycheon.', 'pandas'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tycheon._version']"
+
+
+def test_evaluate_is_the_function_even_after_its_module_is_imported():
+    import tycheon.evaluation  # noqa: F401 - importing the module must not hide the function
+
+    assert callable(tycheon.evaluate) and tycheon.evaluate.__name__ == "evaluate"

@@ -29,9 +29,12 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; at run time they load laz
     from tycheon.data.datasets import available_datasets, load
     from tycheon.data.panel import Panel
     from tycheon.errors import InputError, TycheonError, TycheonWarning
+    from tycheon.evaluation import Evaluation, EvaluationError, evaluate
     from tycheon.forecasters.registry import available as available_forecasters
 
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "Evaluation": ("tycheon.evaluation", "Evaluation"),
+    "EvaluationError": ("tycheon.evaluation", "EvaluationError"),
     "InputError": ("tycheon.errors", "InputError"),
     "LeaderboardSpec": ("tycheon.analysis.leaderboard", "LeaderboardSpec"),
     "LookaheadError": ("tycheon.backtest.guards", "LookaheadError"),
@@ -44,6 +47,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "analysis": ("tycheon.analysis", None),
     "available_datasets": ("tycheon.data.datasets", "available_datasets"),
     "available_forecasters": ("tycheon.forecasters.registry", "available"),
+    "evaluate": ("tycheon.evaluation", "evaluate"),
     "forecaster_factory": ("tycheon.backtest.factories", "forecaster_factory"),
     "leaderboard_tables": ("tycheon.analysis.leaderboard", "leaderboard_tables"),
     "load": ("tycheon.data.datasets", "load"),

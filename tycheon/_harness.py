@@ -3,7 +3,7 @@
 The library never imports the harness at module level: writing a results version and building the
 static site belong to ``benchmarks/``, which exists only in a source checkout of tycheon (an editable
 install, ``pip install -e .``). :func:`load_harness` is the single place that reaches it, lazily, when
-``tycheon evaluate`` or :meth:`tycheon.evaluate.Evaluation.to_results` / ``.to_site`` ask for it, and
+``tycheon evaluate`` or :meth:`tycheon.evaluation.Evaluation.to_results` / ``.to_site`` ask for it, and
 turns its absence into a one-line :class:`HarnessUnavailableError`.
 """
 
@@ -14,13 +14,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from tycheon.errors import TycheonError
+
 __all__ = ["HARNESS_MODULE", "HarnessUnavailableError", "load_harness"]
 
 HARNESS_MODULE = "benchmarks.evaluate"
 _CHECKOUT = Path(__file__).resolve().parent.parent  # the folder holding tycheon/ (and benchmarks/ in a clone)
 
 
-class HarnessUnavailableError(RuntimeError):
+class HarnessUnavailableError(TycheonError, RuntimeError):
     """The benchmark harness is not next to this tycheon (an installed wheel, not a source checkout)."""
 
 

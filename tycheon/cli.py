@@ -1,7 +1,7 @@
 """Command line: ``tycheon datasets list | describe NAME | hash NAME...`` and ``tycheon evaluate FILE``.
 
 ``evaluate FILE`` runs a user's own long-format CSV/parquet file through the published benchmark's
-pipeline (see :mod:`tycheon.evaluate` for the plan, ``benchmarks/evaluate.py`` for what is written): it
+pipeline (see :mod:`tycheon.evaluation` for the plan, ``benchmarks/evaluate.py`` for what is written): it
 prints the plan first (what was inferred, the origins, what the data are too short for, the expected cost
 of slow models), runs every model with a named progress bar on a terminal, writes a results version and
 the built site into ``--out`` (default ``./tycheon-results``) and prints per demand class the winner per
@@ -48,7 +48,7 @@ from tycheon.data.manifest import (
 from tycheon.data.panel import EDGE_NAN, NAN_POLICIES, Panel, PanelValidationError
 from tycheon.data.synthetic import SyntheticConfigError
 from tycheon.data.userfile import UserFileError, file_sha256, read_user_file
-from tycheon.evaluate import DataSpec, EvaluationError, load_panel, plan_evaluation, probe_seconds_per_fit
+from tycheon.evaluation import DataSpec, EvaluationError, load_panel, plan_evaluation, probe_seconds_per_fit
 
 __all__ = ["class_mix", "main"]
 

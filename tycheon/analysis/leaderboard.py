@@ -53,11 +53,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon.contract import quantile_column
-from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
+from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
+from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
 from tycheon.metrics.registry import get_metric
-from tycheon.contract import overlap_lags
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg

@@ -40,6 +40,7 @@ import pandas as pd
 from tycheon._typing import ProtocolMode
 from tycheon.contract import overlap_lags
 from tycheon.data.panel import Panel
+from tycheon.errors import InputError
 
 __all__ = ["CalibrationPlan", "Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "calibration_plan",
            "same_targets"]
@@ -47,7 +48,7 @@ __all__ = ["CalibrationPlan", "Origin", "ProtocolError", "RollingOrigin", "Stati
 _MODES = ("benchmark", "analysis")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(InputError):
     """A protocol that cannot be built or cannot be placed on a panel; the message says what is accepted."""
 
 

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, EdgeNan, FloatArray, IntArray, NanPolicy
+from tycheon.errors import InputError
 
 __all__ = ["DenseView", "Panel", "PanelValidationError", "DEFAULT_SEASON_LENGTH", "EDGE_NAN", "NAN_POLICIES"]
 
@@ -65,7 +66,7 @@ _END_ANCHORED = {"M": "MS", "ME": "MS", "BM": "MS", "BME": "MS", "Q": "QS", "QE"
 _MAX_EXAMPLES = 5
 
 
-class PanelValidationError(ValueError):
+class PanelValidationError(InputError):
     """Raised when a long table cannot become a panel; the message names the series and rows at fault."""
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from tycheon._typing import EdgeNan, NanPolicy
 from tycheon.data.caveats import Caveat
 from tycheon.data.panel import DEFAULT_SEASON_LENGTH, Panel
+from tycheon.errors import InputError
 
 __all__ = [
     "SURVIVORSHIP_WARNING",
@@ -40,7 +41,7 @@ SURVIVORSHIP_WARNING = (
 _READERS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
-class UserFileError(ValueError):
+class UserFileError(InputError):
     """Raised when a user file cannot be read, lacks a mapped column or needs a setting it does not have."""
 
 

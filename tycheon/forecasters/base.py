@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray, as_generator
+from tycheon.errors import TycheonError
 
 __all__ = [
     "Availability",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-class ForecasterError(RuntimeError):
+class ForecasterError(TycheonError, RuntimeError):
     """A forecaster produced an output that breaks the contract (wrong shape, non-finite point)."""
 
 

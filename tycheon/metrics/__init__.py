@@ -1,5 +1,6 @@
 """Forecast accuracy metrics: point, probabilistic, interval, and per-block aggregation of a score set."""
 
+from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
 from tycheon.metrics.aggregate import (
     block_scores,
     check_scale_consistency,
@@ -9,7 +10,6 @@ from tycheon.metrics.aggregate import (
     step_scores,
     summarize,
 )
-from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
 from tycheon.metrics.intervals import coverage, interval_score, interval_width, msis
 from tycheon.metrics.point import bias, mae, mape, mase, rmse, rmsse, scaled_bias, smape, wape
 from tycheon.metrics.probabilistic import (

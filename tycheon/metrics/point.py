@@ -19,9 +19,9 @@ from typing import Literal
 
 import numpy as np
 
-from tycheon.metrics._kernels import smape_ratio
 from tycheon._validate import as_float_array, as_output, check_finite, check_scale, same_shape
 from tycheon.errors import MetricInputError
+from tycheon.metrics._kernels import smape_ratio
 
 __all__ = ["bias", "mae", "mape", "mase", "rmse", "rmsse", "scaled_bias", "smape", "wape"]
 

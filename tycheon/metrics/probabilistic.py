@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
-from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, pinball_kernel
 from tycheon._validate import as_float_array, check_finite
 from tycheon.errors import CRPSKindMismatchError, MetricInputError
+from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, pinball_kernel
 
 __all__ = [
     "CRPSKind",

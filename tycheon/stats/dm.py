@@ -49,8 +49,8 @@ import numpy as np
 from scipy import stats
 
 from tycheon._typing import Alternative
-from tycheon.contract import overlap_lags
 from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
+from tycheon.contract import overlap_lags
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import autocov_sums, long_run_variance
 

@@ -15,8 +15,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.metrics.aggregate import row_crps, row_scales, step_loss
 from tycheon.errors import StatisticInputError
+from tycheon.metrics.aggregate import row_crps, row_scales, step_loss
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg, holm

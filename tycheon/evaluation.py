@@ -45,6 +45,7 @@ from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.data.panel import Panel
 from tycheon.data.userfile import panel_from_frame
+from tycheon.errors import InputError
 from tycheon.forecasters import registry
 
 __all__ = [
@@ -83,7 +84,7 @@ BAND80_ORIGINS = 5  # 4 earlier errors calibrate the 80% band: ceil(5 * 0.8) = 4
 BAND95_ORIGINS = 20  # ceil(20 * 0.95) = 19 <= 19
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InputError):
     """An evaluation that cannot run as asked (too few origins, unknown model or unit); the message says
     what was asked, what the data allow and what is accepted."""
 
