@@ -13,7 +13,7 @@ import hashlib
 import time
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -185,11 +185,10 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
         "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")}}))
 
 
-def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFrame:
-    tables = [s.table[list(SCORESET_COLUMNS)] for s in scores if len(s.table)]
-    if not tables:
+def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
+    if table is None or not len(table):
         return pd.DataFrame(columns=_SIDECAR_COLUMNS)
-    frame = pd.concat(tables, ignore_index=True)
+    frame = table[list(SCORESET_COLUMNS)]
     frame.insert(0, "protocol", protocol_id)
     frame.insert(0, "dataset", dataset)
     return frame
@@ -197,18 +196,16 @@ def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFr
 
 @dataclass(frozen=True)
 class ProtocolRun:
-    """Every model of the run on one (dataset, protocol): the score sets of the models that ran (model
-    order), each model's run record, and where each model's work came from (``cache`` / ``computed``)."""
+    """Every model of the run on one (dataset, protocol): the score-set rows of the models that ran, in
+    model order, concatenated once (``None`` when none ran), their run metadata, each model's run record,
+    and where each model's work came from (``cache`` / ``computed``)."""
 
     dataset: str
     protocol: str
-    ran: list[ScoreSet]
+    table: pd.DataFrame | None
+    metas: list[dict[str, Any]]
     records: dict[str, ModelRun]
     cache: dict[str, str]
-
-    @property
-    def table(self) -> pd.DataFrame | None:
-        return pd.concat([s.table for s in self.ran], ignore_index=True) if self.ran else None
 
     @property
     def statuses(self) -> dict[str, str]:
@@ -226,7 +223,11 @@ def _run_models(inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigi
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
-    return ProtocolRun(dataset, protocol_id, ran, records, cache)
+    # one table for every later step; the per-model score sets are released as soon as it exists
+    table = pd.concat([r.table for r in ran], ignore_index=True) if ran else None
+    metas = [r.meta for r in ran]
+    ran.clear()
+    return ProtocolRun(dataset, protocol_id, table, metas, records, cache)
 
 
 @dataclass(frozen=True)
@@ -244,14 +245,14 @@ class DatasetPart:
     horizon: int | None = None
 
 
-def _engine_facts(ran: Iterable[ScoreSet]) -> EngineFacts:
+def _engine_facts(metas: Iterable[dict[str, Any]]) -> EngineFacts:
     """Guard checks summed over the models that ran; abstentions and overlap lag from the first of them
     (the engine derives both from the panel and protocol, not the model)."""
     facts: dict[str, Any] = {}
-    for scores in ran:
-        facts = facts or {"guard_checks": {}, "abstained": scores.meta.get("abstained", {}),
-                          "overlap_lag": scores.meta.get("overlap_lag")}
-        for k, v in scores.meta.get("guard_checks", {}).items():
+    for meta in metas:
+        facts = facts or {"guard_checks": {}, "abstained": meta.get("abstained", {}),
+                          "overlap_lag": meta.get("overlap_lag")}
+        for k, v in meta.get("guard_checks", {}).items():
             facts["guard_checks"][k] = facts["guard_checks"].get(k, 0) + v
     return EngineFacts.model_validate(to_json_value(facts))
 
@@ -267,7 +268,7 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
     run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,
                       protocol_id="rolling_origin", dataset=dataset)
     info = DatasetInfo.model_validate({**to_json_value({"name": dataset, **loaded.info, "units": list(entry.units)}),
-                                       "engine": _engine_facts(run.ran)})
+                                       "engine": _engine_facts(run.metas)})
     tag = {"dataset": dataset, "protocol": "rolling_origin"}
     table = run.table
     leaderboards, intervals = [], []
@@ -278,7 +279,8 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
                      for t in interval_tables(table, point_metric=cfg.metrics[0],
                                               quantile_levels=tuple(cfg.quantile_levels))]
     return DatasetPart(
-        run=run, sidecar=_tagged(run.ran, dataset, "rolling_origin"), dataset=info, origins=origins,
+        run=replace(run, table=None), sidecar=_tagged(table, dataset, "rolling_origin"), dataset=info,
+        origins=origins,
         warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats],
         leaderboards=leaderboards, intervals=intervals)
 
@@ -293,8 +295,8 @@ def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict
     tables = [CompetitionTable.model_validate(to_json_value({**tag, **competition_table(
         table, competition=centry.competition, metric=metric, statuses=run.statuses, display_names=display)}))
         for metric in centry.metrics]
-    return DatasetPart(run=run, sidecar=_tagged(run.ran, centry.key, "competition"), competition=tables,
-                       horizon=protocol.horizon)
+    return DatasetPart(run=replace(run, table=None), sidecar=_tagged(run.table, centry.key, "competition"),
+                       competition=tables, horizon=protocol.horizon)
 
 
 def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[RunWarning]:

@@ -186,10 +186,7 @@ def row_crps(
         absent = [c for c in band_cols if c not in table.columns]
         if absent:
             raise MetricInputError(f"table lacks band column(s) {absent}")
-        bands = table[list(band_cols)].to_numpy(dtype=np.float64)  # [row, level]
-        full = np.isfinite(bands).all(axis=1)
-        if full.any():
-            out[full] = crps_quantile_kernel(y[full], np.sort(bands[full], axis=1), np.asarray(grid))
+        _quantile_crps_into(out, y, table, list(band_cols), np.asarray(grid), sort=True)
         return CRPSResult(out, kind)
     lv = np.asarray(sorted(quantile_levels), dtype=np.float64)
     if lv.size < 2:
@@ -198,11 +195,24 @@ def row_crps(
     missing = [c for c in cols if c not in table.columns]
     if missing:
         raise MetricInputError(f"table lacks quantile column(s) {missing}")
-    q = table[cols].to_numpy(dtype=np.float64)  # [row, level]
-    ok = np.isfinite(q).all(axis=1)
-    if ok.any():
-        out[ok] = crps_quantile_kernel(y[ok], q[ok], lv)
+    _quantile_crps_into(out, y, table, cols, lv, sort=False)
     return CRPSResult(out, kind)
+
+
+_CRPS_CHUNK = 1 << 18  # rows per pass: the kernel's [row, level] temporaries stay a few tens of MB
+
+
+def _quantile_crps_into(out: np.ndarray, y: np.ndarray, table: pd.DataFrame, cols: list[str],
+                        levels: np.ndarray, *, sort: bool) -> None:
+    """Quantile CRPS of the rows whose quantile columns ``cols`` are all finite, written into ``out``,
+    in chunks of rows so that memory does not grow with the table (values are row-wise: identical)."""
+    for start in range(0, len(table), _CRPS_CHUNK):
+        stop = min(start + _CRPS_CHUNK, len(table))
+        q = table[cols].iloc[start:stop].to_numpy(dtype=np.float64)  # [row, level]
+        ok = np.isfinite(q).all(axis=1)
+        if ok.any():
+            qk = np.sort(q[ok], axis=1) if sort else q[ok]
+            out[start:stop][ok] = crps_quantile_kernel(y[start:stop][ok], qk, levels)
 
 
 def block_scores(
