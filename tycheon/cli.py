@@ -56,7 +56,7 @@ __all__ = ["class_mix", "main"]
 DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
-_BAD_INPUT: tuple[type[Exception], ...] = (
+_BAD_INPUT: tuple[type[BaseException], ...] = (
     UnknownDatasetError,
     DatasetOptionError,
     ManifestError,
@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else 2
     try:
         return int(args.handler(args, sys.stdout, sys.stderr))
-    except (*_BAD_INPUT, HarnessUnavailableError) as exc:
+    except _BAD_INPUT + (HarnessUnavailableError,) as exc:
         if args.debug:
             raise
         print(f"tycheon: error: {_one_line(exc)}", file=sys.stderr)

@@ -58,7 +58,7 @@ class GuardCounter:
 
 def _late_cells(history: History, when: pd.Timestamp) -> tuple[int, str]:
     # NaT compares False, so unobserved (NaT) cells are never late; the example is built only on failure
-    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
+    stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]")
     clean = history.__dict__.setdefault("_guard_clean_at", set())  # times this history passed at
     if stamp in clean:
         return 0, ""

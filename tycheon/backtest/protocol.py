@@ -121,7 +121,7 @@ def _column(panel: Panel, when: int | str | pd.Timestamp, what: str) -> int:
         stamp = pd.Timestamp(when)
     except (ValueError, TypeError) as err:
         raise ProtocolError(f"{what} must be a column index or a timestamp, got {when!r}") from err
-    loc = periods.get_indexer([stamp])[0]
+    loc = periods.get_indexer(pd.DatetimeIndex([stamp]))[0]
     if loc < 0:
         raise ProtocolError(
             f"{what}={stamp} is not a period start on the panel's {panel.freq!r} grid "

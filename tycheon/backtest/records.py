@@ -281,6 +281,8 @@ class ScoreSetWriter:
                 conformal["rows_without_band"][str(level)] = total - self.with_band[level]
         else:
             abs_error = np.abs(data["actual"] - data["point"])
+            if self.key is None:
+                raise RowPlanError("conformal calibration needs the rows' calibration keys, which were not kept")
             radii = conformal_radii(keys=self.key, origin=data["origin"], available_at=data["available_at"],
                                     abs_error=abs_error, levels_percent=BAND_LEVELS,
                                     min_origins=self.band_min_origins)
@@ -295,8 +297,8 @@ class ScoreSetWriter:
             self.key = None
         data["has_band"] = np.isfinite(data["lo80"], out=self.has_band)
         columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
-        for level, col in zip(self.levels, self.qmat):
-            columns[quantile_column(level)] = col
+        for q_level, col in zip(self.levels, self.qmat):
+            columns[quantile_column(q_level)] = col
         # copy=False: the table wraps the arrays instead of consolidating them into a second copy
         table = pd.DataFrame(columns, copy=False)
         meta = dict(meta or {})

@@ -81,7 +81,7 @@ class UnitData:
 
 def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
     """Cells of columns ``[0, upto)`` that are observed and published by ``when``."""  # [series, upto]
-    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns")
+    stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]")
     return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
 
 
@@ -112,7 +112,7 @@ def published_window(
     shape = (len(rows), int(upto))
     values, pub = np.empty(shape), np.empty(shape, dtype=bool)
     avail = np.empty(shape, dtype="datetime64[ns]")
-    stamp = np.datetime64(pd.Timestamp(when).to_datetime64(), "ns").astype(np.int64)
+    stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]").astype(np.int64)
     _window_kernel(data.values, data.observed, data.available_at.view(np.int64), rows, int(stamp),
                    values, pub, avail.view(np.int64))
     return values, pub, avail
@@ -132,7 +132,7 @@ def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp) -> H
         available_at=avail,
         freq=data.freq,
         season_length=data.season_length,
-        attributes=_attribute_rows(data, rows, ids),
+        attributes=_attribute_rows(data, rows, ids),  # type: ignore[arg-type]  # built on first read (_LazyFrame)
     )
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.offsets import BaseOffset
 
 from tycheon._typing import BoolArray, EdgeNan, FloatArray, IntArray, NanPolicy
 from tycheon.errors import InputError
@@ -108,7 +109,7 @@ class DenseView:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.values.shape  # type: ignore[return-value]
+        return (int(self.values.shape[0]), int(self.values.shape[1]))
 
     def n_observed(self, upto: int | None = None) -> IntArray:
         """Number of observations of each series in columns ``[0, upto)`` (all columns when None)."""
@@ -301,7 +302,7 @@ class Panel:
         return len(self.attributes)
 
     @property
-    def offset(self) -> pd.DateOffset:
+    def offset(self) -> BaseOffset:
         return pd.tseries.frequencies.to_offset(self.freq)
 
     @property
@@ -555,7 +556,7 @@ def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name:
     return df
 
 
-def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[pd.DateOffset, str]:
+def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[BaseOffset, str]:
     if freq is None:
         inferred: dict[str, str] = {}
         for sid, periods in df.groupby("series_id", sort=False)["period"]:

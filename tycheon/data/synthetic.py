@@ -230,7 +230,7 @@ def _simulate(
     z = np.sqrt(rho) * common_size[None, :] + np.sqrt(1.0 - rho) * rng.standard_normal((n, big_t))
     orders = mu / p_buy[:, None] * np.exp(sigma[:, None] * z - 0.5 * sigma[:, None] ** 2)
     values = np.round(np.where(buys, orders, 0.0), 2)  # [series, time]
-    return values, first.astype(np.int64), last.astype(np.int64), size
+    return values.astype(np.float64), first.astype(np.int64), last.astype(np.int64), size
 
 
 def _synchronisation(spikiness: float) -> float:

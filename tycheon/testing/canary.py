@@ -164,7 +164,8 @@ def assert_canary(
     for column in columns:
         if not _equal(clean.table[column], poisoned.table[column]):
             raise CanaryFailure(f"{model!r} looks ahead: " + _diff_report(clean, poisoned, column))
-    if clean.samples is not None and not np.array_equal(clean.samples, poisoned.samples, equal_nan=True):
+    if clean.samples is not None and (poisoned.samples is None or
+                                      not np.array_equal(clean.samples, poisoned.samples, equal_nan=True)):
         raise CanaryFailure(f"{model!r} looks ahead: its sample paths changed")
     return {"rows": len(clean.table), "origins": clean.meta["origins"],
             "guard_checks": clean.meta["guard_checks"], "status": status}

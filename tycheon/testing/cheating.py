@@ -52,7 +52,7 @@ class CheatingForecaster(Forecaster):
             return Forecast(point=point)
         view = panel.dense()
         rows = pd.Index(view.series_ids).get_indexer(history.series_ids)
-        start = view.periods.get_indexer([history.as_of])[0]
+        start = view.periods.get_indexer(pd.DatetimeIndex([history.as_of]))[0]
         if start < 0:
             return Forecast(point=point)
         cols = np.arange(start, min(start + horizon, view.shape[1]))

@@ -87,7 +87,8 @@ class FoundationForecaster(Forecaster):
         if not status.ok:
             raise FoundationModelUnavailableError(f"{self.forecaster_id}: {status.reason}")
 
-    def _predict(self, history: History, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
+                 rng: np.random.Generator) -> Forecast:
         self._require()
         raise FoundationModelUnavailableError(
             f"{self.forecaster_id}: package and weights are present, but tycheon has no inference adapter "
@@ -110,7 +111,8 @@ class ChronosBoltForecaster(FoundationForecaster):
     distribution = "chronos-forecasting"
     default_weights = "amazon/chronos-bolt-small"
 
-    def _predict(self, history: History, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
+                 rng: np.random.Generator) -> Forecast:
         self._require()
         import torch  # the chronos package depends on torch
         from chronos import BaseChronosPipeline

@@ -142,7 +142,8 @@ class LightGbmGlobalForecaster(Forecaster):
         self.model_ = lgb.LGBMRegressor(**params).fit(x, target)
         self.n_train_rows_ = int(keep.sum())
 
-    def _predict(self, history: History, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
+                 rng: np.random.Generator) -> Forecast:
         model = getattr(self, "model_", None)
         if model is None:
             raise NotFittedError("lightgbm_global must be fit on the history before the origin; call fit first")
@@ -161,7 +162,7 @@ class LightGbmGlobalForecaster(Forecaster):
         future = pd.date_range(history.periods[-1], periods=horizon + 1, freq=offset)[1:]
         # positions of history and future together: where the frequency has no period equivalent the
         # position is counted from the first history period, as in _fit, not restarted at the origin
-        positions = _season_position(history.periods.append(future), history.freq, season)[-horizon:]
+        positions = _season_position(pd.DatetimeIndex(history.periods.append(future)), history.freq, season)[-horizon:]
         point = np.empty((s, horizon))  # [series, horizon]
         for step in range(horizon):
             x, scale = _features(window, np.full(s, positions[step]), season)
