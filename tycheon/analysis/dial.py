@@ -1,0 +1,163 @@
+"""The aggregation dial (evaluation-choices paper, section 4.2, Table 3 and Figure 1): the baseline's rank
+as the aggregate is split into ever more groups.
+
+The engine forms the groups (``groups:<k>``: series sorted by volume before the first training cut and
+split into ``k`` near-equal groups; ``groups_random:<k>``: a seeded random assignment, the control), scores
+every group's aggregate over the same origins, and this module reads the score set. Each point of a curve
+is one unit; the curve of size-sorted groups also takes ``total`` (``k = 1``) and ``series`` (``k`` = the
+number of series), the random curve the same two end points.
+
+At each point, with the models scored on that unit:
+
+- the baseline's rank by **median WAPE**, by **mean RMSSE** and by **Friedman mean rank** (of RMSSE over the
+  complete (group, origin) blocks, :func:`tycheon.stats.friedman.friedman_nemenyi`), competition ranks;
+- the **smooth share**: the share of (group, origin) blocks whose demand class at the origin is smooth;
+- per curve and convention, Spearman's :math:`\\rho` of the baseline's rank against :math:`\\log k`
+  (:func:`tycheon.stats.ranking.spearman`; NaN when the rank never changes: a flat dial), and whether the
+  rank **never improves** as :math:`k` grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from tycheon.analysis._scores import blocks_of, check_table, group_kind, ranks, wide
+from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.metrics.errors import MetricInputError
+from tycheon.stats.friedman import friedman_nemenyi
+from tycheon.stats.ranking import spearman
+
+__all__ = ["CONVENTIONS", "Dial", "DialCurve", "DialPoint", "aggregation_dial", "dial_units"]
+
+CONVENTIONS = ("median_wape", "mean_rmsse", "friedman")
+
+
+@dataclass(frozen=True)
+class DialPoint:
+    unit: str
+    k: int
+    series_per_group: float
+    n_blocks: int
+    n_models: int
+    baseline_rank: dict[str, int | None]  # convention -> rank (1 = best)
+    smooth_share: float
+
+
+@dataclass(frozen=True)
+class DialCurve:
+    kind: str  # "size" or "random"
+    points: list[DialPoint]  # by k ascending
+    spearman_log_k: dict[str, float | None] = field(default_factory=dict)  # convention -> rho (None: flat)
+    never_improves: dict[str, bool] = field(default_factory=dict)
+    max_rank_change: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dial:
+    baseline: str
+    n_series: int
+    curves: list[DialCurve]
+
+
+def _point(rows: pd.DataFrame, *, unit: str, k: int, n_series: int, baseline: str, alpha: float) -> DialPoint:
+    blocks = blocks_of(rows, ("wape", "rmsse"))
+    models = sorted(blocks["model"].unique())
+    med_wape = blocks.groupby("model")["wape"].median().to_dict()
+    mean_rmsse = blocks.groupby("model")["rmsse"].mean().to_dict()
+    rank = {"median_wape": _rank(med_wape, baseline), "mean_rmsse": _rank(mean_rmsse, baseline), "friedman": None}
+    try:
+        fr = friedman_nemenyi(wide(blocks, "rmsse").reindex(columns=models), alpha=alpha)
+        rank["friedman"] = _rank(fr.mean_ranks.to_dict(), baseline)
+    except MetricInputError:
+        pass  # fewer than two complete blocks: no Friedman rank at this point
+    cells = blocks.drop_duplicates(["series_id", "origin"])
+    smooth = float((cells["demand_class"] == "smooth").mean()) if "demand_class" in cells and len(cells) else float("nan")
+    return DialPoint(unit, k, n_series / k, int(len(cells)), len(models), rank, smooth)
+
+
+def _rank(values: dict[str, float], model: str) -> int | None:
+    finite = {m: v for m, v in values.items() if np.isfinite(v)}
+    return ranks(finite).get(model)
+
+
+def _curve(kind: str, points: list[DialPoint]) -> DialCurve:
+    points = sorted(points, key=lambda p: p.k)
+    rho, never, move = {}, {}, {}
+    for conv in CONVENTIONS:
+        pts = [(p.k, p.baseline_rank[conv]) for p in points if p.baseline_rank[conv] is not None]
+        rs = [r for _, r in pts]
+        never[conv] = all(b >= a for a, b in zip(rs, rs[1:]))
+        move[conv] = int(max(rs) - min(rs)) if rs else 0
+        if len(pts) >= 2 and len(set(rs)) > 1:
+            rho[conv] = spearman(np.log([k for k, _ in pts]), rs)
+        else:
+            rho[conv] = None
+    return DialCurve(kind, points, rho, never, move)
+
+
+def aggregation_dial(table: pd.DataFrame, *, spec: LeaderboardSpec, n_series: int) -> Dial:
+    """The dial's curves from a score set holding ``groups:<k>`` / ``groups_random:<k>`` units (and
+    ``total`` / ``series`` as end points).
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``ScoreSet.table`` of one dataset.
+    spec : LeaderboardSpec
+        The production baseline and alpha.
+    n_series : int
+        Series of the panel (``k`` of the ``series`` unit, and groups' size ``n_series / k``).
+
+    Returns
+    -------
+    Dial
+        A ``size`` curve (size-sorted groups) and a ``random`` curve where the table has such units.
+
+    References
+    ----------
+    Evaluation-choices paper, section 4.2, Table 3 and Figure 1; Friedman (1937); Spearman (1904).
+    """
+    check_table(table, models=[spec.baseline])
+    if n_series < 1:
+        raise MetricInputError(f"n_series must be positive, got {n_series}")
+    units = list(table["unit"].unique())
+    kinds: dict[str, list[tuple[str, int]]] = {"size": [], "random": []}
+    ends: list[tuple[str, int]] = []
+    for u in units:
+        kind, k = group_kind(u)
+        if k is not None:
+            kinds[kind].append((u, k))
+        elif u == "total":
+            ends.append((u, 1))
+        elif u == "series":
+            ends.append((u, n_series))
+    computed: dict[str, DialPoint] = {}
+
+    def point(u: str, k: int) -> DialPoint:
+        if u not in computed:
+            computed[u] = _point(table[table["unit"] == u], unit=u, k=k, n_series=n_series,
+                                 baseline=spec.baseline, alpha=spec.alpha)
+        return computed[u]
+
+    curves = []
+    for kind, members in kinds.items():
+        if not members:
+            continue
+        ks = {k for _, k in members}
+        extra = [(u, k) for u, k in ends if k not in ks]  # groups:1 is the total, groups:n the series
+        curves.append(_curve(kind, [point(u, k) for u, k in members + extra]))
+    return Dial(spec.baseline, int(n_series), curves)
+
+
+def dial_units(n_series: int, *, ks: Sequence[int] = (1, 5, 25, 125, 625), random: bool = True) -> list[str]:
+    """The units a dial run asks the engine for: ``groups:k`` for each ``k`` below ``n_series`` (capped by
+    it), the random control at the same ``k``, and ``series``."""
+    kept = sorted({min(int(k), n_series) for k in ks if k >= 1})
+    units = [f"groups:{k}" for k in kept if k < n_series]
+    if random:
+        units += [f"groups_random:{k}" for k in kept if 1 < k < n_series]
+    return units + ["series"]
