@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import blocks_of, check_table, wide
+from tycheon.analysis._scores import PreparedScores, prepared, require_models, wide
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.bootstrap import paired_means_bootstrap
 
@@ -64,14 +64,13 @@ class AcrossDatasets:
     models: list[ModelAcross]
 
 
-def relative_error(table: pd.DataFrame, *, dataset: str, metric: str, random_walk: str, unit: str = "series",
+def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric: str, random_walk: str, unit: str = "series",
                    n_resamples: int = 2000, seed: int = 0) -> list[RelativeError]:
     """Geometric-mean relative error of every model against the random walk on one dataset (see the
     module docstring), with a series-level paired bootstrap CI."""
-    check_table(table)
-    rows = table[table["unit"] == unit]
-    check_table(rows, models=[random_walk])
-    w = wide(blocks_of(rows, (metric,)), metric)  # [(series, origin), model]
+    scores = prepared(table)[unit]
+    require_models(scores, [random_walk])
+    w = wide(scores.blocks((metric,)), metric)  # [(series, origin), model]
     rw = w[random_walk]
     ok = (w > 0) & np.isfinite(w) & ((rw > 0) & np.isfinite(rw)).to_numpy()[:, None]
     logs = np.log(w.where(ok)).sub(np.log(rw.where(rw > 0)), axis=0)  # NaN where excluded

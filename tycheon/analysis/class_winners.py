@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import blocks_of, check_table, ranks
+from tycheon.analysis._scores import PreparedScores, prepared, ranks, require_models
 from tycheon.data.demand import ADI_CUTOFF, CLASSES, CV2_CUTOFF
-from tycheon.metrics.errors import MetricInputError
 
 __all__ = ["ClassRow", "ClassWinners", "class_winners"]
 
@@ -51,11 +50,11 @@ class ClassWinners:
 
 
 def _leaders(blocks: pd.DataFrame, metric: str) -> tuple[dict[str, float], dict[str, int]]:
-    means = {m: v for m, v in blocks.groupby("model")[metric].mean().to_dict().items() if np.isfinite(v)}
+    means = {str(m): v for m, v in blocks.groupby("model")[metric].mean().to_dict().items() if np.isfinite(v)}
     return means, ranks(means)
 
 
-def class_winners(table: pd.DataFrame, *, baseline: str, metric: str, unit: str = "series") -> ClassWinners:
+def class_winners(table: pd.DataFrame | PreparedScores, *, baseline: str, metric: str, unit: str = "series") -> ClassWinners:
     """Top three per demand class and how many classes the pooled winner leads (paper, Table 4).
 
     .. math:: \\bar M_{m,c} = \\frac{1}{|B_c|}\\sum_{b \\in B_c} M_{mb}
@@ -78,12 +77,9 @@ def class_winners(table: pd.DataFrame, *, baseline: str, metric: str, unit: str 
     ----------
     Evaluation-choices paper, section 5, Table 4; Syntetos, Boylan & Croston (2005), JORS 56(5).
     """
-    check_table(table)
-    rows_u = table[table["unit"] == unit]
-    if rows_u.empty:
-        raise MetricInputError(f"no rows for unit {unit!r} (units present: {sorted(table['unit'].unique())})")
-    check_table(rows_u, models=[baseline])
-    blocks = blocks_of(rows_u, (metric,))
+    scores = prepared(table)[unit]
+    require_models(scores, [baseline])
+    blocks = scores.blocks((metric,))
     pooled, pooled_rank = _leaders(blocks, metric)
     winner = min(pooled, key=lambda m: (pooled_rank[m], m))
     cells = blocks.drop_duplicates(["series_id", "origin"])

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import blocks_of, check_table, group_kind, ranks, wide
+from tycheon.analysis._scores import PreparedScores, UnitScores, group_kind, prepared, ranks, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.friedman import friedman_nemenyi
@@ -63,8 +63,10 @@ class Dial:
     curves: list[DialCurve]
 
 
-def _point(rows: pd.DataFrame, *, unit: str, k: int, n_series: int, baseline: str, alpha: float) -> DialPoint:
-    blocks = blocks_of(rows, ("wape", "rmsse"))
+def _point(scores: UnitScores, *, k: int, n_series: int, baseline: str, alpha: float) -> DialPoint:
+    require_models(scores, [baseline])
+    unit = scores.unit
+    blocks = scores.blocks(("wape", "rmsse"))
     models = sorted(blocks["model"].unique())
     med_wape = blocks.groupby("model")["wape"].median().to_dict()
     mean_rmsse = blocks.groupby("model")["rmsse"].mean().to_dict()
@@ -80,8 +82,7 @@ def _point(rows: pd.DataFrame, *, unit: str, k: int, n_series: int, baseline: st
 
 
 def _rank(values: dict[str, float], model: str) -> int | None:
-    finite = {m: v for m, v in values.items() if np.isfinite(v)}
-    return ranks(finite).get(model)
+    return ranks({str(m): v for m, v in values.items()}).get(model)
 
 
 def _curve(kind: str, points: list[DialPoint]) -> DialCurve:
@@ -99,14 +100,14 @@ def _curve(kind: str, points: list[DialPoint]) -> DialCurve:
     return DialCurve(kind, points, rho, never, move)
 
 
-def aggregation_dial(table: pd.DataFrame, *, spec: LeaderboardSpec, n_series: int) -> Dial:
+def aggregation_dial(table: pd.DataFrame | PreparedScores, *, spec: LeaderboardSpec, n_series: int) -> Dial:
     """The dial's curves from a score set holding ``groups:<k>`` / ``groups_random:<k>`` units (and
     ``total`` / ``series`` as end points).
 
     Parameters
     ----------
-    table : DataFrame
-        ``ScoreSet.table`` of one dataset.
+    table : DataFrame or PreparedScores
+        ``ScoreSet.table`` of one dataset, or several split by unit.
     spec : LeaderboardSpec
         The production baseline and alpha.
     n_series : int
@@ -121,10 +122,10 @@ def aggregation_dial(table: pd.DataFrame, *, spec: LeaderboardSpec, n_series: in
     ----------
     Evaluation-choices paper, section 4.2, Table 3 and Figure 1; Friedman (1937); Spearman (1904).
     """
-    check_table(table, models=[spec.baseline])
     if n_series < 1:
         raise MetricInputError(f"n_series must be positive, got {n_series}")
-    units = list(table["unit"].unique())
+    scores = prepared(table)
+    units = list(scores)
     kinds: dict[str, list[tuple[str, int]]] = {"size": [], "random": []}
     ends: list[tuple[str, int]] = []
     for u in units:
@@ -139,8 +140,7 @@ def aggregation_dial(table: pd.DataFrame, *, spec: LeaderboardSpec, n_series: in
 
     def point(u: str, k: int) -> DialPoint:
         if u not in computed:
-            computed[u] = _point(table[table["unit"] == u], unit=u, k=k, n_series=n_series,
-                                 baseline=spec.baseline, alpha=spec.alpha)
+            computed[u] = _point(scores[u], k=k, n_series=n_series, baseline=spec.baseline, alpha=spec.alpha)
         return computed[u]
 
     curves = []

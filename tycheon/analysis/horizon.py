@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import check_table, ranks
+from tycheon.analysis._scores import PreparedScores, prepared, ranks
 from tycheon.metrics.aggregate import step_scores
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.ranking import spearman_test
@@ -40,7 +40,7 @@ class HorizonRobustness:
     max_move_model: str | None
 
 
-def horizon_robustness(table: pd.DataFrame, *, metric: str = "mase", unit: str = "series") -> HorizonRobustness:
+def horizon_robustness(table: pd.DataFrame | PreparedScores, *, metric: str = "mase", unit: str = "series") -> HorizonRobustness:
     """Ranks at each horizon step, and short-half vs long-half rank agreement.
 
     .. math:: \\bar M_{m,h} = \\frac{1}{|B_h|}\\sum_{b \\in B_h} \\frac{|e_{b,h}|}{s_b}, \\qquad
@@ -59,11 +59,8 @@ def horizon_robustness(table: pd.DataFrame, *, metric: str = "mase", unit: str =
     """
     if metric not in ("mase", "rmsse"):
         raise MetricInputError(f"metric must be 'mase' or 'rmsse' (per-step scaled errors), got {metric!r}")
-    check_table(table)
-    rows = table[table["unit"] == unit]
-    if rows.empty:
-        raise MetricInputError(f"no rows for unit {unit!r} (units present: {sorted(table['unit'].unique())})")
-    per_step = step_scores(rows, by=("model",)).pivot(index="model", columns="step", values=f"{metric}_mean")
+    parts = [step_scores(g, by=("model",)) for _, g in prepared(table)[unit].by_model()]  # one model at a time
+    per_step = pd.concat(parts).pivot(index="model", columns="step", values=f"{metric}_mean")
     per_step = per_step.dropna()  # models with a value at every step
     steps = [int(h) for h in per_step.columns]
     if len(steps) < 2 or len(per_step) < 2:

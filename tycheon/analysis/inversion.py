@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import blocks_of, check_table, dm_family, ranks, step_losses
+from tycheon.analysis._scores import PreparedScores, UnitScores, dm_family, prepared, ranks, require_models
 from tycheon.analysis.leaderboard import LeaderboardSpec
 
 __all__ = ["Inversion", "InversionColumn", "unit_column", "unit_inversion"]
@@ -73,8 +73,7 @@ class Inversion:
 
 
 def _rank_of(means: dict[str, float], model: str) -> int | None:
-    finite = {m: v for m, v in means.items() if np.isfinite(v)}
-    return ranks(finite).get(model) if finite else None
+    return ranks(means).get(model)
 
 
 def _weighted_means(blocks: pd.DataFrame, metric: str) -> dict[str, float]:
@@ -86,19 +85,19 @@ def _weighted_means(blocks: pd.DataFrame, metric: str) -> dict[str, float]:
 
 
 def unit_column(
-    table: pd.DataFrame,
+    unit: UnitScores,
     *,
     spec: LeaderboardSpec,
     metrics: Sequence[str],
     shared_models: Sequence[str] | None = None,
     shared_origins: Sequence[pd.Timestamp] | None = None,
 ) -> InversionColumn:
-    """Table 1's column for one unit's score-set rows (see the module docstring)."""
-    check_table(table, models=[spec.baseline])
+    """Table 1's column for one unit (see the module docstring)."""
+    require_models(unit, [spec.baseline])
     metrics = tuple(metrics)
-    blocks = blocks_of(table, metrics)
+    blocks = unit.blocks(metrics)
     means = {m: blocks.groupby("model")[m].mean().to_dict() for m in metrics}
-    losses = step_losses(table)
+    losses = unit.step_losses()
     fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
     cross = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha,
                       cross_sectional=True)
@@ -108,8 +107,8 @@ def unit_column(
     shared_means = {m: shared.groupby("model")[m].mean().to_dict() for m in metrics}
     weighted = {m: _weighted_means(blocks, m) if "weight" in blocks else {} for m in metrics}
     return InversionColumn(
-        unit=str(table["unit"].iloc[0]), n_series=int(table["series_id"].nunique()),
-        n_origins=int(table["origin"].nunique()), n_models=int(table["model"].nunique()),
+        unit=unit.unit, n_series=unit.nunique("series_id"), n_origins=unit.nunique("origin"),
+        n_models=len(unit.models),
         n_blocks=int(blocks[["series_id", "origin"]].drop_duplicates().shape[0]),
         baseline_rank={m: _rank_of(means[m], spec.baseline) for m in metrics},
         random_walk_rank={m: _rank_of(means[m], spec.random_walk) for m in metrics},
@@ -118,12 +117,12 @@ def unit_column(
         shared_n_models=len(models), shared_n_origins=len(origins),
         weighted_baseline_rank={m: _rank_of(weighted[m], spec.baseline) for m in metrics},
         cross_sectional_better=cross.n_better, cross_sectional_worse=cross.n_worse,
-        cross_sectional_tested=cross.n_tested, n_periods=int(table["target_period"].nunique()),
+        cross_sectional_tested=cross.n_tested, n_periods=unit.nunique("target_period"),
     )  # fmt: skip
 
 
 def unit_inversion(
-    table: pd.DataFrame,
+    table: pd.DataFrame | PreparedScores,
     *,
     spec: LeaderboardSpec,
     metrics: Sequence[str] | None = None,
@@ -132,8 +131,9 @@ def unit_inversion(
 
     Parameters
     ----------
-    table : DataFrame
-        ``ScoreSet.table`` of one dataset (several units, the same origins).
+    table : DataFrame or PreparedScores
+        ``ScoreSet.table`` of one dataset (several units, the same origins), or the same split by unit
+        (:class:`PreparedScores`, to share block scores between analyses).
     spec : LeaderboardSpec
         Baseline, random walk, horizon/stride of the protocol (the DM overlap lag) and alpha.
     metrics : sequence of str, optional
@@ -149,15 +149,14 @@ def unit_inversion(
     Evaluation-choices paper, sections 4 and 4.1, Table 1; Diebold & Mariano (1995); Harvey, Leybourne &
     Newbold (1997); Benjamini & Hochberg (1995).
     """
-    check_table(table, models=[spec.baseline])
+    scores = prepared(table)
     metrics = tuple(metrics) if metrics is not None else tuple(dict.fromkeys((*spec.metrics, "wape")))
-    units = list(table["unit"].unique())
-    by_unit = {u: table[table["unit"] == u] for u in units}
-    model_sets = [set(t["model"].unique()) for t in by_unit.values()]
-    origin_sets = [set(t["origin"].unique()) for t in by_unit.values()]
+    units = list(scores)
+    model_sets = [set(scores[u].models) for u in units]
+    origin_sets = [set(pd.unique(scores[u].column("origin"))) for u in units]
     shared_models = sorted(set.intersection(*model_sets))
     shared_origins = sorted(set.intersection(*origin_sets))
-    columns = [unit_column(by_unit[u], spec=spec, metrics=metrics, shared_models=shared_models,
+    columns = [unit_column(scores[u], spec=spec, metrics=metrics, shared_models=shared_models,
                            shared_origins=shared_origins) for u in units]
     columns.sort(key=lambda c: (c.unit == "series", c.n_series, c.unit))
     inverted = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from tycheon.analysis._scores import prepared
 from tycheon.analysis.inversion import unit_column
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError
@@ -67,16 +68,14 @@ def spikiness_sweep(tables: Mapping[float, pd.DataFrame], *, spec: LeaderboardSp
         raise MetricInputError("tables must map at least one spikiness setting to its score set")
     points = []
     for setting in sorted(tables):
-        t = tables[setting]
-        units = set(t["unit"].unique())
-        if not {"total", "series"} <= units:
-            raise MetricInputError(f"spikiness {setting}: the score set needs units 'total' and 'series', has {sorted(units)}")
-        total = unit_column(t[t["unit"] == "total"], spec=spec, metrics=(metric,))
-        series_rows = t[t["unit"] == "series"]
-        series = unit_column(series_rows, spec=spec, metrics=(metric,))
+        scores = prepared(tables[setting])
+        if not {"total", "series"} <= set(scores):
+            raise MetricInputError(f"spikiness {setting}: the score set needs units 'total' and 'series', has {sorted(scores)}")
+        total = unit_column(scores["total"], spec=spec, metrics=(metric,))
+        series = unit_column(scores["series"], spec=spec, metrics=(metric,))
+        cells = scores["series"].blocks().drop_duplicates(["series_id", "origin"])
         n = max(total.n_models, series.n_models)
         r_t, r_s = total.baseline_rank[metric], series.baseline_rank[metric]
-        cells = series_rows.drop_duplicates(["series_id", "origin"])
         smooth = float((cells["demand_class"] == "smooth").mean()) if len(cells) else float("nan")
         points.append(SweepPoint(float(setting), n, r_t, r_s, total.n_better, series.n_better, smooth,
                                  bool(r_t is not None and r_s is not None and r_t <= 2 and r_s >= series.n_models - 2)))

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import blocks_of, check_table, dm_family, step_losses, wide
+from tycheon.analysis._scores import PreparedScores, StepLosses, dm_family, prepared, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.bootstrap import paired_means_bootstrap, ranking_bootstrap
@@ -91,32 +91,32 @@ def _rank_interval(counts: pd.DataFrame, confidence: float) -> dict[str, tuple[i
     return out
 
 
-def _mcs(table: pd.DataFrame, *, metric: str, horizon: int, n_resamples: int,
+def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
          seed: int) -> tuple[dict[str, float], list[str], int, str | None]:
     from arch.bootstrap import MCS  # a well-kept implementation (Sheppard, arch), not a hand-written one
 
     squared = metric == "rmsse"
-    scale = table["scale_rmse" if squared else "scale_mae"].to_numpy(dtype=np.float64)
-    ok = scale > 0
-    rows = table.loc[ok]
-    err = (rows["point"] - rows["actual"]).abs().to_numpy() / scale[ok]
-    frame = rows[["series_id", "step", "origin", "model", "target_period"]].assign(loss=err * err if squared else err)
-    cells = frame.set_index(["series_id", "origin", "step", "model"])["loss"].unstack("model").dropna()
-    if cells.shape[1] < 2:
+    scale = losses.scale_rmse if squared else losses.scale_mae  # [cell]
+    ok = (scale > 0) & np.isfinite(losses.loss).all(axis=1)  # cells every model scored
+    if losses.loss.shape[1] < 2 or not ok.any():
         return {}, [], 0, "fewer than two models share a scored cell"
-    periods = frame.drop_duplicates(["series_id", "origin", "step"]).set_index(["series_id", "origin", "step"])
-    period = periods["target_period"].reindex(cells.index).to_numpy()
-    series = cells.groupby(period).mean().sort_index()  # [period, model]
+    err = losses.loss[ok] / scale[ok, None]  # [cell, model]
+    loss = err * err if squared else err
+    codes, period = np.unique(losses.period[ok], return_inverse=True)
+    count = np.bincount(period, minlength=len(codes)).astype(np.float64)
+    series = np.stack([np.bincount(period, weights=loss[:, j], minlength=len(codes)) / count
+                       for j in range(loss.shape[1])], axis=1)  # [period, model], periods in time order
     if len(series) < 2 * horizon:
         return {}, [], len(series), f"{len(series)} target periods; the MCS needs at least {2 * horizon}"
-    mcs = MCS(series, size=MCS_SIZE, reps=int(n_resamples), block_size=int(horizon), method="R", seed=seed)
+    mcs = MCS(pd.DataFrame(series, columns=losses.models), size=MCS_SIZE, reps=int(n_resamples),
+              block_size=int(horizon), method="R", seed=seed)
     mcs.compute()
     return {str(k): float(v) for k, v in mcs.pvalues["Pvalue"].items()}, [str(m) for m in mcs.included], \
         len(series), None
 
 
 def leaderboard_uncertainty(
-    table: pd.DataFrame,
+    table: pd.DataFrame | PreparedScores,
     *,
     spec: LeaderboardSpec,
     metric: str,
@@ -152,13 +152,9 @@ def leaderboard_uncertainty(
     """
     if resample not in ("block", "series"):
         raise MetricInputError(f"resample must be 'block' or 'series', got {resample!r}")
-    check_table(table)
-    rows_u = table[table["unit"] == unit]
-    if rows_u.empty:
-        raise MetricInputError(f"no rows for unit {unit!r} (units present: {sorted(table['unit'].unique())})")
-    check_table(rows_u, models=[spec.baseline])
-    blocks = blocks_of(rows_u, (metric,))
-    w = wide(blocks, metric)  # [(series, origin), model]
+    scores = prepared(table)[unit]
+    require_models(scores, [spec.baseline])
+    w = wide(scores.blocks((metric,)), metric)  # [(series, origin), model]
     # each row of ``w`` is one (series, origin) block
     labels = w.index.get_level_values("series_id").to_numpy() if resample == "series" else np.arange(len(w))
     boot = paired_means_bootstrap(w, blocks=labels, reference=spec.baseline,
@@ -169,14 +165,15 @@ def leaderboard_uncertainty(
         rb = ranking_bootstrap(complete, series=complete.index.get_level_values("series_id").to_numpy(),
                                n_resamples=n_resamples, seed=spec.seed)
         rank, keep, interval = rb.rank, rb.keep_fraction, _rank_interval(rb.rank_counts, confidence)
-    fam = dm_family(step_losses(rows_u), baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride,
+    losses = scores.step_losses()
+    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride,
                     alpha=spec.alpha)
     tested = list(fam.p_value)
     p_holm = dict(zip(tested, holm([fam.p_value[m] for m in tested]), strict=True)) if tested else {}
     mcs_p, included, n_periods, reason = ({}, [], 0, "not asked")
     if mcs:
         try:
-            mcs_p, included, n_periods, reason = _mcs(rows_u, metric=metric, horizon=spec.horizon,
+            mcs_p, included, n_periods, reason = _mcs(losses, metric=metric, horizon=spec.horizon,
                                                       n_resamples=n_resamples, seed=spec.seed)
         except (ValueError, np.linalg.LinAlgError) as err:
             reason = f"{type(err).__name__}: {err}"
