@@ -27,15 +27,15 @@ def test_each_class_gets_its_own_top_three_and_the_pooled_winner_leads_two_of_fo
     res = class_winners(table, baseline="base", metric="rmsse")
     assert res.pooled_winner == "a" and res.pooled_winner_leads == 2 and res.n_classes == 4
     assert res.distinct_winners == 3
-    leaders = {r.demand_class: [m for m, _ in r.top] for r in res.rows}
+    leaders = {r.demand_class: [t.model for t in r.top] for r in res.rows}
     assert leaders == {"smooth": ["a", "b", "c"], "erratic": ["a", "c", "b"],
                        "intermittent": ["b", "rw", "a"], "lumpy": ["c", "rw", "a"]}
     for r in res.rows:
         assert r.baseline_rank == 5 and r.n_models == 5 and r.n_blocks == 20 * 7
-        assert r.top[0][1] < r.top[1][1] < r.top[2][1] < r.baseline_value
+        assert r.top[0].value < r.top[1].value < r.top[2].value < r.baseline_value
     smooth = table[(table["demand_class"] == "smooth") & (table["model"] == "a")]
     by_block = smooth.assign(se=(smooth["point"] - smooth["actual"]) ** 2).groupby(["series_id", "origin"])["se"].mean()
-    assert res.rows[0].top[0][1] == pytest.approx(float((by_block ** 0.5).mean()))  # mean block RMSSE, scale 1
+    assert res.rows[0].top[0].value == pytest.approx(float((by_block ** 0.5).mean()))  # mean block RMSSE, scale 1
     assert res.class_counts == {"smooth": 140, "erratic": 140, "intermittent": 140, "lumpy": 140, "undefined": 80}
     assert (res.adi_cutoff, res.cv2_cutoff) == (1.32, 0.49)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.perf.common import HORIZON, N_ORIGINS, STRIDE, build_panel, protocol, roster
 from benchmarks.perf.memory import peak_gib
-from tycheon.analysis._scores import PreparedScores
+from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.across import relative_error
 from tycheon.analysis.class_winners import class_winners
 from tycheon.analysis.dial import aggregation_dial, dial_units

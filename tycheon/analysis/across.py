@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, prepared, require_models, wide
+from tycheon.analysis.prepared import PreparedScores, prepared, require_models, wide
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.bootstrap import paired_means_bootstrap
 

@@ -15,19 +15,25 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, prepared, ranks, require_models
+from tycheon.analysis.prepared import PreparedScores, prepared, ranks, require_models
 from tycheon.data.demand import ADI_CUTOFF, CLASSES, CV2_CUTOFF
 
-__all__ = ["ClassRow", "ClassWinners", "class_winners"]
+__all__ = ["ClassLeader", "ClassRow", "ClassWinners", "class_winners"]
 
 NAMED_CLASSES = CLASSES[:4]
+
+
+@dataclass(frozen=True)
+class ClassLeader:
+    model: str
+    value: float  # mean block metric in the class
 
 
 @dataclass(frozen=True)
 class ClassRow:
     demand_class: str
     n_blocks: int
-    top: list[tuple[str, float]]  # (model, mean metric), best first, up to three
+    top: list[ClassLeader]  # best first, up to three
     baseline_rank: int | None
     baseline_value: float | None
     n_models: int
@@ -96,7 +102,7 @@ def class_winners(table: pd.DataFrame | PreparedScores, *, baseline: str, metric
         winners.add(order[0])
         leads += order[0] == winner
         out.append(ClassRow(c, int(sub[["series_id", "origin"]].drop_duplicates().shape[0]),
-                            [(m, float(means[m])) for m in order[:3]], rk.get(baseline),
+                            [ClassLeader(m, float(means[m])) for m in order[:3]], rk.get(baseline),
                             float(means[baseline]) if baseline in means else None, len(means)))
     return ClassWinners(unit, metric, baseline, winner, float(pooled[winner]), int(leads), len(out),
                         len(winners), out, counts)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, UnitScores, group_kind, prepared, ranks, require_models, wide
+from tycheon.analysis.prepared import PreparedScores, UnitScores, group_kind, prepared, ranks, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.friedman import friedman_nemenyi

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, prepared, ranks
+from tycheon.analysis.prepared import PreparedScores, prepared, ranks
 from tycheon.metrics.aggregate import step_scores
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.ranking import spearman_test

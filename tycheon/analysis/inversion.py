@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, UnitScores, dm_family, prepared, ranks, require_models
+from tycheon.analysis.prepared import PreparedScores, UnitScores, dm_family, prepared, ranks, require_models
 from tycheon.analysis.leaderboard import LeaderboardSpec
 
 __all__ = ["Inversion", "InversionColumn", "unit_column", "unit_inversion"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from tycheon.analysis._scores import prepared
+from tycheon.analysis.prepared import prepared
 from tycheon.analysis.inversion import unit_column
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis._scores import PreparedScores, StepLosses, dm_family, prepared, require_models, wide
+from tycheon.analysis.prepared import PreparedScores, StepLosses, dm_family, prepared, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.bootstrap import paired_means_bootstrap, ranking_bootstrap

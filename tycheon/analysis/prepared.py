@@ -1,4 +1,4 @@
-"""Shared glue of the analyses: a score set split by unit, each unit's block scores and per-step losses
+"""Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores and per-step losses
 computed once and reused by every analysis, and the pooled DM family against the baseline. No statistic
 lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
 
@@ -22,6 +22,9 @@ from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
+
+__all__ = ["BLOCK_METRICS", "DMFamily", "PreparedScores", "StepLosses", "UnitScores", "check_table", "dm_family",
+           "group_kind", "prepared", "ranks", "require_models", "wide"]
 
 _GROUPS = re.compile(r"^(groups|groups_random):(\d+)$")
 _NEEDED = ("model", "unit", "series_id", "origin", "step", "target_period", "actual", "point")
