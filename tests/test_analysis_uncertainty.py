@@ -75,3 +75,16 @@ def test_series_resampling_and_bad_options():
         leaderboard_uncertainty(table, spec=spec(), metric="mase", resample="period")
     with pytest.raises(MetricInputError, match="unit 'total'"):
         leaderboard_uncertainty(table, spec=spec(), metric="mase", unit="total")
+
+
+def test_models_with_identical_losses_share_one_mcs_outcome_instead_of_breaking_it():
+    def err(unit, model, rng, shape):
+        common = np.random.default_rng(11).normal(0.0, 1.0, shape)
+        return common * {"base": 2.0, "a": 1.0, "twin": 1.0, "c": 3.0}[model]
+
+    table = score_table({"series": 30}, ["base", "a", "twin", "c"], err, n_origins=10)
+    res = leaderboard_uncertainty(table, spec=spec(), metric="mase", n_resamples=300)
+    rows = {r.model: r for r in res.rows}
+    assert res.mcs_reason is None
+    assert rows["a"].mcs_p == rows["twin"].mcs_p and rows["a"].in_mcs == rows["twin"].in_mcs
+    assert not rows["c"].in_mcs

@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.analyses import dial_unit_names
 from benchmarks.config import ConfigError, load_benchmark_config
+from benchmarks.render.site import render_site
 from benchmarks.results_model import parse_document
 from benchmarks.run import main as run_main
 from benchmarks.validate import validate_results_file
@@ -18,12 +19,34 @@ CONFIG = Path(__file__).parent / "fixtures" / "tiny_analyses.toml"
 
 
 @pytest.fixture(scope="module")
-def doc(tmp_path_factory):
+def results(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("analyses")
     assert run_main(["--config", str(CONFIG), "--results-dir", str(tmp / "results"), "--no-cache"]) == 0
-    path = tmp / "results" / "tinyanalyses" / "v0001.json"
+    return tmp / "results"
+
+
+@pytest.fixture(scope="module")
+def doc(results):
+    path = results / "tinyanalyses" / "v0001.json"
     assert validate_results_file(path) == []
     return parse_document(json.loads(path.read_text()))
+
+
+def test_the_robustness_and_across_pages_render_the_stored_values_with_the_dial_chart(results, doc, tmp_path):
+    out = tmp_path / "docs"
+    render_site(results_dir=results, out=out)
+    page = (out / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text()
+    for heading in ("Unit of analysis", "The aggregation dial", "The spikiness sweep", "Winner per demand class",
+                    "Uncertainty of every ranking", "Horizon robustness"):
+        assert heading in page, heading
+    assert page.count('class="tyc-chart" id="dial-1"') == 1 and "groups k (log scale" in page
+    cw = doc.analyses.class_winners[0]
+    assert f"leads {cw.pooled_winner_leads} of {cw.n_classes} classes" in page
+    across = (out / "benchmarks" / "tinyanalyses" / "across.md").read_text()
+    assert "Win rate" in across and "Beats the random walk" in across
+    again = tmp_path / "again"
+    render_site(results_dir=results, out=again)
+    assert (again / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text() == page
 
 
 def test_every_analysis_section_is_stored_for_the_synthetic_dataset(doc):

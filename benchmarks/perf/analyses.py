@@ -57,6 +57,58 @@ def _timed(label: str, fn: Callable[[], Any], log: list[tuple[str, float]]) -> A
     return out
 
 
+def small_config(config: str) -> int:
+    """The analyses' added time on a benchmark config's first dataset, as the pipeline runs them: the
+    config's roster (models that can run here), protocol and units, its ``dial`` and ``sweep``."""
+    from benchmarks.analyses import dataset_analyses, dial_unit_names, sweep_table
+    from benchmarks.config import resolve_benchmark_config
+    from benchmarks.pipeline import RunInputs, _run_models, load_dataset
+    from tycheon.backtest.protocol import RollingOrigin
+
+    path, cfg, models = resolve_benchmark_config(config)
+    inputs = RunInputs(config_path=path, config=cfg, models=models)
+    entry = cfg.datasets[0]
+    rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins, embargo=cfg.embargo,
+                            mode="benchmark")
+    spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
+                           random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride, alpha=cfg.alpha,
+                           seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
+    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest)
+    mh = entry.min_history or cfg.min_history
+    base: list[tuple[str, float]] = []
+    added: list[tuple[str, float]] = []
+    run = _timed(f"{entry.key}: backtest of the leaderboard units {list(entry.units)}", lambda: _run_models(
+        inputs, loaded, rolling, units=list(entry.units), min_history=mh, protocol_id="rolling_origin",
+        dataset=entry.key), base)
+    table = run.table
+    units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units)
+    dial = _timed(f"backtest of the dial units {units}", lambda: _run_models(
+        inputs, loaded, rolling, units=units, min_history=mh, protocol_id="rolling_origin",
+        dataset=entry.key).table if units else None, added)
+    _timed("analyses (inversion, dial, class winners, uncertainty x units x metrics, horizon, relative error)",
+           lambda: dataset_analyses(table, dataset=entry.key, protocol="rolling_origin", spec=spec,
+                                    n_series=loaded.panel.n_series, dial_table=dial), added)
+
+    def sweep():
+        tables = {}
+        for k in entry.sweep:
+            variant = load_dataset(entry.name, {**dict(entry.options), "spikiness": float(k)}, entry.subsample,
+                                   manifest=inputs.manifest)
+            tables[float(k)] = _run_models(inputs, variant, rolling, units=["total", "series"], min_history=mh,
+                                           protocol_id="rolling_origin", dataset=entry.key).table
+        return sweep_table(tables, dataset=entry.key, protocol="rolling_origin", spec=spec,
+                           n_entities=loaded.panel.n_series)
+
+    if entry.sweep:
+        res = _timed(f"spikiness sweep {list(entry.sweep)} (backtests included)", sweep, added)
+        print("  " + ", ".join(f"{p.spikiness:g}: total {p.total_rank} / series {p.series_rank} of {p.n_models}"
+                               for p in res.points))
+    total = sum(s for _, s in added)
+    print(f"{entry.key}: leaderboard backtest {base[0][1]:.1f}s; the analyses add {total:.1f}s; peak RSS "
+          f"{peak_gib():.2f} GiB")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.analyses", description=__doc__)
     parser.add_argument("--n-series", type=int, default=30490)
@@ -66,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resample", choices=["block", "series"], default="block",
                         help="bootstrap blocks of the CIs: (series, origin) blocks or whole series")
     parser.add_argument("--quick", action="store_true", help="300 series, 200 resamples (a smoke run)")
+    parser.add_argument("--config", default=None,
+                        help="measure on this benchmark config's first dataset instead (e.g. small)")
     args = parser.parse_args(argv)
+    if args.config:
+        return small_config(args.config)
     n_series = 300 if args.quick else args.n_series
     n_res = 200 if args.quick else args.n_resamples
     spec = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="snaive_momentum", random_walk="naive",

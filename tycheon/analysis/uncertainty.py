@@ -108,11 +108,20 @@ def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
                        for j in range(loss.shape[1])], axis=1)  # [period, model], periods in time order
     if len(series) < 2 * horizon:
         return {}, [], len(series), f"{len(series)} target periods; the MCS needs at least {2 * horizon}"
-    mcs = MCS(pd.DataFrame(series, columns=losses.models), size=MCS_SIZE, reps=int(n_resamples),
-              block_size=int(horizon), method="R", seed=seed)
+    # models with identical period losses (e.g. two methods that coincide on an aggregate) cannot be told
+    # apart and make the MCS's variances zero: it runs on one of each, and the others share its outcome
+    frame = pd.DataFrame(series, columns=losses.models)
+    first_of = {m: next(k for k in losses.models if np.array_equal(frame[k].to_numpy(), frame[m].to_numpy()))
+                for m in losses.models}
+    distinct = [m for m in losses.models if first_of[m] == m]
+    if len(distinct) < 2:
+        return {m: 1.0 for m in losses.models}, list(losses.models), len(series), None
+    mcs = MCS(frame[distinct], size=MCS_SIZE, reps=int(n_resamples), block_size=int(horizon), method="R", seed=seed)
     mcs.compute()
-    return {str(k): float(v) for k, v in mcs.pvalues["Pvalue"].items()}, [str(m) for m in mcs.included], \
-        len(series), None
+    p = {str(k): float(v) for k, v in mcs.pvalues["Pvalue"].items()}
+    included = {str(m) for m in mcs.included}
+    return ({m: p[first_of[m]] for m in losses.models}, [m for m in losses.models if first_of[m] in included],
+            len(series), None)
 
 
 def leaderboard_uncertainty(
@@ -175,7 +184,7 @@ def leaderboard_uncertainty(
         try:
             mcs_p, included, n_periods, reason = _mcs(losses, metric=metric, horizon=spec.horizon,
                                                       n_resamples=n_resamples, seed=spec.seed)
-        except (ValueError, np.linalg.LinAlgError) as err:
+        except (ValueError, IndexError, np.linalg.LinAlgError) as err:  # arch refuses degenerate losses
             reason = f"{type(err).__name__}: {err}"
     out = []
     for j, m in enumerate(boot.columns):
