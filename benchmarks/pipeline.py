@@ -54,6 +54,7 @@ from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
+from tycheon.data.synthetic import DEFAULT_SPIKINESS
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
 
@@ -291,7 +292,11 @@ def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rol
     sweep = None
     if entry.sweep:
         tables = {}
+        own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
         for setting in entry.sweep:
+            if float(setting) == own and {"total", "series"} <= set(entry.units):  # already scored: reuse it
+                tables[own] = table[table["unit"].isin(["total", "series"])]
+                continue
             variant = load_dataset(entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample,
                                    manifest=inputs.manifest)
             t = _run_models(inputs, variant, rolling, units=["total", "series"], min_history=min_history,

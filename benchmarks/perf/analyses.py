@@ -36,7 +36,7 @@ from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import forecaster_factory
-from tycheon.data.synthetic import generate_marketplace
+from tycheon.data.synthetic import DEFAULT_SPIKINESS, generate_marketplace
 
 __all__ = ["main"]
 
@@ -91,7 +91,11 @@ def small_config(config: str) -> int:
 
     def sweep():
         tables = {}
+        own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
         for k in entry.sweep:
+            if float(k) == own and {"total", "series"} <= set(entry.units):  # as the pipeline: reuse the run
+                tables[own] = table[table["unit"].isin(["total", "series"])]
+                continue
             variant = load_dataset(entry.name, {**dict(entry.options), "spikiness": float(k)}, entry.subsample,
                                    manifest=inputs.manifest)
             tables[float(k)] = _run_models(inputs, variant, rolling, units=["total", "series"], min_history=mh,
