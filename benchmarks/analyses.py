@@ -28,13 +28,13 @@ from benchmarks.results_model import (
     SweepTable,
     UncertaintyTable,
 )
-from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.across import RelativeError, across_datasets, relative_error
 from tycheon.analysis.class_winners import class_winners
 from tycheon.analysis.dial import aggregation_dial
 from tycheon.analysis.horizon import horizon_robustness
 from tycheon.analysis.inversion import unit_inversion
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
 from tycheon.metrics.errors import MetricInputError
@@ -116,8 +116,8 @@ def dataset_analyses(
         out.relative.extend(rel or [])
     for unit in leaderboard_units:
         for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
-            unc = attempt(f"uncertainty {unit}/{metric}", lambda: leaderboard_uncertainty(
-                scores, spec=spec, metric=metric, unit=unit, n_resamples=n_resamples))
+            unc = attempt(f"uncertainty {unit}/{metric}", lambda u=unit, m=metric: leaderboard_uncertainty(
+                scores, spec=spec, metric=m, unit=u, n_resamples=n_resamples))
             if unc is not None:
                 out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
     return out

@@ -15,7 +15,8 @@ START = pd.Timestamp("2022-01-01")
 
 
 def spec(**kw) -> LeaderboardSpec:
-    base = dict(metrics=("mase", "rmsse"), baseline="base", random_walk="rw", horizon=HORIZON, stride=HORIZON, seed=3)
+    base = {"metrics": ("mase", "rmsse"), "baseline": "base", "random_walk": "rw", "horizon": HORIZON,
+            "stride": HORIZON, "seed": 3}
     return LeaderboardSpec(**{**base, **kw})
 
 

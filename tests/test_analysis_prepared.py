@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from tests._analysis_support import score_table, spec
-from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.inversion import unit_inversion
+from tycheon.analysis.prepared import PreparedScores
 from tycheon.metrics import MetricInputError
 from tycheon.metrics.aggregate import block_scores
 

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import tycheon.stats.bootstrap as bootstrap
 from tycheon.metrics import MetricInputError
+from tycheon.stats import bootstrap
 from tycheon.stats.bootstrap import paired_block_bootstrap, paired_means_bootstrap
 
 

@@ -23,15 +23,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.perf.common import HORIZON, N_ORIGINS, STRIDE, build_panel, protocol, roster
+from benchmarks.perf.common import (
+    HORIZON,
+    N_ORIGINS,
+    STRIDE,
+    build_panel,
+    protocol,
+    roster,
+)
 from benchmarks.perf.memory import peak_gib
-from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.across import relative_error
 from tycheon.analysis.class_winners import class_winners
 from tycheon.analysis.dial import aggregation_dial, dial_units
 from tycheon.analysis.horizon import horizon_robustness
 from tycheon.analysis.inversion import unit_inversion
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
 from tycheon.backtest.engine import run
@@ -134,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     panel = build_panel(n_series)
     print(f"panel {panel.n_series} series x {len(panel.periods)} months, {N_ORIGINS} origins, stride {STRIDE}, "
           f"horizon {HORIZON}; roster {sorted(_factories())}; B = {n_res}", flush=True)
-    kw = dict(quantile_levels=(), min_history=1, backend="joblib", n_jobs=args.n_jobs, seed=0)
+    kw = {"quantile_levels": (), "min_history": 1, "backend": "joblib", "n_jobs": args.n_jobs, "seed": 0}
     base: list[tuple[str, float]] = []
     scores = _timed("backtest (series, total)", lambda: run(panel, protocol(), _factories(),
                                                            units=("series", "total"), **kw), base)
@@ -173,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  class winners: pooled {cw.pooled_winner} leads {cw.pooled_winner_leads} of {cw.n_classes}; "
           f"MCS {[r.model for r in unc.rows if r.in_mcs]} ({unc.mcs_reason or 'ok'})")
     if args.sweep_series:
-        sweep_kw = dict(quantile_levels=(), min_history=1, backend="sequential", seed=0)
+        sweep_kw = {"quantile_levels": (), "min_history": 1, "backend": "sequential", "seed": 0}
 
         def sweep():
             tables = {k: run(generate_marketplace(n_entities=args.sweep_series, n_periods=67, spikiness=k, seed=11),

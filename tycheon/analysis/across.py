@@ -73,7 +73,7 @@ def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric
     w = wide(scores.blocks((metric,)), metric)  # [(series, origin), model]
     rw = w[random_walk]
     ok = (w > 0) & np.isfinite(w) & ((rw > 0) & np.isfinite(rw)).to_numpy()[:, None]
-    logs = np.log(w.where(ok)).sub(np.log(rw.where(rw > 0)), axis=0)  # NaN where excluded
+    logs = pd.DataFrame(np.log(w.where(ok))).sub(np.log(rw.where(rw > 0)), axis=0)  # NaN where excluded
     keep = logs[random_walk].notna()
     logs = logs[keep]
     if logs.empty:

@@ -19,14 +19,24 @@ At each point, with the models scored on that unit:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis.prepared import PreparedScores, UnitScores, group_kind, prepared, ranks, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import (
+    PreparedScores,
+    UnitScores,
+    group_kind,
+    prepared,
+    ranks,
+    require_models,
+    wide,
+)
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.friedman import friedman_nemenyi
 from tycheon.stats.ranking import spearman
@@ -78,25 +88,24 @@ def _point(scores: UnitScores, *, k: int, n_series: int, baseline: str, alpha: f
         pass  # fewer than two complete blocks: no Friedman rank at this point
     cells = blocks.drop_duplicates(["series_id", "origin"])
     smooth = float((cells["demand_class"] == "smooth").mean()) if "demand_class" in cells and len(cells) else float("nan")
-    return DialPoint(unit, k, n_series / k, int(len(cells)), len(models), rank, smooth)
+    return DialPoint(unit, k, n_series / k, len(cells), len(models), rank, smooth)
 
 
-def _rank(values: dict[str, float], model: str) -> int | None:
+def _rank(values: Mapping[Any, Any], model: str) -> int | None:
     return ranks({str(m): v for m, v in values.items()}).get(model)
 
 
 def _curve(kind: str, points: list[DialPoint]) -> DialCurve:
     points = sorted(points, key=lambda p: p.k)
-    rho, never, move = {}, {}, {}
+    rho: dict[str, float | None] = {}
+    never: dict[str, bool] = {}
+    move: dict[str, int] = {}
     for conv in CONVENTIONS:
-        pts = [(p.k, p.baseline_rank[conv]) for p in points if p.baseline_rank[conv] is not None]
+        pts = [(p.k, r) for p in points if (r := p.baseline_rank[conv]) is not None]
         rs = [r for _, r in pts]
-        never[conv] = all(b >= a for a, b in zip(rs, rs[1:]))
+        never[conv] = all(b >= a for a, b in pairwise(rs))
         move[conv] = int(max(rs) - min(rs)) if rs else 0
-        if len(pts) >= 2 and len(set(rs)) > 1:
-            rho[conv] = spearman(np.log([k for k, _ in pts]), rs)
-        else:
-            rho[conv] = None
+        rho[conv] = spearman(np.log([k for k, _ in pts]), rs) if len(set(rs)) > 1 else None
     return DialCurve(kind, points, rho, never, move)
 
 

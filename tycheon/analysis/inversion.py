@@ -26,14 +26,22 @@ three per series (issue 16's reading of Table 1), on the first metric.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis.prepared import PreparedScores, UnitScores, dm_family, prepared, ranks, require_models
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import (
+    PreparedScores,
+    UnitScores,
+    dm_family,
+    prepared,
+    ranks,
+    require_models,
+)
 
 __all__ = ["Inversion", "InversionColumn", "unit_column", "unit_inversion"]
 
@@ -47,7 +55,7 @@ class InversionColumn:
     n_origins: int
     n_models: int
     n_blocks: int
-    baseline_rank: dict[str, int]  # metric -> rank
+    baseline_rank: dict[str, int | None]  # metric -> rank
     random_walk_rank: dict[str, int | None]
     n_better: int
     n_worse: int
@@ -72,11 +80,11 @@ class Inversion:
     inverted: bool | None  # None without both an aggregate and the series unit
 
 
-def _rank_of(means: dict[str, float], model: str) -> int | None:
+def _rank_of(means: Mapping[Any, Any], model: str) -> int | None:
     return ranks(means).get(model)
 
 
-def _weighted_means(blocks: pd.DataFrame, metric: str) -> dict[str, float]:
+def _weighted_means(blocks: pd.DataFrame, metric: str) -> dict[Any, Any]:
     ok = blocks[np.isfinite(blocks[metric]) & (blocks["weight"] > 0)]
     w = ok["weight"].to_numpy(dtype=np.float64)
     num = pd.Series(w * ok[metric].to_numpy(), index=ok.index).groupby(ok["model"]).sum()

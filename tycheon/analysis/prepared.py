@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,10 +48,10 @@ def group_kind(unit: str) -> tuple[str, int | None]:
     return ("size" if match.group(1) == "groups" else "random"), int(match.group(2))
 
 
-def ranks(values: dict[str, float]) -> dict[str, int]:
+def ranks(values: Mapping[Any, Any]) -> dict[str, int]:
     """Competition ranks of models by a value, lower is better, finite values only
     (:func:`tycheon.stats.ranking.rank_by_mean`)."""
-    return rank_by_mean({m: float(v) for m, v in values.items() if np.isfinite(v)})
+    return rank_by_mean({str(m): float(v) for m, v in values.items() if np.isfinite(v)})
 
 
 @dataclass(frozen=True, eq=False)

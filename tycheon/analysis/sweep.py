@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from tycheon.analysis.prepared import prepared
 from tycheon.analysis.inversion import unit_column
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import prepared
 from tycheon.metrics.errors import MetricInputError
 
 __all__ = ["SpikinessSweep", "SweepPoint", "spikiness_sweep"]

@@ -27,8 +27,15 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.analysis.prepared import PreparedScores, StepLosses, dm_family, prepared, require_models, wide
 from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import (
+    PreparedScores,
+    StepLosses,
+    dm_family,
+    prepared,
+    require_models,
+    wide,
+)
 from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.bootstrap import paired_means_bootstrap, ranking_bootstrap
 from tycheon.stats.multiplicity import holm
@@ -93,7 +100,9 @@ def _rank_interval(counts: pd.DataFrame, confidence: float) -> dict[str, tuple[i
 
 def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
          seed: int) -> tuple[dict[str, float], list[str], int, str | None]:
-    from arch.bootstrap import MCS  # a well-kept implementation (Sheppard, arch), not a hand-written one
+    from arch.bootstrap import (
+        MCS,  # a well-kept implementation (Sheppard, arch), not a hand-written one
+    )
 
     squared = metric == "rmsse"
     scale = losses.scale_rmse if squared else losses.scale_mae  # [cell]
@@ -179,7 +188,10 @@ def leaderboard_uncertainty(
                     alpha=spec.alpha)
     tested = list(fam.p_value)
     p_holm = dict(zip(tested, holm([fam.p_value[m] for m in tested]), strict=True)) if tested else {}
-    mcs_p, included, n_periods, reason = ({}, [], 0, "not asked")
+    mcs_p: dict[str, float] = {}
+    included: list[str] = []
+    n_periods = 0
+    reason: str | None = "not asked"
     if mcs:
         try:
             mcs_p, included, n_periods, reason = _mcs(losses, metric=metric, horizon=spec.horizon,
@@ -200,5 +212,5 @@ def leaderboard_uncertainty(
             mcs_p=mcs_p.get(m), in_mcs=(m in included) if mcs_p else None,
         ))  # fmt: skip
     out.sort(key=lambda r: (r.mean, r.model))
-    return Uncertainty(unit, metric, spec.baseline, resample, int(n_resamples), confidence, int(len(w)),
-                       int(len(complete)), MCS_SIZE, n_periods, reason, out)
+    return Uncertainty(unit, metric, spec.baseline, resample, int(n_resamples), confidence, len(w),
+                       len(complete), MCS_SIZE, n_periods, reason, out)
