@@ -3,7 +3,8 @@
 document's models. No statistic is computed here.
 
 Per rolling-origin dataset: the unit inversion (when the dataset has more than one unit), the aggregation
-dial (when its config lists ``dial`` group counts; the dial's units are scored by an extra backtest), the
+dial (from the dataset's level and group units, and the ``dial`` group counts its config lists, which an
+extra backtest scores), the
 class winners and the horizon robustness of the series unit, the uncertainty of every (unit, metric)
 leaderboard, and the spikiness sweep of a synthetic dataset whose config lists ``sweep`` settings. Across
 datasets: win rate, verdict cells and relative error against the random walk.
@@ -97,7 +98,8 @@ def dataset_analyses(
         inv = attempt("inversion", lambda: unit_inversion(scores.subset(leaderboard_units), spec=spec))
         if inv is not None:
             out.inversion.append(InversionTable.model_validate({**tag, **_plain(inv)}))
-    if dial_table is not None and not dial_table.empty:
+    aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
+    if (dial_table is not None and not dial_table.empty) or aggregates:
         dial = attempt("dial", lambda: aggregation_dial(scores, spec=spec, n_series=n_series))
         if dial is not None:
             out.dials.append(DialTable.model_validate({**tag, **_plain(dial)}))

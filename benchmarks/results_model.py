@@ -401,7 +401,7 @@ class DialPointRow(_Model):
 
 
 class DialCurveRow(_Model):
-    kind: Literal["size", "random"]
+    kind: Literal["size", "random", "hierarchy"]
     points: list[DialPointRow]
     spearman_log_k: dict[str, Num] = Field(description="Convention -> Spearman of rank vs log k (null: flat).")
     never_improves: dict[str, bool]

@@ -88,3 +88,16 @@ def test_dial_units_are_capped_by_the_number_of_series():
     with pytest.raises(MetricInputError, match="n_series"):
         aggregation_dial(score_table({"series": 2}, ["base", "rw"], lambda u, m, r, s: r.normal(0, 1, s)),
                          spec=spec(), n_series=0)
+
+
+def test_the_levels_of_a_real_hierarchy_form_their_own_curve_with_k_the_aggregates_per_level(small_panel):
+    units = ["total", "level:region", "level:store", "series"]
+    scores = run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=3),
+                 {m: RegistryFactory(m, {}) for m in ("naive", "snaive_momentum", "historic_mean")}, units=units)
+    dial = aggregation_dial(scores.table, spec=spec(baseline="snaive_momentum", random_walk="naive"),
+                            n_series=small_panel.n_series)
+    (hierarchy,) = dial.curves
+    n_stores = small_panel.attributes["store"].nunique()
+    assert hierarchy.kind == "hierarchy"
+    assert [p.unit for p in hierarchy.points] == ["total", "level:region", "level:store", "series"]
+    assert [p.k for p in hierarchy.points] == [1, 2, n_stores, small_panel.n_series]

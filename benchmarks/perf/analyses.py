@@ -64,7 +64,7 @@ def _timed(label: str, fn: Callable[[], Any], log: list[tuple[str, float]]) -> A
     return out
 
 
-def small_config(config: str) -> int:
+def small_config(config: str, dataset: str | None = None) -> int:
     """The analyses' added time on a benchmark config's first dataset, as the pipeline runs them: the
     config's roster (models that can run here), protocol and units, its ``dial`` and ``sweep``."""
     from benchmarks.analyses import dataset_analyses, dial_unit_names, sweep_table
@@ -74,7 +74,9 @@ def small_config(config: str) -> int:
 
     path, cfg, models = resolve_benchmark_config(config)
     inputs = RunInputs(config_path=path, config=cfg, models=models)
-    entry = cfg.datasets[0]
+    entry = next((d for d in cfg.datasets if d.key == dataset), None) if dataset else cfg.datasets[0]
+    if entry is None:
+        raise SystemExit(f"{config} has no dataset {dataset!r} (has {[d.key for d in cfg.datasets]})")
     rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins, embargo=cfg.embargo,
                             mode="benchmark")
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
@@ -131,9 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="300 series, 200 resamples (a smoke run)")
     parser.add_argument("--config", default=None,
                         help="measure on this benchmark config's first dataset instead (e.g. small)")
+    parser.add_argument("--dataset", default=None, help="with --config: this dataset of it (default: the first)")
     args = parser.parse_args(argv)
     if args.config:
-        return small_config(args.config)
+        return small_config(args.config, args.dataset)
     n_series = 300 if args.quick else args.n_series
     n_res = 200 if args.quick else args.n_resamples
     spec = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="snaive_momentum", random_walk="naive",

@@ -15,7 +15,8 @@ from benchmarks.results_model import DialTable
 __all__ = ["across_page", "across_path", "dial_figure", "robustness_page", "robustness_path"]
 
 _CONVENTIONS = (("friedman", "Friedman mean rank"), ("mean_rmsse", "mean RMSSE"), ("median_wape", "median WAPE"))
-_DASH = {"size": "solid", "random": "dash"}
+_DASH = {"size": "solid", "random": "dash", "hierarchy": "dot"}
+_KIND = {"size": "size-sorted groups", "random": "random groups", "hierarchy": "hierarchy levels"}
 
 
 def robustness_path(name: str, dataset: str) -> str:
@@ -38,7 +39,7 @@ def dial_figure(dial: DialTable) -> dict[str, Any]:
                 continue
             data.append({
                 "type": "scatter", "mode": "lines+markers",
-                "name": charts.plotly_text(f"{label}, {'size-sorted' if curve.kind == 'size' else 'random'} groups"),
+                "name": charts.plotly_text(f"{label}, {_KIND[curve.kind]}"),
                 "x": [p.k for p in pts], "y": [p.baseline_rank[conv] for p in pts],
                 "customdata": [[p.unit, p.n_models] for p in pts],
                 "line": {"color": style.colour, "dash": _DASH[curve.kind], "width": 2},

@@ -5,7 +5,9 @@ The engine forms the groups (``groups:<k>``: series sorted by volume before the 
 split into ``k`` near-equal groups; ``groups_random:<k>``: a seeded random assignment, the control), scores
 every group's aggregate over the same origins, and this module reads the score set. Each point of a curve
 is one unit; the curve of size-sorted groups also takes ``total`` (``k = 1``) and ``series`` (``k`` = the
-number of series), the random curve the same two end points.
+number of series), the random curve the same two end points; a real hierarchy (``level:<attr>`` units,
+e.g. fpp3 tourism's state, region and purpose) gives a third curve with ``k`` = the level's aggregates
+(paper, section 4.2: "a real hierarchy walks the same curve").
 
 At each point, with the models scored on that unit:
 
@@ -59,7 +61,7 @@ class DialPoint:
 
 @dataclass(frozen=True)
 class DialCurve:
-    kind: str  # "size" or "random"
+    kind: str  # "size", "random" or "hierarchy"
     points: list[DialPoint]  # by k ascending
     spearman_log_k: dict[str, float | None] = field(default_factory=dict)  # convention -> rho (None: flat)
     never_improves: dict[str, bool] = field(default_factory=dict)
@@ -125,7 +127,8 @@ def aggregation_dial(table: pd.DataFrame | PreparedScores, *, spec: LeaderboardS
     Returns
     -------
     Dial
-        A ``size`` curve (size-sorted groups) and a ``random`` curve where the table has such units.
+        A ``size`` curve (size-sorted groups), a ``random`` curve (random groups) and a ``hierarchy``
+        curve (the ``level:<attr>`` units, ``k`` = aggregates at the level) where the table has such units.
 
     References
     ----------
@@ -135,12 +138,14 @@ def aggregation_dial(table: pd.DataFrame | PreparedScores, *, spec: LeaderboardS
         raise MetricInputError(f"n_series must be positive, got {n_series}")
     scores = prepared(table)
     units = list(scores)
-    kinds: dict[str, list[tuple[str, int]]] = {"size": [], "random": []}
+    kinds: dict[str, list[tuple[str, int]]] = {"size": [], "random": [], "hierarchy": []}
     ends: list[tuple[str, int]] = []
     for u in units:
         kind, k = group_kind(u)
         if k is not None:
             kinds[kind].append((u, k))
+        elif u.startswith("level:"):  # a real hierarchy: k is the number of aggregates at the level
+            kinds["hierarchy"].append((u, scores[u].nunique("series_id")))
         elif u == "total":
             ends.append((u, 1))
         elif u == "series":
