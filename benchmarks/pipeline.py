@@ -171,7 +171,9 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
         "dataset": dataset, "protocol": protocol_id, "status": status["status"],
         "reason": status.get("reason") or None, "traceback": _short(status.get("traceback")),
         "support": int(status.get("support", 0)) if ran else 0,
-        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")}}))
+        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")},
+        **({"failed_units": {u: f["reason"] for u, f in status["failed_units"].items()}}
+           if status.get("failed_units") else {})}))
 
 
 def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFrame:
@@ -323,11 +325,20 @@ def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict
 
 
 def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[RunWarning]:
-    """One warning per model run that did not run, by model, then in run order."""
-    return [RunWarning(dataset=r.dataset, kind="model",
-                       message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}")
-            for model_id in models for part in parts
-            if (r := part.run.records[model_id]).status != "ran"]
+    """One warning per model run that did not run, and per unit a model that ran failed on, by model,
+    then in run order."""
+    out = []
+    for model_id in models:
+        for part in parts:
+            r = part.run.records[model_id]
+            if r.status != "ran":
+                out.append(RunWarning(dataset=r.dataset, kind="model",
+                                      message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}"))
+            out.extend(RunWarning(dataset=r.dataset, kind="model",
+                                  message=f"{model_id} failed on unit {unit} of {r.dataset} ({r.protocol}); its "
+                                          f"other units are scored: {reason}")
+                       for unit, reason in r.failed_units.items())
+    return out
 
 
 def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:

@@ -162,6 +162,9 @@ class ModelRun(_Model):
     support: int = Field(ge=0, description="Blocks (series x origin, all units) scored.")
     timings: dict[str, float | None] = Field(
         description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison.")
+    failed_units: dict[str, str] = Field(default_factory=dict, description=(
+        "Units of analysis a model that ran failed on (unit -> reason): those units have no rows of it, "
+        "its other units are scored."))
 
 
 class ModelSource(_Model):

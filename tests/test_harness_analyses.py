@@ -88,3 +88,18 @@ def test_a_sweep_on_a_dataset_without_a_spikiness_dial_is_refused(tmp_path):
     bad.write_text(text)
     with pytest.raises(ConfigError, match="sweep"):
         load_benchmark_config(bad)
+
+
+def test_a_unit_a_model_failed_on_is_kept_in_its_run_record_and_warned_about():
+    from benchmarks.pipeline import DatasetPart, ProtocolRun, _model_warnings, _run_record
+
+    status = {"status": "ran", "support": 10, "fit_seconds": 0.1, "predict_seconds": 0.2,
+              "failed_units": {"groups:625": {"reason": "ValueError: boom", "traceback": "..."}}}
+    record = _run_record("synthetic_marketplace", "rolling_origin", status)
+    assert record.status == "ran" and record.failed_units == {"groups:625": "ValueError: boom"}
+    part = DatasetPart(run=ProtocolRun("synthetic_marketplace", "rolling_origin", [], {"m": record}, {}),
+                       sidecar=None)  # type: ignore[arg-type]
+    (warning,) = _model_warnings(["m"], [part])
+    assert "failed on unit groups:625" in warning.message and "other units are scored" in warning.message
+    clean = _run_record("d", "rolling_origin", {**status, "failed_units": {}})
+    assert clean.failed_units == {} and "failed_units" not in clean.model_dump(exclude_unset=True)
