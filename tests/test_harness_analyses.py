@@ -44,6 +44,8 @@ def test_the_robustness_and_across_pages_render_the_stored_values_with_the_dial_
     assert f"leads {cw.pooled_winner_leads} of {cw.n_classes} classes" in page
     across = (out / "benchmarks" / "tinyanalyses" / "across.md").read_text()
     assert "Win rate" in across and "Beats the random walk" in across
+    index = (out / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "index.md").read_text()
+    assert 'href="robustness.html"' in index
     again = tmp_path / "again"
     render_site(results_dir=results, out=again)
     assert (again / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text() == page

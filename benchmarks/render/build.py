@@ -125,6 +125,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
             "run": run, "name": dataset, "info": info, "matrices": matrices,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
+            "robustness_page": robustness.path if robustness is not None else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
             "warnings": site.warnings_for(run, dataset), "not_ran": site.not_ran(run, dataset=dataset),
             "provenance": site.provenance(run),
