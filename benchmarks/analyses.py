@@ -30,7 +30,7 @@ from benchmarks.results_model import (
     UncertaintyTable,
 )
 from tycheon.analysis.across import RelativeError, across_datasets, relative_error
-from tycheon.analysis.class_winners import class_winners
+from tycheon.analysis.class_winners import NAMED_CLASSES, class_winners
 from tycheon.analysis.dial import aggregation_dial
 from tycheon.analysis.horizon import horizon_robustness
 from tycheon.analysis.inversion import unit_inversion
@@ -116,12 +116,14 @@ def dataset_analyses(
             scores, dataset=dataset, metric=spec.metrics[0], random_walk=spec.random_walk,
             n_resamples=n_resamples, seed=spec.seed))
         out.relative.extend(rel or [])
-    for unit in leaderboard_units:
-        for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
-            unc = attempt(f"uncertainty {unit}/{metric}", lambda u=unit, m=metric: leaderboard_uncertainty(
-                scores, spec=spec, metric=m, unit=u, n_resamples=n_resamples))
-            if unc is not None:
-                out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
+    for unit in leaderboard_units:  # every leaderboard: unit x demand class x metric
+        present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
+        for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
+            for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
+                unc = attempt(f"uncertainty {unit}/{dc}/{metric}", lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
+                    scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples))
+                if unc is not None:
+                    out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
     return out
 
 

@@ -481,9 +481,10 @@ class UncertaintyTable(_Model):
     dataset: str
     protocol: Slug
     unit: str
+    demand_class: DemandClass = "all"
     metric: str
     baseline: Slug
-    resample: Literal["block", "series"]
+    resample: Literal["block", "series", "origin"]
     n_resamples: int = Field(ge=1)
     confidence: float
     n_blocks: int = Field(ge=0)

@@ -66,7 +66,9 @@ def test_every_analysis_section_is_stored_for_the_synthetic_dataset(doc):
     assert cw.unit == "series" and cw.metric == "rmsse" and cw.rows
     assert {(t.unit, t.metric) for t in a.uncertainty} == {(u, m) for u in ("series", "total", "groups:5")
                                                            for m in ("mase", "rmsse")}
-    series = next(t for t in a.uncertainty if t.unit == "series" and t.metric == "mase")
+    classes = {t.demand_class for t in a.uncertainty if t.unit == "series"}
+    assert "all" in classes and len(classes) > 1  # every leaderboard: the demand classes too
+    series = next(t for t in a.uncertainty if t.unit == "series" and t.metric == "mase" and t.demand_class == "all")
     assert series.n_resamples == 2000 and {r.model for r in series.rows} == {
         "naive", "seasonal_naive", "snaive_momentum", "ses", "historic_mean"}
     (hz,) = a.horizon

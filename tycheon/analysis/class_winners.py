@@ -18,7 +18,7 @@ import pandas as pd
 from tycheon.analysis.prepared import PreparedScores, prepared, ranks, require_models
 from tycheon.data.demand import ADI_CUTOFF, CLASSES, CV2_CUTOFF
 
-__all__ = ["ClassLeader", "ClassRow", "ClassWinners", "class_winners"]
+__all__ = ["NAMED_CLASSES", "ClassLeader", "ClassRow", "ClassWinners", "class_winners"]
 
 NAMED_CLASSES = CLASSES[:4]
 

@@ -65,6 +65,12 @@ class StepLosses:
     period: np.ndarray  # [cell] target-period code (periods in time order)
     scale_mae: np.ndarray  # [cell]
     scale_rmse: np.ndarray  # [cell]
+    demand_class: np.ndarray  # [cell] demand class of the cell's (series, origin) block
+
+    def where(self, keep: np.ndarray) -> StepLosses:
+        """The same losses on the cells ``keep`` (a boolean ``[cell]`` mask)."""
+        return StepLosses(self.models, self.loss[keep], self.series[keep], self.origin[keep], self.period[keep],
+                          self.scale_mae[keep], self.scale_rmse[keep], self.demand_class[keep])
 
 
 class UnitScores:
@@ -148,9 +154,11 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)
     scale = {c: unit.column(c).astype(np.float64)[first] if c in unit._table.columns else np.full(len(cells), np.nan)
              for c in ("scale_mae", "scale_rmse")}
+    classes = (unit.column("demand_class")[first] if "demand_class" in unit._table.columns
+               else np.full(len(cells), None, dtype=object))
     per_origin = len(o_uni) * n_h
     return StepLosses(list(models), loss, cells // per_origin, (cells // n_h) % len(o_uni), p_codes,
-                      scale["scale_mae"], scale["scale_rmse"])
+                      scale["scale_mae"], scale["scale_rmse"], classes)
 
 
 class PreparedScores(Mapping[str, UnitScores]):

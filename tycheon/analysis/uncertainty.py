@@ -69,6 +69,7 @@ class ModelUncertainty:
 @dataclass(frozen=True)
 class Uncertainty:
     unit: str
+    demand_class: str
     metric: str
     baseline: str
     resample: str
@@ -141,8 +142,9 @@ def leaderboard_uncertainty(
     unit: str = "series",
     n_resamples: int = 2000,
     confidence: float = 0.95,
-    resample: Literal["block", "series"] = "block",
+    resample: Literal["block", "series", "origin"] = "block",
     mcs: bool = True,
+    demand_class: str = "all",
 ) -> Uncertainty:
     """Bootstrap CIs, ranking stability, Holm beside BH and the model confidence set for one leaderboard.
 
@@ -158,8 +160,11 @@ def leaderboard_uncertainty(
         Unit of analysis read.
     n_resamples : int
         Bootstrap resamples :math:`B` (2000 in WP26 4.1), for the CIs, the ranking and the MCS.
-    resample : {"block", "series"}
-        Resampling block of the CIs: (series, origin) blocks, or whole series with all their origins.
+    resample : {"block", "series", "origin"}
+        Resampling block of the CIs: (series, origin) blocks, whole series with all their origins, or
+        calendar blocks (every series at one origin, so a shock shared by all series is resampled whole).
+    demand_class : str
+        ``all``, or one demand class: the blocks (and per-step losses) classified so at their origin.
     mcs : bool
         Compute the model confidence set.
 
@@ -168,13 +173,22 @@ def leaderboard_uncertainty(
     WP26 section 4.1; evaluation-choices paper, section 4; Hansen, P. R., Lunde, A. & Nason, J. M. (2011).
     The model confidence set. Econometrica 79(2), 453-497; Holm (1979); Benjamini & Hochberg (1995).
     """
-    if resample not in ("block", "series"):
-        raise MetricInputError(f"resample must be 'block' or 'series', got {resample!r}")
+    if resample not in ("block", "series", "origin"):
+        raise MetricInputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
     scores = prepared(table)[unit]
     require_models(scores, [spec.baseline])
-    w = wide(scores.blocks((metric,)), metric)  # [(series, origin), model]
+    blocks = scores.blocks((metric,))
+    losses = scores.step_losses()
+    if demand_class != "all":
+        blocks = blocks[blocks["demand_class"] == demand_class]
+        losses = losses.where(losses.demand_class == demand_class)
+        if blocks.empty:
+            raise MetricInputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
+    w = wide(blocks, metric)  # [(series, origin), model]
     # each row of ``w`` is one (series, origin) block
-    labels = w.index.get_level_values("series_id").to_numpy() if resample == "series" else np.arange(len(w))
+    labels = {"series": lambda: w.index.get_level_values("series_id").to_numpy(),
+              "origin": lambda: w.index.get_level_values("origin").to_numpy(),
+              "block": lambda: np.arange(len(w))}[resample]()
     boot = paired_means_bootstrap(w, blocks=labels, reference=spec.baseline,
                                   n_resamples=n_resamples, confidence=confidence, seed=spec.seed)
     complete = w.dropna()
@@ -183,7 +197,6 @@ def leaderboard_uncertainty(
         rb = ranking_bootstrap(complete, series=complete.index.get_level_values("series_id").to_numpy(),
                                n_resamples=n_resamples, seed=spec.seed)
         rank, keep, interval = rb.rank, rb.keep_fraction, _rank_interval(rb.rank_counts, confidence)
-    losses = scores.step_losses()
     fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride,
                     alpha=spec.alpha)
     tested = list(fam.p_value)
@@ -212,5 +225,5 @@ def leaderboard_uncertainty(
             mcs_p=mcs_p.get(m), in_mcs=(m in included) if mcs_p else None,
         ))  # fmt: skip
     out.sort(key=lambda r: (r.mean, r.model))
-    return Uncertainty(unit, metric, spec.baseline, resample, int(n_resamples), confidence, len(w),
+    return Uncertainty(unit, demand_class, metric, spec.baseline, resample, int(n_resamples), confidence, len(w),
                        len(complete), MCS_SIZE, n_periods, reason, out)
