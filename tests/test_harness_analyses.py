@@ -95,7 +95,12 @@ def test_a_sweep_on_a_dataset_without_a_spikiness_dial_is_refused(tmp_path):
 
 
 def test_a_unit_a_model_failed_on_is_kept_in_its_run_record_and_warned_about():
-    from benchmarks.pipeline import DatasetPart, ProtocolRun, _model_warnings, _run_record
+    from benchmarks.pipeline import (
+        DatasetPart,
+        ProtocolRun,
+        _model_warnings,
+        _run_record,
+    )
 
     status = {"status": "ran", "support": 10, "fit_seconds": 0.1, "predict_seconds": 0.2,
               "failed_units": {"groups:625": {"reason": "ValueError: boom", "traceback": "..."}}}
