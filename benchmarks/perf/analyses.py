@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     cw = _timed("class winners", lambda: class_winners(ps, baseline=spec.baseline, metric="rmsse"), added)
     unc = _timed(f"uncertainty (series, B={n_res}, {args.resample} blocks)", lambda: leaderboard_uncertainty(
         ps, spec=spec, metric="rmsse", n_resamples=n_res, resample=args.resample), added)
+    _timed(f"uncertainty per demand class (series, 4 classes, B={n_res})", lambda: [
+        leaderboard_uncertainty(ps, spec=spec, metric="rmsse", n_resamples=n_res, resample=args.resample,
+                                demand_class=c) for c in ("smooth", "erratic", "intermittent", "lumpy")], added)
     _timed("horizon robustness", lambda: horizon_robustness(ps, metric="mase"), added)
     _timed("relative error vs the random walk", lambda: relative_error(
         ps, dataset="synthetic", metric="mase", random_walk=spec.random_walk, n_resamples=n_res), added)
