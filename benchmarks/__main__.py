@@ -1,11 +1,12 @@
 """README command 1: run the default benchmark on the embedded data, render the pages, build the site.
 
 Each stage runs only if it exists yet; a missing stage is named, never faked. Exits non-zero if a stage
-that exists fails.
+that exists fails. Your own data: ``tycheon evaluate FILE`` (see ``tycheon evaluate --help``).
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import subprocess
 import sys
@@ -23,7 +24,14 @@ def _stage(title: str, module: str, args: list[str]) -> bool:
     return True
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Run the small benchmark on the embedded data (python -m benchmarks.run --config small "
+                    "--if-new), render the pages (python -m benchmarks.render) and build the site "
+                    "(mkdocs build --strict). Your own data: tycheon evaluate FILE.",
+        epilog="Stages: datasets list, benchmark, render, site. Each runs only if it exists yet.")
+    parser.parse_args(argv)
     _stage("datasets", "tycheon.cli", ["datasets", "list"])
     ran = _stage("benchmark", "benchmarks.run", ["--config", "small", "--if-new"])
     rendered = _stage("render", "benchmarks.render", [])

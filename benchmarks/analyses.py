@@ -38,7 +38,7 @@ from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError
 
 __all__ = ["N_RESAMPLES", "DatasetAnalyses", "across_table", "dataset_analyses", "dial_unit_names", "sweep_table"]
 
@@ -90,7 +90,7 @@ def dataset_analyses(
     def attempt(what: str, fn: Any) -> Any:
         try:
             return fn()
-        except MetricInputError as err:  # e.g. the baseline did not run on this dataset: say so, go on
+        except InputError as err:  # e.g. the baseline did not run on this dataset: say so, go on
             out.notes.append(f"{what}: {err}")
             return None
 
@@ -120,8 +120,9 @@ def dataset_analyses(
         present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
         for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
             for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
-                unc = attempt(f"uncertainty {unit}/{dc}/{metric}", lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
-                    scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples))
+                unc = attempt(f"uncertainty {unit}/{dc}/{metric}",
+                              lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
+                                  scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples))
                 if unc is not None:
                     out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
     return out

@@ -23,6 +23,8 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from tycheon.metrics.registry import metric_names
+
 __all__ = [
     "BENCHMARKS_DIR",
     "BenchmarkConfig",
@@ -32,6 +34,7 @@ __all__ = [
     "ModelConfig",
     "SktimeSource",
     "TycheonSource",
+    "UserFile",
     "load_benchmark_config",
     "load_model_config",
     "load_model_configs",
@@ -50,7 +53,6 @@ UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 ParamValue = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
 
-Metric = Literal["mase", "rmsse", "wape", "mae", "rmse", "crps"]
 CompetitionMetric = Literal["smape", "mape", "mase"]
 
 
@@ -101,14 +103,52 @@ class ModelConfig(_Strict):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
 
+class UserFile(_Strict):
+    """A user's own long-format file as a benchmark dataset (``[datasets.file]`` in a config).
+
+    ``path`` is relative to the config file. Results and pages record the file's *name* and sha256 only
+    (the dump of this entry writes ``path`` as the bare file name), never the folder it lives in.
+    """
+
+    path: Annotated[str, Field(min_length=1, max_length=400)]
+    id: Annotated[str, Field(min_length=1)] = "unique_id"
+    time: Annotated[str, Field(min_length=1)] = "ds"
+    target: Annotated[str, Field(min_length=1)] = "y"
+    levels: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    freq: Annotated[str, Field(pattern=r"^[0-9]*[A-Za-z]+(-[A-Za-z]+)?$")] | None = None
+    season_length: Annotated[StrictInt, Field(ge=1)] | None = None
+    nan_policy: Literal["raise", "zero", "drop_series"] = "raise"
+    edge_nan: Literal["policy", "unlisted"] = "policy"
+    static_universe: StrictBool = False
+    redistributable: StrictBool = False
+    licence: Annotated[str, Field(min_length=1, max_length=120)] | None = None
+
+    @pydantic.field_validator("path")
+    @classmethod
+    def _suffix(cls, value: str) -> str:
+        if Path(value).suffix.lower() not in (".csv", ".parquet", ".pq"):
+            raise ValueError(f"{value!r}: a user file must be .csv, .parquet or .pq")
+        return value
+
+    @pydantic.field_serializer("path", when_used="json")
+    def _name_only(self, value: str) -> str:
+        return Path(value).name
+
+    def resolve(self, config_dir: Path) -> Path:
+        """The file's location: ``path`` relative to the folder of the config that names it."""
+        return (config_dir / self.path).resolve()
+
+
 class DatasetEntry(_Strict):
-    """A dataset in a benchmark: loader name and options, units of analysis, optional subsample."""
+    """A dataset in a benchmark: a catalogue loader (``name`` + ``options``) or a user file (``file``),
+    units of analysis, optional subsample."""
 
     name: Annotated[str, Field(pattern=SLUG)]
     label: Annotated[str, Field(pattern=SLUG)] | None = None
     options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
         default_factory=dict
     )
+    file: UserFile | None = None
     units: list[Annotated[str, Field(pattern=UNIT)]] = Field(default_factory=lambda: ["series"], min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
     min_history: Annotated[int, Field(ge=1)] | None = None
@@ -120,8 +160,25 @@ class DatasetEntry(_Strict):
 
     @pydantic.model_validator(mode="after")
     def _check_sweep(self) -> DatasetEntry:
-        if self.sweep and self.name != "synthetic_marketplace":
+        if self.sweep and (self.name != "synthetic_marketplace" or self.file is not None):
             raise ValueError(f"sweep sets the synthetic marketplace's spikiness; dataset {self.name!r} has none")
+        return self
+
+    @pydantic.model_validator(mode="after")
+    def _known(self) -> DatasetEntry:
+        if self.file is not None:
+            if self.options:
+                raise ValueError(f"dataset {self.name!r}: a user file takes its settings in [datasets.file], "
+                                 f"not options {sorted(self.options)}")
+            return self
+        from tycheon.data.datasets import available_datasets
+
+        known = available_datasets()
+        if self.name not in known:
+            raise ValueError(
+                f"unknown dataset {self.name!r}; catalogue datasets: {known}; for your own data add a "
+                "[datasets.file] table (path relative to this config, column names id/time/target)"
+            )
         return self
 
     @property
@@ -158,14 +215,23 @@ class BenchmarkConfig(_Strict):
     stride: Annotated[StrictInt, Field(ge=1)]
     n_origins: Annotated[StrictInt, Field(ge=1)]
     embargo: Annotated[StrictInt, Field(ge=0)] = 0
+    n_calibration_origins: Annotated[StrictInt, Field(ge=0)] = Field(
+        0, description="unscored calibration origins before the first scored origin that calibrate every model's "
+                       "conformal bands from its pooled scaled residuals (0: bands from earlier scored origins only)")
     min_history: Annotated[StrictInt, Field(ge=1)]
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(min_length=1)
     n_samples: Annotated[StrictInt, Field(ge=0)] = 0
-    metrics: list[Metric] = Field(min_length=1)
+    metrics: list[str] = Field(
+        min_length=1, description="leaderboard metrics: names from tycheon.metrics.registry that rank (a loss)")
     models: list[Annotated[str, Field(pattern=SLUG)]] = Field(min_length=1)
     random_walk: Annotated[str, Field(pattern=SLUG)] = "naive"
     production_baseline: Annotated[str, Field(pattern=SLUG)] = "snaive_momentum"
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    verdict_adjust: Literal["bh", "holm"] = Field(
+        "bh", description="multiplicity adjustment of the verdict's one-sided p-values within a table's family")
+    min_cell: Annotated[StrictInt, Field(ge=2)] = Field(
+        30, description="fewest scored blocks (per-series units, demand classes) or per-step losses (aggregate "
+                        "units) for a table to name a winner and give verdicts (WP26 section 6)")
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
     backend: Literal["sequential", "joblib", "dask"] = "sequential"
@@ -180,6 +246,10 @@ class BenchmarkConfig(_Strict):
                 "non-overlapping origins (stride >= horizon) so that the pooled DM test is valid "
                 "(ADR-0006 decision 5)"
             )
+        ranked = metric_names(ranked=True)
+        unknown = [m for m in self.metrics if m not in ranked]
+        if unknown:
+            raise ValueError(f"metrics {unknown} are not ranked leaderboard metrics; available: {list(ranked)}")
         levels = list(self.quantile_levels)
         if levels != sorted(set(levels)):
             raise ValueError(f"quantile_levels must be strictly increasing, got {levels}")

@@ -23,13 +23,12 @@ import pandas as pd
 import tycheon
 from benchmarks.analyses import DatasetAnalyses, across_table, dataset_analyses, dial_unit_names, sweep_table
 from benchmarks.cache import ScoreCache, cache_key
-from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig
+from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
     SCHEMA_VERSION,
     Analyses,
-    SweepTable,
     CompetitionTable,
     DatasetInfo,
     EngineFacts,
@@ -41,6 +40,7 @@ from benchmarks.results_model import (
     Provenance,
     ResultsBody,
     RunWarning,
+    SweepTable,
 )
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
@@ -55,6 +55,7 @@ from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import DEFAULT_SPIKINESS
+from tycheon.data.userfile import load_user_file
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
 
@@ -94,10 +95,24 @@ class LoadedDataset:
     caveats: list[Caveat]
 
 
-def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path) -> LoadedDataset:
+def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path,
+                 file: UserFile | None = None, config_dir: Path | None = None) -> LoadedDataset:
     """Load a dataset through the manifest's hash check (subsampled if asked) and describe it for the
-    results' ``datasets`` block."""
-    panel = load_verified(name, manifest_path=manifest, options=options)
+    results' ``datasets`` block.
+
+    With ``file`` the dataset is a user file instead (``[datasets.file]``, its path relative to
+    ``config_dir``): no manifest entry, recorded by file name and sha256 only."""
+    if file is not None:
+        panel = load_user_file(file.resolve(config_dir or Path.cwd()), series_col=file.id, period_col=file.time,
+                               value_col=file.target, level_cols=tuple(file.levels), freq=file.freq,
+                               season_length=file.season_length, static_universe=file.static_universe,
+                               nan_policy=file.nan_policy, edge_nan=file.edge_nan,
+                               redistributable=file.redistributable, licence=file.licence, name=name)
+        options = dict(panel.meta["file"])
+        description = f"user file {options['name']} (sha256 {options['sha256']})"
+    else:
+        panel = load_verified(name, manifest_path=manifest, options=options)
+        description = catalogue.spec(name).description
     total = panel.n_series
     caveats = dataset_caveats(panel)
     if n is not None and n < total:
@@ -106,7 +121,7 @@ def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest:
                                            "sha256 of the series id"))
     d = panel.describe()
     info = {
-        "content_hash": content_hash(panel), "description": catalogue.spec(name).description,
+        "content_hash": content_hash(panel), "description": description,
         "options": dict(options), "n_series": panel.n_series, "n_series_total": total, "freq": panel.freq,
         "season_length": panel.season_length, "start": d["start"], "end": d["end"],
         "synthetic": bool(d["synthetic"]), "redistributable": bool(d["redistributable"]),
@@ -253,7 +268,8 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
                   display: dict[str, str]) -> DatasetPart:
     cfg = inputs.config
     dataset = entry.key
-    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest)
+    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest,
+                          file=entry.file, config_dir=inputs.config_path.parent)
     min_history = entry.min_history or cfg.min_history
     origins = [str(o.timestamp.date()) for o in rolling.origins(loaded.panel, min_history=min_history)]
     run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,
@@ -280,7 +296,8 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
 
 
 def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rolling: RollingOrigin,
-              spec: LeaderboardSpec, table: pd.DataFrame, *, min_history: int) -> tuple[DatasetAnalyses, SweepTable | None]:
+              spec: LeaderboardSpec, table: pd.DataFrame, *,
+              min_history: int) -> tuple[DatasetAnalyses, SweepTable | None]:
     """The dataset's issue-16 analyses; the dial's and the sweep's extra backtests run here (their model
     records are not the dataset's: a model that fails there is simply absent from that analysis)."""
     dataset = entry.key
@@ -350,10 +367,11 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
     rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins,
-                            embargo=cfg.embargo, mode="benchmark")
+                            embargo=cfg.embargo, mode="benchmark", n_calibration_origins=cfg.n_calibration_origins)
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
-                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
+                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels),
+                           verdict_adjust=cfg.verdict_adjust, min_cell=cfg.min_cell)
     rolling_parts = [_rolling_part(inputs, entry, rolling, spec, display) for entry in cfg.datasets]
     comp_parts = [_competition_part(inputs, centry, display) for centry in cfg.competition]
     parts = rolling_parts + comp_parts
@@ -402,10 +420,14 @@ def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]],
     out = [Protocol(
         id="rolling_origin", kind="rolling_origin", horizon=cfg.horizon, stride=cfg.stride,
         n_origins=cfg.n_origins, embargo=cfg.embargo, min_history=cfg.min_history, origins=origins,
-        quantile_levels=list(cfg.quantile_levels),
+        quantile_levels=list(cfg.quantile_levels), n_calibration_origins=cfg.n_calibration_origins,
         description=f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
                     f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
-                    "model refitted at every origin on data published before it")]
+                    "model refitted at every origin on data published before it"
+                    + (f"; conformal bands of every model calibrated on {cfg.n_calibration_origins} unscored "
+                       "stride-1 origins before the first scored one plus earlier scored origins, from scaled "
+                       "residuals pooled per (model, unit, step) (WP26 section 3.6)" if cfg.n_calibration_origins
+                       else "; conformal bands from each series' own earlier scored origins"))]
     if comps:
         hs = sorted({h for _, h in comps})
         names = ", ".join(f"{c.competition} ({c.key}, h={h})" for c, h in comps)

@@ -120,6 +120,9 @@ class Protocol(_Model):
     min_history: int | None = Field(default=None, ge=1)
     origins: dict[str, list[str]] = Field(default_factory=dict, description="Origin dates per dataset (ISO).")
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(default_factory=list)
+    n_calibration_origins: int | None = Field(default=None, ge=0, description=(
+        "Unscored calibration origins (stride 1, before the first scored origin) whose scaled residuals, "
+        "pooled per (model, unit, step), calibrate every model's conformal bands (WP26 section 3.6)."))
     description: str
 
 

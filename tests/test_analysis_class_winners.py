@@ -6,7 +6,7 @@ import pytest
 
 from tests._analysis_support import score_table
 from tycheon.analysis.class_winners import class_winners
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 
 CLASS_OF = ["smooth", "erratic", "intermittent", "lumpy"]
 # error sd per class and model: "a" leads smooth and erratic, "b" intermittent, "c" lumpy
@@ -42,7 +42,7 @@ def test_each_class_gets_its_own_top_three_and_the_pooled_winner_leads_two_of_fo
 
 def test_an_absent_unit_or_baseline_is_named():
     table = score_table({"series": 8}, ["base", "a"], _err)
-    with pytest.raises(MetricInputError, match="unit 'total'"):
+    with pytest.raises(InputError, match="unit 'total'"):
         class_winners(table, baseline="base", metric="rmsse", unit="total")
-    with pytest.raises(MetricInputError, match="prod"):
+    with pytest.raises(InputError, match="prod"):
         class_winners(table, baseline="prod", metric="rmsse")

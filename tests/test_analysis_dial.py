@@ -13,7 +13,7 @@ from tycheon.backtest.engine import run
 from tycheon.backtest.factories import RegistryFactory
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.data.panel import Panel
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 
 BASELINES = ("naive", "seasonal_naive", "snaive_momentum", "historic_mean", "ses", "median12")
 
@@ -85,7 +85,7 @@ def test_dial_units_are_capped_by_the_number_of_series():
                                 "groups_random:5", "groups_random:25", "groups_random:125", "groups_random:625",
                                 "series"]
     assert dial_units(100) == ["groups:1", "groups:5", "groups:25", "groups_random:5", "groups_random:25", "series"]
-    with pytest.raises(MetricInputError, match="n_series"):
+    with pytest.raises(InputError, match="n_series"):
         aggregation_dial(score_table({"series": 2}, ["base", "rw"], lambda u, m, r, s: r.normal(0, 1, s)),
                          spec=spec(), n_series=0)
 

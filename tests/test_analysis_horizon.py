@@ -7,7 +7,7 @@ import pytest
 
 from tests._analysis_support import score_table
 from tycheon.analysis.horizon import horizon_robustness
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 
 
 def test_a_model_good_only_at_short_steps_moves_and_the_halves_disagree():
@@ -24,8 +24,8 @@ def test_a_model_good_only_at_short_steps_moves_and_the_halves_disagree():
 
 
 def test_when_the_ranking_is_the_same_at_every_step_then_nothing_moves():
-    res = horizon_robustness(score_table({"series": 40}, ["a", "b"], lambda u, m, rng, s: rng.normal(0, 1 + (m == "b"), s)),
-                             metric="rmsse")
+    table = score_table({"series": 40}, ["a", "b"], lambda u, m, rng, s: rng.normal(0, 1 + (m == "b"), s))
+    res = horizon_robustness(table, metric="rmsse")
     assert res.max_move == 0 and res.max_move_model is None and res.spearman == pytest.approx(1.0)
-    with pytest.raises(MetricInputError, match="mase"):
+    with pytest.raises(InputError, match="mase"):
         horizon_robustness(score_table({"series": 4}, ["a", "b"], lambda u, m, r, s: r.normal(0, 1, s)), metric="wape")

@@ -7,7 +7,7 @@ import pytest
 
 from tests._analysis_support import score_table, spec
 from tycheon.analysis.inversion import unit_inversion
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 
 MODELS = ["base", "rw", "a", "b"]
 
@@ -38,7 +38,8 @@ def test_a_baseline_constructed_to_win_only_at_the_total_shows_the_inversion():
 
 
 def test_when_no_unit_inverts_then_inverted_is_false_and_without_series_it_is_none():
-    table = score_table({"total": 1, "series": 20}, MODELS, lambda u, m, rng, shape: rng.normal(0, 1.0 + (m == "base"), shape))
+    table = score_table({"total": 1, "series": 20}, MODELS,
+                        lambda u, m, rng, shape: rng.normal(0, 1.0 + (m == "base"), shape))
     assert unit_inversion(table, spec=spec()).inverted is False
     only_total = table[table["unit"] == "total"]
     assert unit_inversion(only_total, spec=spec()).inverted is None
@@ -75,7 +76,7 @@ def test_the_cross_sectional_dm_counts_a_shock_shared_by_all_series_once_per_per
 
 def test_bad_input_names_what_is_missing():
     table = score_table({"series": 5}, ["rw", "a"], lambda u, m, rng, shape: rng.normal(0, 1, shape))
-    with pytest.raises(MetricInputError, match="base"):
+    with pytest.raises(InputError, match="base"):
         unit_inversion(table, spec=spec())
-    with pytest.raises(MetricInputError, match="score-set table"):
+    with pytest.raises(InputError, match="score-set table"):
         unit_inversion(table.drop(columns="point"), spec=spec())

@@ -10,7 +10,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
 
 MODELS = ("naive", "snaive_momentum", "ses", "croston_sba")
@@ -146,51 +146,63 @@ def test_when_series_have_different_origins_then_friedman_drops_no_block_that_wa
     assert board["tests"]["n_blocks"] == 71 and board["tests"]["dropped_blocks"] == 0
 
 
-def test_verdict_uses_the_models_own_quantiles_when_both_give_them():
+def test_verdict_crps_is_the_band_kind_for_every_model_even_when_some_give_own_quantiles():
     from tycheon.backtest.scoreset import quantile_column
 
     table = _table(noise={"naive": 3.0, "snaive_momentum": 1.5, "ses": 0.5, "croston_sba": 1.0})
-    table[["lo80", "hi80", "lo95", "hi95"]] = np.nan  # no bands: only own quantiles can give a CRPS
-    table["has_band"] = False
     levels = (0.1, 0.5, 0.9)
     own = table["model"].isin(["naive", "ses"])
-    sd = table["model"].map({"naive": 3.0, "ses": 0.5}).fillna(1.0)
     for q, z in zip(levels, (-1.2816, 0.0, 1.2816), strict=True):
-        table[quantile_column(q)] = np.where(own, table["point"] + z * sd, np.nan)
+        # own quantiles built to make ses look terrible: if they leaked into the verdict, ses could not beat
+        table[quantile_column(q)] = np.where(own, table["point"] + z * 50.0 + 40.0, np.nan)
     table["has_quantiles"] = own
     spec = LeaderboardSpec(**{**SPEC.__dict__, "quantile_levels": levels})
-    rows = {r["model"]: r for r in _board(leaderboard_tables(table, spec=spec))["rows"]}
-    verdict = {m: r["verdict_vs_rw"] for m, r in rows.items()}
-    assert verdict["ses"] == "beats"
-    assert verdict["croston_sba"] is None  # no CRPS of one kind for both models: no verdict, not a guess
-    assert "CRPS" in rows["croston_sba"]["verdict_reason"] and rows["croston_sba"]["verdict_p_crps"] is None
-    assert rows["croston_sba"]["verdict_p_se"] is not None  # the leg that could run is still shown
-    assert rows["ses"]["verdict_reason"] is None and rows["naive"]["verdict_reason"] == "is the random walk"
-    # the CRPS leg against the library's strict verdict on the same rows (own quantiles, paired by step)
-    from tycheon.stats import verdict_from_scores
+    board = _board(leaderboard_tables(table, spec=spec))
+    rows = {r["model"]: r for r in board["rows"]}
+    assert board["tests"]["verdict_crps_kind"] == "band_quantiles"
+    assert board["tests"]["verdict_crps_levels"] == [0.025, 0.1, 0.5, 0.9, 0.975]
+    assert rows["ses"]["verdict_vs_rw"] == "beats"
+    # the CRPS leg is the band CRPS scaled by the MASE scale, computed here by hand
+    from tycheon.metrics import crps_quantiles
+    from tycheon.stats import dm_pooled
 
-    assert table["unit"].nunique() == 1
-    ref = verdict_from_scores(table[own], challenger="ses", baseline="naive", horizon=SPEC.horizon,
-                              stride=SPEC.stride, quantile_levels=levels)
-    assert ref.crps_kind == "approx_quantiles"
-    assert rows["ses"]["verdict_p_crps"] == pytest.approx(ref.crps.p_value, rel=1e-12)
-    assert rows["ses"]["verdict_p_se"] == pytest.approx(ref.squared_error.p_value, rel=1e-12)
+    q = np.sort(table[["lo95", "lo80", "point", "hi80", "hi95"]].to_numpy(), axis=1)
+    crps = crps_quantiles(actual=table["actual"].to_numpy(), quantiles=q,
+                          levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])).values / table["scale_mae"].to_numpy()
+    wide = table.assign(c=crps).pivot_table(index=["series_id", "origin", "step"], columns="model", values="c")
+    ref = dm_pooled(wide["ses"].to_numpy(), wide["naive"].to_numpy(), series=wide.index.get_level_values(0),
+                    origin=wide.index.get_level_values(1), horizon=4, stride=4, alternative="less")
+    assert rows["ses"]["verdict_p_crps"] == pytest.approx(ref.p_value, rel=1e-12)
+
+
+def test_when_no_row_has_a_band_then_the_verdict_names_the_missing_crps():
+    table = _table()
+    table[["lo80", "hi80", "lo95", "hi95"]] = np.nan
+    table["has_band"] = False
+    rows = {r["model"]: r for r in _board(leaderboard_tables(table, spec=SPEC))["rows"]}
+    assert rows["ses"]["verdict_vs_rw"] is None and "CRPS DM" in rows["ses"]["verdict_reason"]
 
 
 def test_verdict_p_values_are_the_two_one_sided_pooled_dm_tests_and_the_rule_is_the_stats_one(boards):
-    from tycheon.stats import dm_pooled, verdict_vs_random_walk
+    from tycheon.stats import dm_pooled
+    from tycheon.stats.verdict import family_verdicts
 
     table = _table()
     err = table["point"] - table["actual"]
-    se = table.assign(se=err * err).pivot_table(index=["series_id", "origin", "step"], columns="model", values="se")
-    for row in _board(boards)["rows"]:
-        if row["model"] == "naive":
-            continue
+    # the RMSSE table's point leg: squared error over the RMSSE scale squared
+    loss = table.assign(v=err * err / table["scale_rmse"] ** 2)
+    se = loss.pivot_table(index=["series_id", "origin", "step"], columns="model", values="v")
+    rows = [r for r in _board(boards, metric="rmsse")["rows"] if r["model"] != "naive"]
+    for row in rows:
         idx = se.index
         ref = dm_pooled(se[row["model"]].to_numpy(), se["naive"].to_numpy(), series=idx.get_level_values(0),
                         origin=idx.get_level_values(1), horizon=4, stride=4, alternative="less")
         assert row["verdict_p_se"] == pytest.approx(ref.p_value, rel=1e-12)
-        assert row["verdict_vs_rw"] == verdict_vs_random_walk(row["verdict_p_se"], row["verdict_p_crps"])
+    family = family_verdicts({r["model"]: r["verdict_p_se"] for r in rows},
+                             {r["model"]: r["verdict_p_crps"] for r in rows}, alpha=0.05, adjust="bh")
+    assert {r["model"]: r["verdict_vs_rw"] for r in rows} == {m: v.verdict for m, v in family.items()}
+    expected = multipletests([r["verdict_p_se"] for r in rows], method="fdr_bh")[1]
+    np.testing.assert_allclose([r["verdict_p_se_adj"] for r in rows], expected, rtol=1e-12)
 
 
 def test_when_crps_is_a_leaderboard_metric_then_it_ranks_the_models_own_quantiles():
@@ -206,18 +218,70 @@ def test_when_crps_is_a_leaderboard_metric_then_it_ranks_the_models_own_quantile
     blocks = block_scores(table, metrics=["crps"], quantile_levels=levels, crps_kind="approx_quantiles")
     expected = blocks.groupby("model")["crps"].mean()
     assert {r["model"]: r["mean"] for r in board["rows"]} == pytest.approx(expected.to_dict(), rel=1e-12)
-    with pytest.raises(MetricInputError, match="quantile levels"):
+    with pytest.raises(InputError, match="quantile levels"):
         LeaderboardSpec(**{**SPEC.__dict__, "metrics": ("crps",)})
 
 
 def test_when_a_test_cannot_be_computed_then_its_value_is_null_and_the_reason_is_recorded():
     table = _table(n_series=1, n_origins=2)  # 2 blocks: too few for a DM test or a conservative CD
-    board = _board(leaderboard_tables(table, spec=SPEC))
+    spec = LeaderboardSpec(**{**SPEC.__dict__, "min_cell": 2})
+    board = _board(leaderboard_tables(table, spec=spec))
     rows = {r["model"]: r for r in board["rows"]}
     assert rows["ses"]["dm_p"] is None and "too few independent blocks" in rows["ses"]["dm_reason"]
     assert rows["snaive_momentum"]["dm_reason"] == "is the production baseline"
     assert rows["ses"]["verdict_vs_rw"] is None and "too few" in rows["ses"]["verdict_reason"]
     assert board["tests"]["conservative_cd"] is None and board["tests"]["conservative_cd_reason"]
+
+
+def test_when_a_cell_is_below_the_minimum_then_no_winner_no_dm_and_no_verdict_are_named():
+    table = _table(n_series=4, n_origins=2)  # 8 blocks, 32 per-step losses: a series cell below 30 blocks
+    board = _board(leaderboard_tables(table, spec=SPEC))
+    tests = board["tests"]
+    assert tests["cell_ok"] is False and tests["cell_count"] == 8 and tests["cell_counts"] == "scored blocks"
+    assert board["winner"] is None and "minimum cell of 30" in tests["cell_reason"]
+    assert all(r["verdict_vs_rw"] is None and r["dm_p"] is None for r in board["rows"])
+    assert [r["rank"] for r in board["rows"]] == sorted(r["rank"] for r in board["rows"])  # still ranked, greyed
+    total = table.assign(unit="total")  # an aggregate unit counts per-step losses: 32 >= 30
+    tboard = _board(leaderboard_tables(total, spec=SPEC))
+    assert tboard["tests"]["cell_ok"] is True and tboard["tests"]["cell_count"] == 32
+    assert tboard["winner"] == tboard["rows"][0]["model"]
+
+
+def test_on_a_mase_table_the_dm_uses_scaled_losses_and_can_disagree_with_the_unscaled_variant():
+    """The lumpy/MASE case of issue 14: many small series where the challenger is clearly better in MASE,
+    one huge series where it is a little worse in absolute terms. Scaled: it beats the random walk;
+    unscaled, the huge series dominates the pooled test and the verdict is not "beats"."""
+    rng = np.random.default_rng(7)
+    rows = []
+    origins = pd.date_range("2020-01-01", periods=6, freq="6MS")
+    for s in range(40):
+        big = s == 0
+        level, scale = (10_000.0, 2_000.0) if big else (10.0, 2.0)
+        for o in origins:
+            actual = level + rng.normal(0, scale, 6)
+            for m in ("naive", "snaive_momentum", "median12"):
+                if m == "median12":
+                    sd = scale * (1.3 if big else 0.3)
+                else:
+                    sd = scale
+                point = actual + rng.normal(0, sd, 6)
+                for k in range(6):
+                    rows.append({"model": m, "unit": "series", "series_id": f"S{s:02d}", "origin": o,
+                                 "step": k + 1, "target_period": o + pd.DateOffset(months=k), "actual": actual[k],
+                                 "point": point[k], "available_at": o + pd.DateOffset(months=k + 1),
+                                 "demand_class": "lumpy", "season_length": 12, "scale_mae": scale,
+                                 "scale_rmse": scale * 1.2, "weight": 1.0, "lo80": point[k] - 1.3 * sd,
+                                 "hi80": point[k] + 1.3 * sd, "lo95": point[k] - 2 * sd, "hi95": point[k] + 2 * sd,
+                                 "has_band": True, "has_quantiles": False, "has_samples": False})
+    table = pd.DataFrame(rows)
+    spec = LeaderboardSpec(metrics=("mase",), baseline="snaive_momentum", random_walk="naive", horizon=6,
+                           stride=6)
+    board = _board(leaderboard_tables(table, spec=spec), dc="lumpy")
+    r = {x["model"]: x for x in board["rows"]}["median12"]
+    assert board["rows"][0]["model"] == "median12"
+    assert r["verdict_vs_rw"] == "beats"
+    assert r["verdict_vs_rw_unscaled"] != "beats"
+    assert r["dm_direction"] == "better" and r["dm_unscaled_direction"] != "better"
 
 
 def test_interval_coverage_is_the_share_of_records_inside_the_band_when_blocks_are_ragged():
@@ -250,3 +314,15 @@ def test_when_no_model_has_a_95_band_then_the_interval_ranking_uses_the_80_band(
     t = interval_tables(table)[0]
     assert t["interval_metric"] == "msis80"
     assert all(r["rank_interval"] is not None for r in t["rows"])
+
+
+def test_the_library_verdict_of_one_pair_gives_the_leaderboard_p_values(boards):
+    from tycheon.stats import verdict_from_scores
+
+    table = _table()
+    for metric in ("mase", "rmsse"):
+        row = next(r for r in _board(boards, metric=metric)["rows"] if r["model"] == "ses")
+        v = verdict_from_scores(table, challenger="ses", baseline="naive", horizon=4, stride=4, metric=metric,
+                                crps_kind="band_quantiles")
+        assert v.squared_error.p_value == pytest.approx(row["verdict_p_se"], rel=1e-12)
+        assert v.crps.p_value == pytest.approx(row["verdict_p_crps"], rel=1e-12)

@@ -10,12 +10,13 @@ import pytest
 from tests._analysis_support import score_table, spec
 from tycheon.analysis.inversion import unit_inversion
 from tycheon.analysis.prepared import PreparedScores
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
 
 
 def _table():
-    return score_table({"total": 1, "series": 12}, ["base", "rw", "a"], lambda u, m, rng, s: rng.normal(0, 1 + (m == "a"), s))
+    return score_table({"total": 1, "series": 12}, ["base", "rw", "a"],
+                       lambda u, m, rng, s: rng.normal(0, 1 + (m == "a"), s))
 
 
 def test_block_scores_model_by_model_equal_block_scores_of_the_whole_unit():
@@ -57,7 +58,7 @@ def test_units_from_two_tables_and_a_unit_in_both_is_refused():
     a, b = table[table["unit"] == "total"], table[table["unit"] == "series"]
     ps = PreparedScores(a, b)
     assert sorted(ps) == ["series", "total"]
-    with pytest.raises(MetricInputError, match="more than one table"):
+    with pytest.raises(InputError, match="more than one table"):
         PreparedScores(a, a)
-    with pytest.raises(MetricInputError, match="no rows for unit 'groups:5'"):
+    with pytest.raises(InputError, match="no rows for unit 'groups:5'"):
         ps["groups:5"]

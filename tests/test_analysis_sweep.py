@@ -12,7 +12,7 @@ from tycheon.backtest.engine import run
 from tycheon.backtest.factories import RegistryFactory
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.data.synthetic import generate_marketplace
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 
 BASELINES = ("naive", "seasonal_naive", "snaive_momentum", "historic_mean", "ses", "median12", "ewma")
 
@@ -31,7 +31,8 @@ def test_a_constructed_sweep_finds_the_inversion_only_where_it_was_built():
 
 
 def test_the_synthetic_dial_runs_end_to_end_at_three_settings():
-    sweep_spec = LeaderboardSpec(metrics=("mase",), baseline="snaive_momentum", random_walk="naive", horizon=6, stride=6)
+    sweep_spec = LeaderboardSpec(metrics=("mase",), baseline="snaive_momentum", random_walk="naive", horizon=6,
+                                 stride=6)
     tables = {}
     for k in (0.0, 1.0, 6.0):
         panel = generate_marketplace(n_entities=150, n_periods=67, spikiness=k, seed=11)
@@ -42,5 +43,5 @@ def test_the_synthetic_dial_runs_end_to_end_at_three_settings():
     assert all(1 <= p.total_rank <= 7 and 1 <= p.series_rank <= 7 for p in res.points)
     smooth = [p.series_smooth_share for p in res.points]
     assert smooth[0] > smooth[1] > smooth[2]  # the dial makes entities spikier
-    with pytest.raises(MetricInputError, match="'total' and 'series'"):
+    with pytest.raises(InputError, match="'total' and 'series'"):
         spikiness_sweep({1.0: tables[1.0][tables[1.0]["unit"] == "series"]}, spec=sweep_spec, metric="mase")

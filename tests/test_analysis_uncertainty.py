@@ -7,7 +7,7 @@ import pytest
 
 from tests._analysis_support import score_table, spec
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats.bootstrap import paired_means_bootstrap
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
 
@@ -29,7 +29,8 @@ def test_cis_are_the_paired_bootstrap_of_the_block_metric(result):
     table, res = result
     rows = {r.model: r for r in res.rows}
     assert [r.model for r in res.rows] == ["a", "b", "base", "rw", "c"]  # by mean
-    blocks = table.assign(se=(table["point"] - table["actual"]) ** 2).groupby(["model", "series_id", "origin"])["se"].mean() ** 0.5
+    se = table.assign(se=(table["point"] - table["actual"]) ** 2)
+    blocks = se.groupby(["model", "series_id", "origin"])["se"].mean() ** 0.5
     w = blocks.unstack("model")
     ref = paired_means_bootstrap(w, blocks=np.arange(len(w)), reference="base", n_resamples=400, seed=3)
     j = ref.columns.index("a")
@@ -70,9 +71,9 @@ def test_series_resampling_and_bad_options():
     table = score_table({"series": 20}, ["base", "a"], _err)
     res = leaderboard_uncertainty(table, spec=spec(), metric="mase", n_resamples=200, resample="series", mcs=False)
     assert res.resample == "series" and res.mcs_reason == "not asked"
-    with pytest.raises(MetricInputError, match="resample"):
+    with pytest.raises(InputError, match="resample"):
         leaderboard_uncertainty(table, spec=spec(), metric="mase", resample="period")
-    with pytest.raises(MetricInputError, match="unit 'total'"):
+    with pytest.raises(InputError, match="unit 'total'"):
         leaderboard_uncertainty(table, spec=spec(), metric="mase", unit="total")
 
 
@@ -101,5 +102,5 @@ def test_a_demand_class_leaderboard_and_calendar_blocks():
         (mine["point"] - mine["actual"]).abs().groupby([mine["series_id"], mine["origin"]]).mean().mean())
     calendar = leaderboard_uncertainty(table, spec=spec(), metric="mase", resample="origin", n_resamples=200, mcs=False)
     assert calendar.resample == "origin"
-    with pytest.raises(MetricInputError, match="erratic"):
+    with pytest.raises(InputError, match="erratic"):
         leaderboard_uncertainty(table, spec=spec(), metric="mase", demand_class="erratic")

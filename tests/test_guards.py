@@ -65,7 +65,6 @@ def test_when_training_reaches_into_the_embargo_then_it_raises():
         check_embargo(_history(21, PERIODS[21]), origin_index=20, embargo=0, periods=PERIODS, counter=counter)
 
 
-# ---------------------------------------------------------------- inside the engine
 
 def _run(protocol=None, model=None, **kwargs):
     protocol = protocol or RollingOrigin(horizon=3, stride=3, n_origins=2)

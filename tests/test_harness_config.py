@@ -211,3 +211,22 @@ def test_committed_benchmark_configs_validate():
         cfg = load_benchmark_config(Path("benchmarks/configs") / f"{name}.toml")
         assert cfg.random_walk in cfg.models and cfg.production_baseline == "snaive_momentum"
         assert cfg.stride >= cfg.horizon
+
+
+def test_benchmark_metrics_come_from_the_metric_registry(tmp_path):
+    from tycheon.metrics.registry import metric_names
+
+    cfg = load_benchmark_config(_bench(tmp_path))
+    assert set(cfg.metrics) <= set(metric_names(ranked=True))
+    text = (tmp_path / "tiny.toml").read_text().replace('metrics = ["mase"]', 'metrics = ["mase", "bias"]')
+    assert 'metrics = ["mase", "bias"]' in text
+    (tmp_path / "tiny.toml").write_text(text)
+    with pytest.raises(ConfigError, match=r"metrics \['bias'\] are not ranked leaderboard metrics; available: "):
+        load_benchmark_config(tmp_path / "tiny.toml")
+
+
+def test_verdict_adjustment_and_minimum_cell_are_config_fields(tmp_path):
+    cfg = load_benchmark_config(_bench(tmp_path, extra='verdict_adjust = "holm"\nmin_cell = 12'))
+    assert (cfg.verdict_adjust, cfg.min_cell) == ("holm", 12)
+    with pytest.raises(ConfigError, match="verdict_adjust"):
+        load_benchmark_config(_bench(tmp_path, extra='verdict_adjust = "bonferroni"'))

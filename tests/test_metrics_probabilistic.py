@@ -14,9 +14,9 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from tycheon.backtest.scoreset import quantile_column
+from tycheon.errors import InputError
 from tycheon.metrics import (
     CRPSKindMismatchError,
-    MetricInputError,
     block_scores,
     coverage,
     crps_difference,
@@ -177,15 +177,15 @@ def test_when_intervals_are_scored_then_msis_matches_scoringrules_interval_score
 
 
 def test_when_probabilistic_inputs_are_bad_then_errors_say_what():
-    with pytest.raises(MetricInputError, match="strictly increasing"):
+    with pytest.raises(InputError, match="strictly increasing"):
         crps_quantiles(actual=[0.0], quantiles=[[0.0, 1.0]], levels=[0.9, 0.1])
-    with pytest.raises(MetricInputError, match="at least 2 samples"):
+    with pytest.raises(InputError, match="at least 2 samples"):
         crps_ensemble(actual=[0.0], samples=[[1.0]])
-    with pytest.raises(MetricInputError, match="lower > upper"):
+    with pytest.raises(InputError, match="lower > upper"):
         interval_score(actual=[0.0], lower=[1.0], upper=[0.0], alpha=0.1)
-    with pytest.raises(MetricInputError, match="alpha"):
+    with pytest.raises(InputError, match="alpha"):
         interval_score(actual=[0.0], lower=[0.0], upper=[1.0], alpha=1.5)
-    with pytest.raises(MetricInputError, match="non-finite"):
+    with pytest.raises(InputError, match="non-finite"):
         crps_ensemble(actual=[np.nan], samples=[[1.0, 2.0]])
 
 
@@ -218,5 +218,29 @@ def test_when_crps_kind_is_unknown_then_it_is_refused_not_computed_as_another_ki
     table = pd.DataFrame({"model": "m", "unit": "series", "series_id": "a", "origin": 0, "step": [1, 2],
                           "actual": 1.0, "point": 1.0, "scale_mae": 1.0, "scale_rmse": 1.0,
                           "q0.1": 0.0, "q0.9": 2.0})  # fmt: skip
-    with pytest.raises(MetricInputError, match="crps_kind must be 'exact_samples' or 'approx_quantiles'"):
+    with pytest.raises(InputError, match="crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'"):
         block_scores(table, metrics=("crps",), quantile_levels=levels, crps_kind="exact")
+
+
+def test_band_quantile_crps_reads_the_bands_on_one_grid_and_is_nan_where_a_band_is_missing():
+    from tycheon.metrics.aggregate import row_crps
+
+    rng = np.random.default_rng(5)
+    n = 40
+    point = rng.normal(10, 2, n)
+    table = pd.DataFrame({"actual": rng.normal(10, 2, n), "point": point, "lo80": point - 2.0, "hi80": point + 2.5,
+                          "lo95": point - 3.5, "hi95": point + 4.0})
+    table.loc[3, "lo95"] = np.nan  # this row has an 80% band only
+    got95 = row_crps(table, crps_kind="band_quantiles", band_level=95)
+    cols = ["lo95", "lo80", "point", "hi80", "hi95"]
+    ok = table[cols].notna().all(axis=1).to_numpy()
+    ref = crps_quantiles(actual=table["actual"].to_numpy()[ok], quantiles=table.loc[ok, cols].to_numpy(),
+                         levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])).values
+    assert got95.kind == "band_quantiles" and np.isnan(got95.values[3])
+    np.testing.assert_allclose(got95.values[ok], ref, rtol=1e-13)
+    got80 = row_crps(table, crps_kind="band_quantiles", band_level=80)
+    ref80 = crps_quantiles(actual=table["actual"].to_numpy(), quantiles=table[["lo80", "point", "hi80"]].to_numpy(),
+                           levels=np.array([0.1, 0.5, 0.9])).values
+    np.testing.assert_allclose(got80.values, ref80, rtol=1e-13)
+    with pytest.raises(InputError, match="band_level"):
+        row_crps(table, crps_kind="band_quantiles", band_level=90)

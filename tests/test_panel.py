@@ -93,7 +93,7 @@ def test_when_nan_under_zero_policy_then_they_become_zero_and_are_counted():
 
 
 def test_when_nan_policy_is_unknown_then_it_is_refused():
-    with pytest.raises(PanelValidationError, match=r"nan_policy must be 'raise' or 'zero', got 'drop'"):
+    with pytest.raises(PanelValidationError, match=r"nan_policy must be one of 'raise', 'zero', 'drop_series', got 'drop'"):
         Panel.from_long(_long({"a": 3}), freq="MS", nan_policy="drop")  # type: ignore[arg-type]
 
 
@@ -182,3 +182,78 @@ def test_long_to_dense_to_long_round_trip_is_exact(panel):
     pd.testing.assert_frame_equal(back.attributes, panel.attributes)
     assert (back.freq, back.season_length, back.levels) == (panel.freq, panel.season_length, panel.levels)
     assert back.dense().observed.sum() == len(panel.data)
+
+
+def test_when_a_series_id_is_missing_then_the_rows_are_named_instead_of_a_series_called_nan():
+    frame = _long({"a": 3, "b": 3})
+    frame.loc[4, "series_id"] = None
+    with pytest.raises(PanelValidationError, match=r"1 row\(s\) have no series id in column 'series_id' \(rows \[4\]\)"):
+        Panel.from_long(frame, freq="MS")
+
+
+def test_when_periods_mix_time_zones_then_a_one_line_error_names_the_column():
+    frame = _long({"a": 3})
+    frame["period"] = ["2020-01-01T00:00:00+01:00", "2020-02-01T00:00:00+00:00", "2020-03-01T00:00:00+00:00"]
+    with pytest.raises(PanelValidationError, match=r"column 'period' mixes time zones"):
+        Panel.from_long(frame, freq="MS")
+
+
+def test_when_periods_are_in_one_time_zone_then_they_are_kept_as_wall_times():
+    frame = _long({"a": 3})
+    frame["period"] = pd.to_datetime(frame["period"]).dt.tz_localize("UTC")
+    panel = Panel.from_long(frame, freq="MS")
+    assert panel.data["period"].dt.tz is None
+    assert panel.data["period"].iloc[0] == pd.Timestamp("2020-01-01")
+
+
+def test_when_a_date_cannot_be_parsed_then_the_value_and_row_are_named():
+    frame = _long({"a": 3}).astype({"period": str})
+    frame.loc[1, "period"] = "not a date"
+    with pytest.raises(PanelValidationError, match=r"not a date: 'not a date' \(row 1\)"):
+        Panel.from_long(frame, freq="MS")
+
+
+@pytest.mark.parametrize("cast", [lambda v: v > 1, lambda v: (v > 1).astype(object)])
+def test_when_the_target_holds_booleans_then_they_are_refused_not_read_as_0_1(cast):
+    frame = _long({"a": 3})
+    frame["value"] = cast(frame["value"])
+    with pytest.raises(PanelValidationError, match=r"column 'value' holds booleans"):
+        Panel.from_long(frame, freq="MS")
+
+
+def test_when_nan_under_raise_policy_then_the_first_series_and_period_are_named():
+    frame = _long({"b": 4, "a": 4})
+    frame.loc[[2, 5], "value"] = np.nan  # b at 2020-03, a at 2020-02: a sorts first
+    with pytest.raises(PanelValidationError, match=r"the first in series 'a' at period 2020-02-01"):
+        Panel.from_long(frame, freq="MS")
+
+
+def test_when_nan_policy_is_drop_series_then_those_series_are_dropped_counted_and_listed():
+    frame = _long({"a": 4, "b": 4, "c": 4})
+    frame.loc[[1, 9], "value"] = np.nan  # a and c
+    panel = Panel.from_long(frame, freq="MS", nan_policy="drop_series")
+    assert panel.series_ids.tolist() == ["b"]
+    assert panel.meta["dropped_series"] == ["a", "c"]
+    assert sum("dropped series: 2 series" in w for w in panel.warnings) == 1
+
+
+def test_when_edges_are_unlisted_then_leading_and_trailing_nan_shorten_the_series_not_zero_it():
+    frame = _long({"a": 5, "b": 5, "c": 5})
+    frame.loc[[0, 1, 9], "value"] = np.nan   # a not yet listed for 2 periods; b delisted in its last
+    frame.loc[10:14, "value"] = np.nan      # c never has a value
+    panel = Panel.from_long(frame, freq="MS", edge_nan="unlisted")
+    view = panel.dense()
+    assert panel.series_ids.tolist() == ["a", "b"]
+    assert view.observed.tolist() == [[False, False, True, True, True], [True, True, True, True, False]]
+    assert panel.meta["unlisted_periods"] == 8
+    assert panel.meta["dropped_series"] == ["c"]
+
+
+def test_when_edges_are_unlisted_then_an_interior_nan_still_goes_by_the_nan_policy():
+    frame = _long({"a": 5})
+    frame.loc[[0, 2], "value"] = np.nan
+    with pytest.raises(PanelValidationError, match=r"series 'a' at period 2020-03-01"):
+        Panel.from_long(frame, freq="MS", edge_nan="unlisted")
+    zeroed = Panel.from_long(frame, freq="MS", edge_nan="unlisted", nan_policy="zero")
+    assert zeroed.data["value"].tolist() == [2.0, 0.0, 4.0, 5.0]
+    assert zeroed.meta["nan_filled"] == 1

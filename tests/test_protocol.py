@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit, same_targets
+from tycheon.backtest.protocol import (
+    ProtocolError,
+    RollingOrigin,
+    StaticSplit,
+    calibration_plan,
+    same_targets,
+)
 from tycheon.testing.toys import toy_panel
 
 PANEL = toy_panel(n_series=4, n_periods=36, seed=1, ragged=False, levels=False)  # columns 0..35
@@ -75,6 +81,8 @@ def test_when_analysis_mode_allows_overlap_then_the_lag_is_ceil_h_over_stride_mi
         ({"horizon": 1, "stride": 1, "embargo": -1}, r"embargo must be an integer >= 0"),
         ({"horizon": 1, "stride": 1, "n_origins": 0}, "n_origins must be a positive integer"),
         ({"horizon": 1, "stride": 1, "mode": "casual"}, "mode must be one of"),
+        ({"horizon": 1, "stride": 1, "n_calibration_origins": -1}, "n_calibration_origins must be an integer"),
+        ({"horizon": 1, "stride": 1, "n_calibration_origins": 2.5}, "n_calibration_origins must be an integer"),
     ],
 )
 def test_when_protocol_arguments_are_invalid_then_a_protocol_error_names_them(kwargs, message):
@@ -126,3 +134,44 @@ def test_origins_are_spaced_by_stride_leave_a_full_horizon_and_enough_history(ho
     assert idx[0] >= min_history and idx[0] - stride < min_history
     pairs = protocol.scored_pairs(PANEL, min_history=min_history)
     assert len(pairs) == len(origins) * horizon  # a (target, step) pair names exactly one origin
+
+
+# ---------------------------------------------------------------- calibration origins
+
+def test_calibration_origins_end_their_horizon_right_before_the_first_scored_origin_at_stride_one():
+    protocol = RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=4)
+    assert [o.index for o in protocol.origins(PANEL)] == [18, 24, 30]  # scored origins do not move
+    plan = calibration_plan(protocol, PANEL)
+    assert plan.used == (9, 10, 11, 12) and plan.skipped == ()  # c_j = 18 - 6 - j
+    origins = plan.protocol.origins(PANEL)
+    assert [o.index for o in origins] == [9, 10, 11, 12]
+    assert max(o.index + o.horizon for o in origins) == 18  # every target lies before the first scored origin
+    assert plan.protocol.mode == "analysis" and plan.protocol.n_calibration_origins == 0
+
+
+def test_calibration_origins_with_too_little_history_are_skipped_and_counted():
+    protocol = RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=15, embargo=1)
+    plan = calibration_plan(protocol, PANEL, min_history=1, calibration_min_history=5)
+    assert plan.used == tuple(range(5, 13))  # 12 down to 5 have 5 periods of history
+    assert plan.skipped == tuple(range(-2, 5))  # 7 skipped, two of them before the grid
+    assert [o.fit_end for o in plan.protocol.origins(PANEL, min_history=5)] == [c - 1 for c in plan.used]
+    none = calibration_plan(RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=2), PANEL,
+                            min_history=18)  # o_1 = 18: c = 12, 11 lack 18 periods
+    assert none.protocol is None and none.skipped == (11, 12)
+
+
+def test_without_calibration_origins_the_plan_is_empty_and_describe_records_the_setting():
+    protocol = RollingOrigin(horizon=6, stride=6, n_origins=3)
+    assert calibration_plan(protocol, PANEL).protocol is None
+    assert protocol.describe()["n_calibration_origins"] == 0
+    static = StaticSplit(horizon=3, boundary=24, stride=3, n_calibration_origins=5)
+    assert static.describe()["n_calibration_origins"] == 5
+
+
+def test_the_calibration_protocol_is_a_copy_of_the_scored_one_so_a_subclass_keeps_its_rules():
+    from tests._forecasters_support import NoEmbargoProtocol
+
+    protocol = NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=2, n_calibration_origins=3)
+    plan = calibration_plan(protocol, PANEL)
+    assert type(plan.protocol) is NoEmbargoProtocol and plan.protocol.embargo == 2
+    assert [o.fit_end for o in plan.protocol.origins(PANEL)] == [o.index for o in plan.protocol.origins(PANEL)]

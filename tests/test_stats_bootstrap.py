@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import paired_block_bootstrap, ranking_bootstrap
 
 
@@ -120,11 +120,11 @@ def test_when_two_methods_are_close_then_they_swap_in_some_resamples_like_a_plai
 
 def test_when_bootstrap_inputs_are_bad_then_errors_say_what():
     a, b, blocks = _data()
-    with pytest.raises(MetricInputError, match="label every loss"):
+    with pytest.raises(InputError, match="label every loss"):
         paired_block_bootstrap(a, b, blocks=blocks[:-1], seed=0)
-    with pytest.raises(MetricInputError, match="n_resamples"):
+    with pytest.raises(InputError, match="n_resamples"):
         paired_block_bootstrap(a, b, blocks=blocks, n_resamples=0, seed=0)
-    with pytest.raises(MetricInputError, match="by must be"):
+    with pytest.raises(InputError, match="by must be"):
         ranking_bootstrap(pd.DataFrame({"a": [1.0], "b": [2.0]}), series=[0], by="median", seed=0)
 
 
@@ -135,15 +135,15 @@ def test_when_a_series_or_block_label_is_missing_then_every_block_function_says_
 
     scores = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [2.0, 1.0, 4.0, 3.0], "c": [3.0, 3.0, 1.0, 2.0]})
     series = np.array(["s1", None, "s2", "s2"], dtype=object)
-    with pytest.raises(MetricInputError, match="series labels must not be missing"):
+    with pytest.raises(InputError, match="series labels must not be missing"):
         ranking_bootstrap(scores, series=series, n_resamples=10, seed=0)
-    with pytest.raises(MetricInputError, match="series labels must not be missing"):
+    with pytest.raises(InputError, match="series labels must not be missing"):
         conservative_cd(scores, series=series, seed=0)
-    with pytest.raises(MetricInputError, match="series labels must not be missing"):
+    with pytest.raises(InputError, match="series labels must not be missing"):
         pooled_layout(series, np.array([1, 2, 1, 2]))
-    with pytest.raises(MetricInputError, match="origin labels must not be missing"):
+    with pytest.raises(InputError, match="origin labels must not be missing"):
         pooled_layout(np.array(["s1", "s1", "s2", "s2"]), np.array([1.0, np.nan, 1.0, 2.0]))
-    with pytest.raises(MetricInputError, match="block labels must not be missing"):
+    with pytest.raises(InputError, match="block labels must not be missing"):
         paired_block_bootstrap(np.ones(4), np.zeros(4), blocks=series, n_resamples=10, seed=0)
-    with pytest.raises(MetricInputError, match="period labels must not be missing"):
+    with pytest.raises(InputError, match="period labels must not be missing"):
         dm_cross_sectional(np.ones(4), np.zeros(4), period=series, horizon=1)

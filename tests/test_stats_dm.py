@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.dm import _dm_rows
 
@@ -191,19 +191,18 @@ def test_when_series_share_period_shocks_then_the_cross_sectional_average_holds_
 
 
 def test_when_dm_inputs_are_bad_then_errors_say_what():
-    with pytest.raises(MetricInputError, match="too few"):
+    with pytest.raises(InputError, match="too few"):
         diebold_mariano([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], horizon=6)
-    with pytest.raises(MetricInputError, match="alternative"):
+    with pytest.raises(InputError, match="alternative"):
         diebold_mariano(np.ones(10), np.zeros(10), horizon=1, alternative="smaller")
-    with pytest.raises(MetricInputError, match="horizon"):
+    with pytest.raises(InputError, match="horizon"):
         overlap_lags(0)
-    with pytest.raises(MetricInputError, match="series and origin"):
+    with pytest.raises(InputError, match="series and origin"):
         dm_pooled(np.ones(10), np.zeros(10), horizon=1)
     res = diebold_mariano(np.ones(10), np.ones(10), horizon=1)  # identical forecasts
     assert res.statistic == 0.0 and res.p_value == 1.0
 
 
-# ----------------------------------------------------------------- verdict vs the random walk (ADR-0006, 6)
 def test_when_both_one_sided_tests_agree_then_the_verdict_follows_adr_decision_6():
     from tycheon.stats import verdict_vs_random_walk
 
@@ -212,7 +211,7 @@ def test_when_both_one_sided_tests_agree_then_the_verdict_follows_adr_decision_6
     assert verdict_vs_random_walk(0.97, 0.99) == "worse"
     assert verdict_vs_random_walk(0.97, 0.90) == "indistinguishable"
     assert verdict_vs_random_walk(0.5, 0.5) == "indistinguishable"
-    with pytest.raises(MetricInputError, match="p-value"):
+    with pytest.raises(InputError, match="p-value"):
         verdict_vs_random_walk(1.5, 0.1)
 
 
@@ -248,11 +247,11 @@ def test_when_a_challenger_is_far_better_or_worse_then_the_score_set_verdict_say
     assert verdict_from_scores(table, challenger="bad", horizon=2, quantile_levels=levels).verdict == "worse"
     same = verdict_from_scores(table, challenger="same", horizon=2, quantile_levels=levels)
     assert same.verdict == "indistinguishable"
-    with pytest.raises(MetricInputError, match="models present"):
+    with pytest.raises(InputError, match="models present"):
         verdict_from_scores(table, challenger="nope", horizon=2, quantile_levels=levels)
     gappy = table.copy()
     gappy.loc[gappy.model == "naive", "q0.5"] = np.nan  # baseline lacks quantiles: no mixing, no silence
-    with pytest.raises(MetricInputError, match="lack a approx_quantiles CRPS"):
+    with pytest.raises(InputError, match="lack a approx_quantiles CRPS"):
         verdict_from_scores(gappy, challenger="good", horizon=2, quantile_levels=levels)
 
 
@@ -302,7 +301,7 @@ def test_when_a_series_misses_origins_then_the_pooled_test_counts_only_present_b
     # documented: a gap makes non-adjacent present origins neighbours (more covariance terms, not fewer)
     assert res.statistic == pytest.approx(mean / math.sqrt(v / 24**2), rel=1e-10)
     assert res.n_blocks == 8 and res.df == 7
-    with pytest.raises(MetricInputError, match="too few"):
+    with pytest.raises(InputError, match="too few"):
         dm_pooled(a[:6], b[:6], series=series[:6], origin=origin[:6], horizon=3, stride=1)  # 2 blocks
 
 
@@ -310,5 +309,36 @@ def test_when_the_verdict_is_asked_for_an_unknown_crps_kind_then_it_is_refused()
     from tycheon.stats import verdict_from_scores
 
     table, levels = _verdict_table({"naive": 1.0, "good": 0.3})
-    with pytest.raises(MetricInputError, match="crps_kind must be"):
+    with pytest.raises(InputError, match="crps_kind must be"):
         verdict_from_scores(table, challenger="good", horizon=2, quantile_levels=levels, crps_kind="exact")
+
+
+def _scaled_null_size(*, n_origins: int, stride: int, reps: int, seed: int) -> dict[str, float]:
+    """Share of 5%-level rejections of the pooled DM on per-step losses scaled the leaderboard's way
+    (MASE: |e|/s; RMSSE: e^2/s^2), for two equally good models on series of very different scales whose
+    forecast errors are nested over the steps of overlapping origins."""
+    rng = np.random.default_rng(seed)
+    n_series, horizon = 10, 3
+    scale = np.exp(rng.normal(0.0, 2.0, n_series))  # scales spread over orders of magnitude
+    s = np.repeat(np.arange(n_series), n_origins * horizon)
+    o = np.tile(np.repeat(np.arange(n_origins) * stride, horizon), n_series)
+    step = np.tile(np.arange(1, horizon + 1), n_series * n_origins)
+    layout = pooled_layout(s, o)
+    span = (n_origins - 1) * stride + horizon + 1
+    rejected = {"mase": 0, "rmsse": 0}
+    for _ in range(reps):
+        walks = [np.cumsum(np.c_[np.zeros(n_series), rng.normal(size=(n_series, span))], axis=1) * scale[:, None]
+                 for _ in range(2)]
+        e_a, e_b = ((w[s, o + step] - w[s, o]) for w in walks)  # null-true: same law for both models
+        sc = scale[s]
+        for name, loss in (("mase", lambda e: np.abs(e) / sc), ("rmsse", lambda e: e * e / sc**2)):
+            p = dm_pooled(loss(e_a), loss(e_b), layout=layout, horizon=horizon, stride=stride).p_value
+            rejected[name] += p < 0.05
+    return {k: v / reps for k, v in rejected.items()}
+
+
+@pytest.mark.parametrize("stride", [1, 3])
+def test_when_losses_are_scaled_as_on_the_leaderboard_then_dm_holds_its_size_with_200_origins(stride):
+    size = _scaled_null_size(n_origins=200, stride=stride, reps=2000, seed=11 + stride)
+    # 2000 replications: 5% +- 1 point is about +-2 s.e.
+    assert all(0.04 <= v <= 0.06 for v in size.values()), size

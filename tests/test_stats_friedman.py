@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.friedman import iman_davenport
 
@@ -59,9 +59,9 @@ def test_when_blocks_are_incomplete_then_they_are_dropped_and_counted():
     full = friedman_nemenyi(frame.dropna())
     assert res.statistic == pytest.approx(full.statistic)
     assert list(res.mean_ranks.index) == ["naive", "ets", "theta"]
-    with pytest.raises(MetricInputError, match="infinite"):
+    with pytest.raises(InputError, match="infinite"):
         friedman_nemenyi(frame.fillna(np.inf))
-    with pytest.raises(MetricInputError, match="two methods"):
+    with pytest.raises(InputError, match="two methods"):
         friedman_nemenyi(np.ones((5, 1)))
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from statsmodels.stats.multitest import multipletests
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import benjamini_hochberg, holm
 
 
@@ -29,7 +29,7 @@ def test_property_adjustments_match_statsmodels_on_any_input(p):
 
 
 def test_when_p_values_are_invalid_then_errors_say_what():
-    with pytest.raises(MetricInputError, match=r"\[0, 1\]"):
+    with pytest.raises(InputError, match=r"\[0, 1\]"):
         holm([0.5, 1.2])
-    with pytest.raises(MetricInputError, match="non-finite"):
+    with pytest.raises(InputError, match="non-finite"):
         benjamini_hochberg([0.5, np.nan])

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.weightstats import DescrStatsW
 
-from tycheon.metrics import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats import kendall_tau_b, pss, pss_resolution, spearman, tost_equivalence, winner_swap
 
 
@@ -74,11 +74,11 @@ def test_when_tost_is_run_then_it_matches_statsmodels_ttost_mean():
 
 
 def test_when_ranking_inputs_are_bad_then_errors_say_what():
-    with pytest.raises(MetricInputError, match="all tied"):
+    with pytest.raises(InputError, match="all tied"):
         pss(np.ones((2, 3)), np.arange(6.0).reshape(2, 3))
-    with pytest.raises(MetricInputError, match="weights"):
+    with pytest.raises(InputError, match="weights"):
         pss(np.eye(3), np.eye(3), weights=[1.0, 1.0, 1.0])
-    with pytest.raises(MetricInputError, match="shapes"):
+    with pytest.raises(InputError, match="shapes"):
         kendall_tau_b([1, 2, 3], [1, 2])
 
 

@@ -13,8 +13,13 @@ IntArray: TypeAlias = npt.NDArray[np.int64]
 
 Seed: TypeAlias = "int | np.random.Generator | None"
 
-NanPolicy: TypeAlias = Literal["raise", "zero"]
-"""How a panel treats NaN values: ``raise`` refuses them, ``zero`` reads them as zero demand."""
+NanPolicy: TypeAlias = Literal["raise", "zero", "drop_series"]
+"""How a panel treats NaN values: ``raise`` refuses them, ``zero`` reads them as zero demand,
+``drop_series`` drops every series holding one (counted and listed)."""
+
+EdgeNan: TypeAlias = Literal["policy", "unlisted"]
+"""Leading/trailing NaN runs of a series: ``policy`` treats them like any NaN (the NaN policy decides),
+``unlisted`` reads them as periods before the series was listed / after it was delisted (not observed)."""
 
 DemandClass: TypeAlias = Literal["smooth", "erratic", "intermittent", "lumpy", "undefined"]
 

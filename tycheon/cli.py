@@ -1,4 +1,11 @@
-"""Command line: ``tycheon datasets list | describe NAME | hash NAME...``.
+"""Command line: ``tycheon datasets list | describe NAME | hash NAME...`` and ``tycheon evaluate FILE``.
+
+``evaluate FILE`` runs a user's own long-format CSV/parquet file through the published benchmark's
+pipeline (see :mod:`tycheon.evaluation` for the plan, ``benchmarks/evaluate.py`` for what is written): it
+prints the plan first (what was inferred, the origins, what the data are too short for, the expected cost
+of slow models), runs every model with a named progress bar on a terminal, writes a results version and
+the built site into ``--out`` (default ``./tycheon-results``) and prints per demand class the winner per
+metric and the models that beat the random walk.
 
 ``datasets list`` loads every dataset of the manifest (default ``benchmarks/datasets.toml`` relative to
 the current directory), verifies its content hash, and prints one line per dataset: series count,
@@ -9,20 +16,24 @@ In ``list``, a dataset that fails its manifest check (content hash, frequency, s
 synthetic flag) is still listed, its row marked ``MISMATCH`` (hash) or ``INVALID`` (the other fields),
 with the reason on stderr; the other datasets are listed as usual.
 
-Exit codes: 0 success, 1 a dataset failing its manifest check in ``list``, 2 bad input (unknown
-dataset, bad manifest, loader options a loader refuses, bad arguments), with the message on stderr.
+Exit codes: 0 success, 1 a dataset failing its manifest check in ``list`` (or a site build that
+failed), 2 bad input (unknown dataset, bad manifest, loader options a loader refuses, bad arguments, a
+user file that cannot become a panel, too few origins, an unknown model), with a one-line message on
+stderr; ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
+from tycheon._harness import HarnessUnavailableError
 from tycheon.data.competitions import CompetitionSubsetError
 from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, available_datasets, load, spec
 from tycheon.data.demand import CLASSES, demand_classes
@@ -34,10 +45,12 @@ from tycheon.data.manifest import (
     load_verified,
     read_manifest,
 )
-from tycheon.data.panel import Panel, PanelValidationError
+from tycheon.data.panel import EDGE_NAN, NAN_POLICIES, Panel, PanelValidationError
 from tycheon.data.synthetic import SyntheticConfigError
+from tycheon.data.userfile import UserFileError, file_sha256, read_user_file
+from tycheon.evaluation import DataSpec, EvaluationError, load_panel, plan_evaluation, probe_seconds_per_fit
 
-__all__ = ["main", "class_mix"]
+__all__ = ["class_mix", "main"]
 
 # The command line runs from a checkout; the library itself names no manifest.
 DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
@@ -51,6 +64,8 @@ _BAD_INPUT: tuple[type[Exception], ...] = (
     SyntheticConfigError,
     Fpp3DatasetError,
     CompetitionSubsetError,
+    UserFileError,
+    EvaluationError,
 )
 
 _SHORT = {
@@ -150,6 +165,81 @@ def _cmd_hash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from tycheon._harness import load_harness
+
+    path = Path(args.file)
+    frame = read_user_file(path)
+    data = DataSpec(id_col=args.id, time_col=args.time, target_col=args.target,
+                    level_cols=None if args.levels is None else tuple(c for c in args.levels.split(",") if c),
+                    freq=args.freq, season_length=args.season, nan_policy=args.nan_policy, edge_nan=args.edge_nan,
+                    static_universe=args.static_universe, redistributable=args.redistributable,
+                    licence=args.licence, name=path.stem)
+    panel = load_panel(frame, data, source=f"file {path.name}",
+                       file={"name": path.name, "sha256": file_sha256(path)})
+    units = [u.strip() for u in args.units.split(",") if u.strip()]
+    plan = plan_evaluation(panel, horizon=args.horizon, n_origins=args.origins, min_history=args.min_history,
+                           models=args.models, units=units, n_jobs=args.jobs, time_budget=args.time_budget)
+    levels = panel.levels
+    harness = load_harness()
+    per_fit = dict(harness.seconds_per_fit())  # measured in the published benchmarks
+    for model in plan.slow_models:
+        if model not in per_fit:  # not on record: a few fits on this data say it
+            per_fit[model] = probe_seconds_per_fit(panel, plan, model)
+    del frame, panel  # the pipeline reads the file itself; keep the peak memory to one copy of the data
+    for line in plan.lines(seconds_per_fit={m: v for m, v in per_fit.items() if v}):
+        print(f"tycheon: {line}", file=err)
+    progress = err.isatty() if args.progress is None else args.progress
+    try:
+        written = harness.run_file(path, data=data, levels=levels, plan=plan, out=Path(args.out),
+                                   build_site=not args.no_site, progress=progress,
+                                   echo=lambda line: print(f"tycheon: {line}", file=err))
+    except harness.BAD_INPUT as exc:
+        raise EvaluationError(str(exc)) from exc
+    out.write(f"summary ({', '.join(plan.settings.units[:1])}; verdicts against the random walk):\n")
+    out.write("".join(f"  {line}\n" for line in written.summary))
+    out.write(f"results: {written.results}\n")
+    if written.site is not None:
+        out.write(f"site: {written.site / 'index.html'}\n")
+    return 0
+
+
+def _evaluate_parser(sub: Any) -> None:
+    p = sub.add_parser("evaluate", help="your own data: backtest the roster on a CSV/parquet file",
+                       description="Backtest the roster on your own long-format file through the benchmark's "
+                                   "pipeline; writes a results version and a site into --out.")
+    p.add_argument("file", help="CSV or parquet, long format: one row per (series, period)")
+    p.add_argument("--id", default="unique_id", help="series id column (default unique_id)")
+    p.add_argument("--time", default="ds", help="period column, the start of each period (default ds)")
+    p.add_argument("--target", default="y", help="value column (default y)")
+    p.add_argument("--levels", default=None,
+                   help="comma-separated hierarchy columns (default: every other column constant per series)")
+    p.add_argument("--freq", default=None, help="pandas alias such as MS, QS, W (default: inferred)")
+    p.add_argument("--season", type=int, default=None, help="season length (default: from the frequency)")
+    p.add_argument("--horizon", type=int, default=None, help="steps per origin (default by frequency, 6 monthly)")
+    p.add_argument("--origins", type=int, default=None, help="number of origins (default: as many as fit, <= 12)")
+    p.add_argument("--min-history", type=int, default=None, help="periods before an origin (default 2 seasons)")
+    p.add_argument("--units", default="series", help="series,total,level:COL,groups:K (default series)")
+    p.add_argument("--models", default="default", help="default | all | comma-separated forecaster ids")
+    p.add_argument("--nan-policy", default="raise", choices=NAN_POLICIES,
+                   help="raise (default): name the first NaN; zero: NaN is zero demand; drop_series: drop and list")
+    p.add_argument("--edge-nan", default="policy", choices=EDGE_NAN,
+                   help="'unlisted': leading/trailing NaN are not-yet-listed/delisted periods, not zeros")
+    p.add_argument("--static-universe", action="store_true",
+                   help="the series are the entities alive at a snapshot (adds the survivorship warning)")
+    p.add_argument("--redistributable", action="store_true", help="the data may be published (default: not)")
+    p.add_argument("--licence", default=None)
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores, at most 8)")
+    p.add_argument("--time-budget", type=float, default=None, help="soft seconds per model")
+    p.add_argument("--out", default="tycheon-results", help="output folder (default ./tycheon-results)")
+    p.add_argument("--no-site", action="store_true", help="write results only, do not render or build the site")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="progress bars (default: on when stderr is a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
+    p.set_defaults(handler=_cmd_evaluate)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tycheon", description="tycheon: honest forecasting benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +255,8 @@ def _parser() -> argparse.ArgumentParser:
     p_list.set_defaults(handler=_cmd_list)
     p_desc.set_defaults(handler=_cmd_describe)
     p_hash.set_defaults(handler=_cmd_hash)
+    _evaluate_parser(sub)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return parser
 
 
@@ -177,9 +269,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else 2
     try:
         return int(args.handler(args, sys.stdout, sys.stderr))
-    except _BAD_INPUT as exc:
-        print(f"tycheon: error: {exc}", file=sys.stderr)
+    except (*_BAD_INPUT, HarnessUnavailableError) as exc:
+        if args.debug:
+            raise
+        print(f"tycheon: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except subprocess.CalledProcessError as exc:
+        if args.debug:
+            raise
+        print(f"tycheon: error: the site build failed ({_one_line(exc)})", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

@@ -61,7 +61,10 @@ def dial_figure(dial: DialTable) -> dict[str, Any]:
 def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
     """The dataset's analyses page, or None when the results hold no analysis of it."""
     a = run.data.analyses
-    pick = lambda tables: [t for t in tables if t.dataset == dataset]
+
+    def pick(tables: list) -> list:
+        return [t for t in tables if t.dataset == dataset]
+
     sections = {"inversion": pick(a.inversion), "dials": pick(a.dials), "sweeps": pick(a.sweeps),
                 "class_winners": pick(a.class_winners), "uncertainty": pick(a.uncertainty), "horizon": pick(a.horizon)}
     if not any(sections.values()):

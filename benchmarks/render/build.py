@@ -179,8 +179,10 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
         pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": [
             (mid, name.get(mid, mid)) for mid in model_ids]})
+    calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
-        "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "warnings": site.warnings_for(run, dataset),
+        "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,
+        "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
 
@@ -344,7 +346,8 @@ def home_page(site: SiteModel) -> Page:
         for lb in site.leaderboards(run):
             baseline = site.baseline_row(lb)
             tables.append({"lb": lb, "page": site.leaderboard_page(name, lb.key),
-                           "winners": [r for r in lb.rows if r.rank == 1],
+                           "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
+                           "cell_ok": site.cell_ok(lb),
                            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
                            "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
                            "rw": site.rw_row(lb)})

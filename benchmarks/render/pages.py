@@ -242,6 +242,11 @@ class SiteModel:
         return {"better": counts.get("better", 0), "worse": counts.get("worse", 0), "none": counts.get("none", 0)}
 
     @staticmethod
+    def cell_ok(lb: Leaderboard) -> bool:
+        """Whether the table reaches the minimum cell; tables written before the rule count as reaching it."""
+        return lb.tests.cell_ok is not False
+
+    @staticmethod
     def baseline_row(lb: Leaderboard) -> LeaderboardRow | None:
         return next((r for r in lb.rows if r.is_baseline), None)
 

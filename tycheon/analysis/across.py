@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.analysis.prepared import PreparedScores, prepared, require_models, wide
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats.bootstrap import paired_means_bootstrap
 
 __all__ = ["AcrossDatasets", "ModelAcross", "RelativeError", "across_datasets", "relative_error"]
@@ -64,7 +64,8 @@ class AcrossDatasets:
     models: list[ModelAcross]
 
 
-def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric: str, random_walk: str, unit: str = "series",
+def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric: str, random_walk: str,
+                   unit: str = "series",
                    n_resamples: int = 2000, seed: int = 0) -> list[RelativeError]:
     """Geometric-mean relative error of every model against the random walk on one dataset (see the
     module docstring), with a series-level paired bootstrap CI."""
@@ -127,10 +128,10 @@ def across_datasets(
     """
     cells = [e for e in leaderboards if e.get("metric") == metric]
     if not cells:
-        raise MetricInputError(f"no leaderboard table for metric {metric!r}")
+        raise InputError(f"no leaderboard table for metric {metric!r}")
     missing = [i for i, e in enumerate(cells) if "dataset" not in e]
     if missing:
-        raise MetricInputError(f"leaderboard tables {missing[:5]} lack their 'dataset' key")
+        raise InputError(f"leaderboard tables {missing[:5]} lack their 'dataset' key")
     per: dict[str, dict[str, int]] = {}
     for e in cells:
         winners = _cell_winners(e)

@@ -60,7 +60,9 @@ def _leaders(blocks: pd.DataFrame, metric: str) -> tuple[dict[str, float], dict[
     return means, ranks(means)
 
 
-def class_winners(table: pd.DataFrame | PreparedScores, *, baseline: str, metric: str, unit: str = "series") -> ClassWinners:
+def class_winners(
+    table: pd.DataFrame | PreparedScores, *, baseline: str, metric: str, unit: str = "series"
+) -> ClassWinners:
     """Top three per demand class and how many classes the pooled winner leads (paper, Table 4).
 
     .. math:: \\bar M_{m,c} = \\frac{1}{|B_c|}\\sum_{b \\in B_c} M_{mb}

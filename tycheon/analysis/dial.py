@@ -39,7 +39,7 @@ from tycheon.analysis.prepared import (
     require_models,
     wide,
 )
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats.friedman import friedman_nemenyi
 from tycheon.stats.ranking import spearman
 
@@ -86,10 +86,11 @@ def _point(scores: UnitScores, *, k: int, n_series: int, baseline: str, alpha: f
     try:
         fr = friedman_nemenyi(wide(blocks, "rmsse").reindex(columns=models), alpha=alpha)
         rank["friedman"] = _rank(fr.mean_ranks.to_dict(), baseline)
-    except MetricInputError:
+    except InputError:
         pass  # fewer than two complete blocks: no Friedman rank at this point
     cells = blocks.drop_duplicates(["series_id", "origin"])
-    smooth = float((cells["demand_class"] == "smooth").mean()) if "demand_class" in cells and len(cells) else float("nan")
+    has_class = "demand_class" in cells and len(cells) > 0
+    smooth = float((cells["demand_class"] == "smooth").mean()) if has_class else float("nan")
     return DialPoint(unit, k, n_series / k, len(cells), len(models), rank, smooth)
 
 
@@ -135,7 +136,7 @@ def aggregation_dial(table: pd.DataFrame | PreparedScores, *, spec: LeaderboardS
     Evaluation-choices paper, section 4.2, Table 3 and Figure 1; Friedman (1937); Spearman (1904).
     """
     if n_series < 1:
-        raise MetricInputError(f"n_series must be positive, got {n_series}")
+        raise InputError(f"n_series must be positive, got {n_series}")
     scores = prepared(table)
     units = list(scores)
     kinds: dict[str, list[tuple[str, int]]] = {"size": [], "random": [], "hierarchy": []}

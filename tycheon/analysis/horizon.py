@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from tycheon.analysis.prepared import PreparedScores, prepared, ranks
+from tycheon.errors import InputError
 from tycheon.metrics.aggregate import step_scores
-from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.ranking import spearman_test
 
 __all__ = ["HorizonRobustness", "horizon_robustness"]
@@ -40,7 +40,9 @@ class HorizonRobustness:
     max_move_model: str | None
 
 
-def horizon_robustness(table: pd.DataFrame | PreparedScores, *, metric: str = "mase", unit: str = "series") -> HorizonRobustness:
+def horizon_robustness(
+    table: pd.DataFrame | PreparedScores, *, metric: str = "mase", unit: str = "series"
+) -> HorizonRobustness:
     """Ranks at each horizon step, and short-half vs long-half rank agreement.
 
     .. math:: \\bar M_{m,h} = \\frac{1}{|B_h|}\\sum_{b \\in B_h} \\frac{|e_{b,h}|}{s_b}, \\qquad
@@ -58,13 +60,13 @@ def horizon_robustness(table: pd.DataFrame | PreparedScores, *, metric: str = "m
     Evaluation-choices paper, section 3 (horizon check: Spearman 0.98, largest move three places).
     """
     if metric not in ("mase", "rmsse"):
-        raise MetricInputError(f"metric must be 'mase' or 'rmsse' (per-step scaled errors), got {metric!r}")
+        raise InputError(f"metric must be 'mase' or 'rmsse' (per-step scaled errors), got {metric!r}")
     parts = [step_scores(g, by=("model",)) for _, g in prepared(table)[unit].by_model()]  # one model at a time
     per_step = pd.concat(parts).pivot(index="model", columns="step", values=f"{metric}_mean")
     per_step = per_step.dropna()  # models with a value at every step
     steps = [int(h) for h in per_step.columns]
     if len(steps) < 2 or len(per_step) < 2:
-        raise MetricInputError(f"need two steps and two models scored at every step; got {len(steps)} step(s), "
+        raise InputError(f"need two steps and two models scored at every step; got {len(steps)} step(s), "
                                f"{len(per_step)} model(s)")
     by_step = {h: ranks(per_step[h].to_dict()) for h in steps}
     models = sorted(per_step.index)

@@ -10,24 +10,32 @@ those of the evaluation-choices paper, Table 2:
 - ``beats_baseline_blocks``: blocks in which the model's metric is strictly below the production
   baseline's on the same block;
 - ``dm_p`` / ``dm_p_bh`` / ``dm_direction``: two-sided pooled Diebold-Mariano test (HLN, overlap lag
-  :func:`tycheon.stats.dm.overlap_lags`, :math:`t_{G-1}` on the :math:`G` (series, origin) blocks;
-  :func:`tycheon.stats.dm.dm_pooled`) of per-step absolute errors against the production baseline,
-  Benjamini-Hochberg adjusted within the table's family
-  (:func:`tycheon.stats.multiplicity.benjamini_hochberg`); the direction is the sign of the statistic
-  where the adjusted p is below ``alpha`` (paper, Table 2 caption);
-- ``verdict_vs_rw`` / ``verdict_p_se`` / ``verdict_p_crps``: ADR-0006 decision 6, the rule of
-  :func:`tycheon.stats.verdict.verdict_vs_random_walk` on the two one-sided pooled DM p-values against the
-  random walk, on squared error and on CRPS. The CRPS is the quantile-trapezoid CRPS
-  (:func:`tycheon.metrics.probabilistic.crps_quantiles`) of the models' own quantiles at
-  ``spec.quantile_levels`` where both models give them, else of the engine's conformal 80% band read as
-  the quantiles 0.1, 0.5, 0.9 (``lo80``, point, ``hi80``), built the same way for every model, so the two
-  models of a comparison are always scored with one CRPS kind (decision 7); each leg uses the rows where
-  both models have that loss;
+  :func:`tycheon.contract.overlap_lags`, :math:`t_{G-1}` on the :math:`G` (series, origin) blocks;
+  :func:`tycheon.stats.dm.dm_pooled`) against the production baseline on **the loss the table ranks**:
+  the per-step loss of the table's metric from the metric registry
+  (:func:`tycheon.metrics.aggregate.step_loss`: on a MASE table absolute errors divided by each block's
+  MASE scale, on an RMSSE table squared errors divided by the RMSSE scale squared), Benjamini-Hochberg
+  adjusted within the table's family (:func:`tycheon.stats.multiplicity.benjamini_hochberg`); the
+  direction is the sign of the statistic where the adjusted p is below ``alpha`` (paper, Table 2 caption).
+  ``dm_unscaled_*`` is the paper's variant on unscaled per-step absolute errors, kept because the
+  direction can depend on the loss;
+- ``verdict_vs_rw`` / ``verdict_p_se`` / ``verdict_p_crps`` (+ ``_adj``): ADR-0006 decision 6 through
+  :func:`tycheon.stats.verdict.family_verdicts`: two one-sided pooled DM tests against the random walk, on
+  the table's point loss and on the CRPS scaled by the MASE scale, their p-values adjusted within the
+  table's family (BH by default, Holm by ``spec.verdict_adjust``). The CRPS is of **one kind for every
+  model of the table** (decision 7): each model's conformal band read as quantiles on one shared level
+  grid (``lo95, lo80, point, hi80, hi95`` at 0.025, 0.1, 0.5, 0.9, 0.975, or the 80% grid where no row
+  of the table has a 95% band); the kind and grid are recorded in ``tests.crps_kind``/``crps_levels``.
+  ``verdict_unscaled`` is the same rule on unscaled losses (the paper's variant);
+- **minimum cell** (WP26 section 6): a table with fewer than ``spec.min_cell`` scored blocks (the
+  per-series unit and every demand class) or scored per-step losses (aggregate units, class ``all``)
+  names no winner and gives no DM or verdict; ``tests.cell_ok``/``cell_count``/``cell_reason`` say so;
 - ``support`` / ``full_support``: blocks scored, and whether that equals the most-supported model's count
   (the site marks the others with a dagger).
 
 Metric ``crps`` ranks the approximate CRPS of each model's own quantiles at ``spec.quantile_levels``
-(``crps_kind="approx_quantiles"``, one kind for every model); blocks without them are not scored.
+(``crps_kind="approx_quantiles"``, one kind for every model), a probabilistic leaderboard of its own,
+labelled apart from the verdict's band CRPS; blocks without own quantiles are not scored.
 
 Where a statistic cannot be computed its value is null and the reason is recorded next to it
 (``dm_reason``, ``verdict_reason`` in a row; ``friedman_reason``, ``conservative_cd_reason`` in
@@ -45,21 +53,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon.backtest.scoreset import quantile_column
-from tycheon.metrics.aggregate import block_scores, row_crps, summarize
-from tycheon.metrics.errors import MetricInputError
-from tycheon.metrics.probabilistic import crps_quantiles
-from tycheon.stats.dm import DMResult, dm_pooled, overlap_lags, pooled_layout
+from tycheon.contract import overlap_lags, quantile_column
+from tycheon.errors import InputError, MetricInputError
+from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
+from tycheon.metrics.registry import get_metric
+from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean, spearman_test
-from tycheon.stats.verdict import verdict_vs_random_walk
+from tycheon.stats.verdict import Adjustment, family_verdicts
 
 __all__ = ["DEMAND_CLASSES", "LeaderboardSpec", "interval_tables", "leaderboard_tables"]
 
 DEMAND_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 _STEP_KEYS = ["series_id", "origin", "step"]
-_BAND_LEVELS = (0.1, 0.5, 0.9)
+BAND_CRPS_KIND = "band_quantiles"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +82,8 @@ class LeaderboardSpec:
     alpha: float = 0.05
     seed: int = 0
     quantile_levels: tuple[float, ...] = ()
+    verdict_adjust: Adjustment = "bh"
+    min_cell: int = 30
 
     def __post_init__(self) -> None:
         if "crps" in self.metrics and len(self.quantile_levels) < 2:
@@ -81,11 +91,15 @@ class LeaderboardSpec:
                 "metric 'crps' ranks the models' own quantiles and needs at least two quantile levels; "
                 f"got quantile_levels={self.quantile_levels!r}"
             )
+        if self.verdict_adjust not in ("bh", "holm", "none"):
+            raise MetricInputError(f"verdict_adjust must be 'bh', 'holm' or 'none'; got {self.verdict_adjust!r}")
+        if int(self.min_cell) != self.min_cell or self.min_cell < 2:
+            raise MetricInputError(f"min_cell must be an integer of at least 2; got {self.min_cell!r}")
 
 
 def _canonical(table: pd.DataFrame) -> pd.DataFrame:
     """Rows in key order, so that sums (and so every number) do not depend on the input's row order."""
-    return table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable").reset_index(drop=True)
+    return table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", ignore_index=True)
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -99,16 +113,15 @@ def _pivot(table: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
     return frame.pivot_table(index=_STEP_KEYS, columns="model", values="v", aggfunc="first")
 
 
-def _band_crps(table: pd.DataFrame) -> pd.Series:
-    """CRPS of the conformal 80% band read as quantiles per row (NaN where the row has no band)."""
-    out = np.full(len(table), np.nan)
-    banded = table["has_band"].to_numpy(dtype=bool) & table[["lo80", "hi80"]].notna().all(axis=1).to_numpy()
-    if banded.any():
-        rows = table.loc[banded]
-        q = np.sort(rows[["lo80", "point", "hi80"]].to_numpy(dtype=np.float64), axis=1)
-        out[banded] = crps_quantiles(actual=rows["actual"].to_numpy(dtype=np.float64), quantiles=q,
-                                     levels=np.asarray(_BAND_LEVELS)).values
-    return pd.Series(out, index=table.index)
+def _band_grid(table: pd.DataFrame) -> int:
+    """The band level whose quantile grid the table's CRPS uses: 95 where any row has a 95% band, else 80."""
+    return 95 if bool(table[["lo95", "hi95"]].notna().all(axis=1).any()) else 80
+
+
+def _band_crps(table: pd.DataFrame, level: int) -> pd.Series:
+    """CRPS of each row's conformal bands read as quantiles on the grid of ``level`` (NaN where a row
+    lacks one of the bands of that grid): :func:`tycheon.metrics.aggregate.row_crps`, ``band_quantiles``."""
+    return pd.Series(row_crps(table, crps_kind="band_quantiles", band_level=level).values, index=table.index)
 
 
 def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
@@ -135,36 +148,68 @@ def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
                                idx.get_level_values("origin").to_numpy())
         return dm_pooled(pair[a].to_numpy(), pair[b].to_numpy(), layout=layout, horizon=spec.horizon,
                          stride=spec.stride, alternative=alternative), None  # type: ignore[arg-type]
-    except MetricInputError as err:
+    except InputError as err:
         return None, str(err)
 
 
-def _verdict(se: pd.DataFrame, crps: dict[str, pd.DataFrame], model: str, spec: LeaderboardSpec) -> dict[str, Any]:
-    """ADR-0006 decision 6 for one model: the stats rule on two one-sided pooled DM tests, with reasons."""
-    out: dict[str, Any] = {"verdict_vs_rw": None, "verdict_p_se": None, "verdict_p_crps": None,
-                           "verdict_reason": None}
-    if model == spec.random_walk:
-        out["verdict_reason"] = "is the random walk"
-        return out
-    dm_se, why_se = _dm(se, model, spec.random_walk, spec=spec, alternative="less")
-    dm_crps, why_crps = None, []
-    for kind, losses in crps.items():  # own quantiles first, then conformal bands: one kind per comparison
-        dm_crps, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less")
-        if dm_crps is not None:
-            break
-        why_crps.append(f"{kind}: {why}")
-    out["verdict_p_se"] = None if dm_se is None else dm_se.p_value
-    out["verdict_p_crps"] = None if dm_crps is None else dm_crps.p_value
-    reasons = ([] if dm_se is not None else [f"squared-error DM: {why_se}"]) + (
-        [] if dm_crps is not None else [f"CRPS DM ({'; '.join(why_crps)})"])
-    if reasons:
-        out["verdict_reason"] = "; ".join(reasons)
-        return out
-    try:
-        out["verdict_vs_rw"] = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=spec.alpha)
-    except MetricInputError as err:
-        out["verdict_reason"] = str(err)
+def _p_less(losses: pd.DataFrame, model: str, spec: LeaderboardSpec) -> tuple[float | None, str | None]:
+    res, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less")
+    return (None, why) if res is None else (res.p_value, None)
+
+
+def _verdicts(point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: LeaderboardSpec,
+              *, suffix: str = "") -> dict[str, dict[str, Any]]:
+    """ADR-0006 decision 6 for every model of a table: one-sided pooled DM p-values on the point loss and
+    the CRPS, the family adjustment and the rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
+    keys = ("verdict_vs_rw", "verdict_p_se", "verdict_p_crps", "verdict_p_se_adj", "verdict_p_crps_adj",
+            "verdict_reason")
+    out = {m: dict.fromkeys((k + suffix for k in keys), None) for m in models}
+    p_se: dict[str, float] = {}
+    p_crps: dict[str, float] = {}
+    for m in models:
+        if m == spec.random_walk:
+            out[m]["verdict_reason" + suffix] = "is the random walk"
+            continue
+        (pse, why_se), (pcr, why_cr) = _p_less(point, m, spec), _p_less(crps, m, spec)
+        out[m]["verdict_p_se" + suffix], out[m]["verdict_p_crps" + suffix] = pse, pcr
+        reasons = ([] if pse is not None else [f"point-loss DM: {why_se}"]) + (
+            [] if pcr is not None else [f"CRPS DM: {why_cr}"])
+        if reasons:
+            out[m]["verdict_reason" + suffix] = "; ".join(reasons)
+            continue
+        p_se[m], p_crps[m] = float(pse), float(pcr)  # type: ignore[arg-type]  # both checked above
+    for m, v in family_verdicts(p_se, p_crps, alpha=spec.alpha, adjust=spec.verdict_adjust).items():
+        out[m].update({"verdict_vs_rw" + suffix: v.verdict, "verdict_p_se_adj" + suffix: v.p_se_adj,
+                       "verdict_p_crps_adj" + suffix: v.p_crps_adj})
     return out
+
+
+def _dm_column(losses: pd.DataFrame, family: list[str], spec: LeaderboardSpec) -> dict[str, dict[str, Any]]:
+    """Two-sided pooled DM of each family model against the production baseline, BH-adjusted."""
+    runs = {m: _dm(losses, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
+    tested = [m for m, (res, _) in runs.items() if res is not None and np.isfinite(res.p_value)]
+    p_bh = dict(zip(tested, benjamini_hochberg([runs[m][0].p_value for m in tested]), strict=True))  # type: ignore[union-attr]
+    out = {}
+    for m, (res, why) in runs.items():
+        adj = p_bh.get(m)
+        direction = "none"
+        if adj is not None and adj < spec.alpha and res is not None:
+            direction = "better" if res.statistic < 0 else "worse"
+        out[m] = {"stat": None if res is None else res.statistic, "p": None if res is None else res.p_value,
+                  "p_bh": None if adj is None else float(adj), "direction": direction, "reason": why}
+    return out
+
+
+def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: LeaderboardSpec) -> dict[str, Any]:
+    """WP26 section 6 minimum cell: blocks for per-series units and demand classes, per-step losses for
+    aggregate units."""
+    by_blocks = unit == "series" or demand_class != "all"
+    count, what = (n_blocks, "scored blocks") if by_blocks else (n_losses, "scored per-step losses")
+    ok = count >= spec.min_cell
+    reason = None if ok else (f"{count} {what}, fewer than the minimum cell of {spec.min_cell} (WP26 section 6): "
+                              "no winner and no verdicts are named on so few")
+    return {"cell_ok": ok, "cell_count": int(count), "cell_counts": what, "min_cell": int(spec.min_cell),
+            "cell_reason": reason}
 
 
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -186,7 +231,7 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
         return out
     try:
         res = friedman_nemenyi(wide, alpha=spec.alpha)
-    except MetricInputError as err:
+    except InputError as err:
         out["friedman_reason"] = out["conservative_cd_reason"] = str(err)
         return out
     out.update(friedman_statistic=res.statistic, friedman_p=res.p_value, nemenyi_cd=res.critical_difference,
@@ -195,7 +240,7 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
         cons = conservative_cd(wide, series=wide.index.get_level_values("series_id").to_numpy(),
                                seed=spec.seed, alpha=spec.alpha)
         out["conservative_cd"] = cons.critical_difference
-    except MetricInputError as err:
+    except InputError as err:
         out["conservative_cd_reason"] = str(err)
     return out
 
@@ -203,17 +248,14 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
 def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec, *, unit: str,
                demand_class: str, display: dict[str, str]) -> list[dict[str, Any]]:
     models = sorted(table["model"].unique())
-    err = (table["point"] - table["actual"]).astype(np.float64)
-    absolute, squared = _pivot(table, err.abs()), _pivot(table, err * err)
-    crps = {"own quantiles": _pivot(table, _own_crps(table, spec.quantile_levels)),
-            "conformal 80% bands": _pivot(table, _band_crps(table))}
     family = [m for m in models if m != spec.baseline]
-    dm_runs = {m: _dm(absolute, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
-    dm = {m: res for m, (res, _) in dm_runs.items()}
-    dm_reason = {m: why for m, (_, why) in dm_runs.items()}
-    tested = [m for m in family if dm[m] is not None and np.isfinite(dm[m].p_value)]
-    p_bh = dict(zip(tested, benjamini_hochberg([dm[m].p_value for m in tested]), strict=True))
-    verdicts = {m: _verdict(squared, crps, m, spec) for m in models}
+    grid = _band_grid(table)
+    band_crps = _band_crps(table, grid)
+    s_mae = row_scales(table)["scale_mae"]
+    crps_scaled = _pivot(table, band_crps / s_mae)
+    crps_raw = _pivot(table, band_crps)
+    abs_err = _pivot(table, (table["point"] - table["actual"]).abs().astype(np.float64))
+    dm_unscaled = _dm_column(abs_err, family, spec)
     entries = []
     for metric in spec.metrics:
         scored = blocks[blocks[metric].notna()]
@@ -222,41 +264,78 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         ranked_models = [m for m in models if support[m] > 0]
         if not ranked_models:
             continue
+        own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
+        loss = _pivot(table, pd.Series(step_loss(table, metric, crps=None if own is None else own.to_numpy()),
+                                       index=table.index))
+        n_losses = int(loss.notna().any(axis=1).sum())
+        cell = _cell(unit, demand_class, n_blocks_total, n_losses, spec)
+        unscaled_point = abs_err if metric not in ("rmsse", "rmse") else _pivot(
+            table, ((table["point"] - table["actual"]) ** 2).astype(np.float64))
+        if cell["cell_ok"]:
+            dm = _dm_column(loss, family, spec)
+            verdicts = _verdicts(loss, crps_scaled, models, spec)
+            unscaled = _verdicts(unscaled_point, crps_raw, models, spec, suffix="_unscaled")
+        else:
+            skip = {"stat": None, "p": None, "p_bh": None, "direction": None, "reason": cell["cell_reason"]}
+            dm = {m: skip for m in family}
+            verdicts = {m: {"verdict_vs_rw": None, "verdict_reason": cell["cell_reason"]} for m in models}
+            unscaled = {m: {"verdict_vs_rw_unscaled": None} for m in models}
         summary = summarize(scored, metrics=[metric], by=["model"]).set_index("model")
         wide = _wide(scored, metric)  # [(series, origin), model]
         tests = _friedman(wide, ranked_models, spec)
         base = wide[spec.baseline] if spec.baseline in wide.columns else None
-        means = {m: float(summary.at[m, f"{metric}_mean"]) for m in ranked_models}
+        means: dict[str, float] = _by_model(summary[f"{metric}_mean"])
+        medians: dict[str, float] = _by_model(summary[f"{metric}_median"])
         ranks = rank_by_mean(means)
+        zero_scale = blocks.loc[blocks["zero_scale"], ["series_id", "origin"]].drop_duplicates().shape[0] \
+            if "zero_scale" in blocks.columns and get_metric(metric).scale_column else 0
         rows = []
         for m in sorted(ranked_models, key=lambda m: (ranks[m], m)):
             beats = None
             if m != spec.baseline and base is not None:
                 beats = int((wide[m] < base).sum())  # blocks both have (NaN compares False)
-            res, p_adj = dm.get(m), p_bh.get(m)
-            direction = None
-            if m != spec.baseline:
-                direction = "none"
-                if p_adj is not None and p_adj < spec.alpha and res is not None:
-                    direction = "better" if res.statistic < 0 else "worse"
+            d, u = dm.get(m), dm_unscaled.get(m)
             rows.append({
                 "rank": ranks[m], "model": m, "display_name": display.get(m, m),
-                "mean": means[m], "median": float(summary.at[m, f"{metric}_median"]),
+                "mean": means[m], "median": medians[m],
                 "mean_rank": tests["mean_ranks"].get(m), "beats_baseline_blocks": beats,
-                "dm_stat": None if res is None else res.statistic,
-                "dm_p": None if res is None else res.p_value, "dm_p_bh": p_adj, "dm_direction": direction,
-                "dm_reason": "is the production baseline" if m == spec.baseline else dm_reason[m],
-                **verdicts[m], "support": int(support[m]),
+                "dm_stat": None if d is None else d["stat"], "dm_p": None if d is None else d["p"],
+                "dm_p_bh": None if d is None else d["p_bh"], "dm_direction": None if d is None else d["direction"],
+                "dm_reason": "is the production baseline" if d is None else d["reason"],
+                "dm_unscaled_p": None if u is None else u["p"], "dm_unscaled_p_bh": None if u is None else u["p_bh"],
+                "dm_unscaled_direction": None if u is None else u["direction"],
+                **verdicts[m], **unscaled[m], "support": int(support[m]),
                 "full_support": bool(support[m] == support.max()),
                 "is_baseline": m == spec.baseline, "is_random_walk": m == spec.random_walk,
             })  # fmt: skip
         tests.pop("mean_ranks")
-        tests.update(dm_loss="absolute error", dm_family_size=len(tested),
-                     dm_overlap_lag=overlap_lags(spec.horizon, spec.stride))
+        spec_m = get_metric(metric)
+        tests.update(dm_loss=_loss_label(metric), dm_unscaled_loss="absolute error (unscaled)",
+                     dm_family_size=sum(1 for m in family if dm.get(m, {}).get("p_bh") is not None),
+                     dm_overlap_lag=overlap_lags(spec.horizon, spec.stride),
+                     verdict_point_loss=_loss_label(metric), verdict_adjust=spec.verdict_adjust,
+                     crps_kind=BAND_CRPS_KIND if metric != "crps" else "approx_quantiles",
+                     crps_levels=list(BAND_GRIDS[grid][0]) if metric != "crps" else list(spec.quantile_levels),
+                     verdict_crps_kind=BAND_CRPS_KIND, verdict_crps_levels=list(BAND_GRIDS[grid][0]),
+                     verdict_crps_scale="scale_mae", n_zero_scale_blocks=int(zero_scale), **cell)
+        winner = rows[0]["model"] if cell["cell_ok"] and spec_m.ranked else None
         entries.append({"unit": unit, "demand_class": demand_class, "metric": metric,
                         "baseline": spec.baseline, "random_walk": spec.random_walk,
-                        "n_blocks_total": n_blocks_total, "rows": rows, "tests": tests})
+                        "n_blocks_total": n_blocks_total, "winner": winner, "rows": rows, "tests": tests})
     return entries
+
+
+def _by_model(values: pd.Series) -> dict[str, float]:
+    """A per-model Series as ``{model: float}``."""
+    return {str(m): float(v) for m, v in values.items()}
+
+
+def _loss_label(metric: str) -> str:
+    """Plain words for the per-step loss a test on a table of ``metric`` compares."""
+    spec = get_metric(metric)
+    return {"mase": "absolute error / MASE scale", "rmsse": "squared error / RMSSE scale squared",
+            "mae": "absolute error", "rmse": "squared error", "wape": "absolute error",
+            "crps": "CRPS of the model's own quantiles"}.get(metric, f"per-step {spec.display_name}")
 
 
 def leaderboard_tables(
@@ -285,16 +364,17 @@ def leaderboard_tables(
     """
     display = display_names or {}
     table = _canonical(table)
+    units = sorted(table["unit"].unique())
     out: list[dict[str, Any]] = []
-    for unit in sorted(table["unit"].unique()):
-        unit_rows = table[table["unit"] == unit]
+    for unit in units:
+        # no copy of the whole table where no row is filtered out (memory: it is the largest object here)
+        unit_rows = table if len(units) == 1 else table[table["unit"] == unit].reset_index(drop=True)
         blocks = block_scores(unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels,
                               crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
-            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
+            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc].reset_index(drop=True)
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            out.extend(_one_class(rows.reset_index(drop=True), bl, spec, unit=unit, demand_class=dc,
-                                  display=display))
+            out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
     return out
 
 
@@ -344,9 +424,9 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
             n_rec = rec[rec["has_band"]].groupby("model").size()
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
-            point_rank = rank_by_mean(s[f"{point_metric}_mean"].to_dict())
+            point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
             interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
-            msis_rank = rank_by_mean(s[f"{interval_metric}_mean"].to_dict())
+            msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
             rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
                      "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
                      "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],

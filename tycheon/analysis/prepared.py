@@ -1,6 +1,6 @@
-"""Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores and per-step losses
-computed once and reused by every analysis, and the pooled DM family against the baseline. No statistic
-lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
+"""Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores
+and per-step losses computed once and reused by every analysis, and the pooled DM family against the
+baseline. No statistic lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
 
 A full score set of a large panel (30,490 series x 8 origins x 6 steps x 9 models: 11 million rows) is
 read once per unit: block scores are computed model by model (a block belongs to one model, so this is
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
-from tycheon.metrics.errors import MetricInputError
 from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
@@ -37,7 +37,7 @@ def check_table(table: pd.DataFrame) -> None:
     """Refuse what is not a score-set table."""
     if not isinstance(table, pd.DataFrame) or not set(_NEEDED) <= set(table.columns):
         got = list(table.columns) if isinstance(table, pd.DataFrame) else type(table).__name__
-        raise MetricInputError(f"expected a score-set table with columns {sorted(_NEEDED)}; got {got}")
+        raise InputError(f"expected a score-set table with columns {sorted(_NEEDED)}; got {got}")
 
 
 def group_kind(unit: str) -> tuple[str, int | None]:
@@ -175,7 +175,7 @@ class PreparedScores(Mapping[str, UnitScores]):
             codes, uniques = pd.factorize(table["unit"].to_numpy())
             for j, unit in enumerate(uniques):
                 if unit in self._units:
-                    raise MetricInputError(f"unit {unit!r} appears in more than one table")
+                    raise InputError(f"unit {unit!r} appears in more than one table")
                 index = None if len(uniques) == 1 else np.flatnonzero(codes == j)
                 self._units[str(unit)] = UnitScores(str(unit), table, index)
 
@@ -187,7 +187,7 @@ class PreparedScores(Mapping[str, UnitScores]):
 
     def __getitem__(self, unit: str) -> UnitScores:
         if unit not in self._units:
-            raise MetricInputError(f"no rows for unit {unit!r} (units present: {sorted(self._units)})")
+            raise InputError(f"no rows for unit {unit!r} (units present: {sorted(self._units)})")
         return self._units[unit]
 
     def __iter__(self) -> Iterator[str]:
@@ -206,7 +206,7 @@ def require_models(unit: UnitScores, models: Sequence[str]) -> None:
     present = set(unit.models)
     absent = [m for m in models if m not in present]
     if absent:
-        raise MetricInputError(f"model(s) {absent} have no rows in unit {unit.unit!r} (models present: {sorted(present)})")
+        raise InputError(f"model(s) {absent} have no rows in unit {unit.unit!r} (models present: {sorted(present)})")
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ def dm_family(losses: StepLosses, *, baseline: str, horizon: int, stride: int, a
             else:
                 layout = pooled_layout(losses.series[both], losses.origin[both])
                 res = dm_pooled(la, lb, layout=layout, horizon=horizon, stride=stride)
-        except MetricInputError:
+        except InputError:
             continue
         if np.isfinite(res.p_value):
             results[m] = res

@@ -20,7 +20,7 @@ import pandas as pd
 from tycheon.analysis.inversion import unit_column
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import prepared
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError
 
 __all__ = ["SpikinessSweep", "SweepPoint", "spikiness_sweep"]
 
@@ -65,12 +65,13 @@ def spikiness_sweep(tables: Mapping[float, pd.DataFrame], *, spec: LeaderboardSp
     assembles first").
     """
     if not tables:
-        raise MetricInputError("tables must map at least one spikiness setting to its score set")
+        raise InputError("tables must map at least one spikiness setting to its score set")
     points = []
     for setting in sorted(tables):
         scores = prepared(tables[setting])
         if not {"total", "series"} <= set(scores):
-            raise MetricInputError(f"spikiness {setting}: the score set needs units 'total' and 'series', has {sorted(scores)}")
+            raise InputError(f"spikiness {setting}: the score set needs units 'total' and 'series', "
+                             f"has {sorted(scores)}")
         total = unit_column(scores["total"], spec=spec, metrics=(metric,))
         series = unit_column(scores["series"], spec=spec, metrics=(metric,))
         cells = scores["series"].blocks().drop_duplicates(["series_id", "origin"])

@@ -36,7 +36,7 @@ from tycheon.analysis.prepared import (
     require_models,
     wide,
 )
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import InputError
 from tycheon.stats.bootstrap import paired_means_bootstrap, ranking_bootstrap
 from tycheon.stats.multiplicity import holm
 
@@ -174,7 +174,7 @@ def leaderboard_uncertainty(
     The model confidence set. Econometrica 79(2), 453-497; Holm (1979); Benjamini & Hochberg (1995).
     """
     if resample not in ("block", "series", "origin"):
-        raise MetricInputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
+        raise InputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
     scores = prepared(table)[unit]
     require_models(scores, [spec.baseline])
     blocks = scores.blocks((metric,))
@@ -183,7 +183,7 @@ def leaderboard_uncertainty(
         blocks = blocks[blocks["demand_class"] == demand_class]
         losses = losses.where(losses.demand_class == demand_class)
         if blocks.empty:
-            raise MetricInputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
+            raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
     w = wide(blocks, metric)  # [(series, origin), model]
     # each row of ``w`` is one (series, origin) block
     labels = {"series": lambda: w.index.get_level_values("series_id").to_numpy(),

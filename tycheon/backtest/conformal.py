@@ -19,6 +19,10 @@ width. ``min_origins`` can demand more calibration errors than the rank needs.
 The rank is computed in integer arithmetic (coverage in percent) so that, e.g., :math:`n = 4` at 80% gives
 ``k = 4`` exactly rather than a floating-point ``ceil(4.000000001) = 5``.
 
+With ``protocol.n_calibration_origins > 0`` the engine replaces these per-series bands by bands from
+scaled residuals pooled per (model, unit, step), calibrated on unscored origins too
+(:mod:`tycheon.backtest.calibration`), so that bands exist from the first scored origin.
+
 References
 ----------
 Vovk, V., Gammerman, A. and Shafer, G. (2005). Algorithmic Learning in a Random World. Springer.
@@ -34,7 +38,7 @@ from numba import njit
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "band_grid", "conformal_radii", "conformal_radius", "conformal_rank"]
+__all__ = ["BAND_LEVELS", "band_grid", "check_levels", "conformal_radii", "conformal_radius", "conformal_rank"]
 
 BAND_LEVELS = (80, 95)
 
@@ -169,7 +173,7 @@ def _radii(
     levels_percent: tuple[int, ...],
     min_origins: int,
 ) -> tuple[list[FloatArray], IntArray]:
-    _check_levels(levels_percent)
+    check_levels(levels_percent)
     if len(keys) == 0:
         return [np.full(0, np.nan) for _ in levels_percent], np.zeros(0, dtype=np.int64)
     origin_ns = np.asarray(origin, dtype="datetime64[ns]").astype(np.int64)
@@ -188,7 +192,8 @@ def _radii(
     return list(out[:, key_idx, o_idx]), grid_cal[key_idx, o_idx]
 
 
-def _check_levels(levels_percent: tuple[int, ...]) -> None:
+def check_levels(levels_percent: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` unless every coverage level is an integer percent strictly inside (0, 100)."""
     for level in levels_percent:
         if not 0 < int(level) < 100:
             raise ValueError(f"level_percent must be in (0, 100), got {level}")
@@ -223,7 +228,7 @@ def band_grid(
     n_calibration : ndarray of int, shape (K, O)
         Errors published by each asking cell's origin (0 elsewhere).
     """
-    _check_levels(levels_percent)
+    check_levels(levels_percent)
     err = np.asarray(err, dtype=np.float64)
     want = np.isfinite(err) if want is None else np.asarray(want, dtype=bool)
     stamps = np.asarray(stamps, dtype=np.int64)

@@ -11,7 +11,9 @@ What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices pape
 - **units of analysis** (:mod:`.units`), **demand class** and **scales** per series at each origin from
   that origin's published training window only (:mod:`tycheon.data.demand`,
   :mod:`tycheon.metrics.scale`);
-- **conformal bands** (:mod:`.conformal`) and the score-set record (:mod:`.records`);
+- **conformal bands** (:mod:`.conformal`; with ``protocol.n_calibration_origins > 0``, pooled
+  scaled-residual bands calibrated on unscored origins too, :mod:`.calibration`) and the score-set
+  record (:mod:`.records`);
 - **execution** over tasks with a deterministic assembly order (:mod:`.execution`), so sequential, joblib
   and Dask runs give identical score sets and a repeated run is bit-identical. A task is one chunk of a
   unit's series with *every* local model (its histories are built once per origin and shared, read-only,
@@ -48,6 +50,7 @@ import numpy as np
 
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
+from tycheon.backtest.calibration import calibrated_run
 from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
@@ -198,6 +201,11 @@ def run(
     levels = _validate(panel, protocol, factories, quantile_levels=quantile_levels, n_samples=n_samples,
                        min_history=min_history, backend=backend, chunk_size=chunk_size,
                        time_budget=time_budget, band_min_origins=band_min_origins)
+    if protocol.n_calibration_origins:  # scored run + calibration run, pooled bands (.calibration)
+        return calibrated_run(run, panel, protocol, factories, units=units, quantile_levels=quantile_levels,
+                              n_samples=n_samples, min_history=min_history, backend=backend, n_jobs=n_jobs,
+                              chunk_size=chunk_size, dask_client=dask_client, seed=seed, progress=progress,
+                              time_budget=time_budget, band_min_origins=band_min_origins)
     unit_names = list(dict.fromkeys(units))
     if not unit_names:
         raise ValueError("units must name at least one unit of analysis, e.g. ('series',)")
@@ -253,6 +261,7 @@ def run(
             buffers=buffers))
     results: list[TaskResult] = [r for task_results in run_tasks(
         tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress,
+        desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
         on_result=None if stream is None else lambda i, task_results: stream.add(task_results),
     ) for r in task_results]
 

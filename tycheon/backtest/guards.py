@@ -28,13 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Forecast, Forecaster, History
 
 __all__ = ["GuardCounter", "GuardedForecaster", "LookaheadError", "check_embargo", "check_fit",
            "check_predict"]
 
 
-class LookaheadError(RuntimeError):
+class LookaheadError(TycheonError, RuntimeError):
     """A forecaster was about to see data not published at the time it is used."""
 
 

@@ -17,10 +17,19 @@ Two protocols are offered (ADR-0006 decisions 2-3, 5; evaluation-choices paper s
 Overlapping origins (``stride < horizon``) make consecutive forecast errors correlated; the benchmark
 rejects them so the pooled Diebold-Mariano test is valid, and ``mode="analysis"`` allows them and records
 ``overlap_lag = ceil(h / stride) - 1`` for the test's truncation lag (ADR-0006 decision 5).
+
+Calibration origins (``n_calibration_origins = C``, default 0): unscored origins at stride 1 placed
+immediately before the first scored origin ``o_1`` so that their whole horizon lies before it,
+``c_j = o_1 - H - j`` for ``j = 0..C-1`` (they may overlap each other). The engine forecasts them like
+scored origins (same guards, same embargo; a static split freezes one fit at the earliest of them) and
+uses their errors only to calibrate the bands of the scored rows (:mod:`tycheon.backtest.calibration`);
+they never enter the score set. Those with too little history are skipped and counted
+(:func:`calibration_plan`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,15 +38,17 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import ProtocolMode
+from tycheon.contract import overlap_lags
 from tycheon.data.panel import Panel
-from tycheon.stats.dm import overlap_lags
+from tycheon.errors import InputError
 
-__all__ = ["Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "same_targets"]
+__all__ = ["CalibrationPlan", "Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "calibration_plan",
+           "same_targets"]
 
 _MODES = ("benchmark", "analysis")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(InputError):
     """A protocol that cannot be built or cannot be placed on a panel; the message says what is accepted."""
 
 
@@ -71,7 +82,11 @@ class Origin:
         return range(self.index, self.index + self.horizon)
 
 
-def _check_common(horizon: int, stride: int, embargo: int, mode: str, n_origins: int | None) -> None:
+def _check_common(horizon: int, stride: int, embargo: int, mode: str, n_origins: int | None,
+                  n_calibration_origins: int = 0) -> None:
+    if (not isinstance(n_calibration_origins, (int, np.integer)) or isinstance(n_calibration_origins, bool)
+            or n_calibration_origins < 0):
+        raise ProtocolError(f"n_calibration_origins must be an integer >= 0, got {n_calibration_origins!r}")
     if not isinstance(horizon, (int, np.integer)) or horizon <= 0:
         raise ProtocolError(f"horizon must be a positive integer number of periods, got {horizon!r}")
     if not isinstance(stride, (int, np.integer)) or stride <= 0:
@@ -202,6 +217,9 @@ class RollingOrigin:
         Training ends at least ``embargo`` periods before each origin (``fit_end = index - embargo``).
     mode : {"benchmark", "analysis"}
         ``benchmark`` rejects overlapping origins (``stride < horizon``); ``analysis`` allows them.
+    n_calibration_origins : int
+        Unscored calibration origins before the first scored origin (0: none, the bands come from the
+        scored origins' own past errors only); see the module docstring.
 
     Examples
     --------
@@ -215,11 +233,13 @@ class RollingOrigin:
     first_origin: int | str | pd.Timestamp | None = None
     embargo: int = 0
     mode: ProtocolMode = "benchmark"
+    n_calibration_origins: int = 0
 
     kind: ClassVar[str] = "rolling"
 
     def __post_init__(self) -> None:
-        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins)
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins,
+                      self.n_calibration_origins)
 
     @property
     def overlap_lag(self) -> int:
@@ -253,7 +273,7 @@ class RollingOrigin:
         return {"kind": self.kind, "horizon": self.horizon, "stride": self.stride,
                 "n_origins": self.n_origins, "first_origin": None if self.first_origin is None
                 else str(self.first_origin), "embargo": self.embargo, "mode": self.mode,
-                "overlap_lag": self.overlap_lag}
+                "overlap_lag": self.overlap_lag, "n_calibration_origins": self.n_calibration_origins}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,6 +292,9 @@ class StaticSplit:
         Column index or period stamp of the first origin; training ends ``embargo`` periods before it.
     n_origins : int, optional
         How many origins from the boundary (default: all that leave a full horizon).
+    n_calibration_origins : int
+        As for :class:`RollingOrigin`; the calibration origins share one fit, frozen at the earliest of
+        them (``c_min - embargo``), so no calibration forecast uses a parameter fitted after its origin.
     """
 
     horizon: int
@@ -280,11 +303,13 @@ class StaticSplit:
     n_origins: int | None = None
     embargo: int = 0
     mode: ProtocolMode = "benchmark"
+    n_calibration_origins: int = 0
 
     kind: ClassVar[str] = "static"
 
     def __post_init__(self) -> None:
-        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins)
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins,
+                      self.n_calibration_origins)
 
     @property
     def overlap_lag(self) -> int:
@@ -317,10 +342,75 @@ class StaticSplit:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "horizon": self.horizon, "boundary": str(self.boundary),
                 "stride": self.stride, "n_origins": self.n_origins, "embargo": self.embargo,
-                "mode": self.mode, "overlap_lag": self.overlap_lag}
+                "mode": self.mode, "overlap_lag": self.overlap_lag,
+                "n_calibration_origins": self.n_calibration_origins}
 
 
 Protocol = RollingOrigin | StaticSplit
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """Where a protocol's calibration origins sit on a panel.
+
+    Attributes
+    ----------
+    protocol : RollingOrigin or StaticSplit or None
+        A copy of the scored protocol (same class, horizon and embargo) in ``analysis`` mode at stride 1
+        over the usable calibration origins, with no calibration origins of its own; None when none is
+        usable.
+    used : tuple of int
+        Columns of the usable calibration origins, ascending.
+    skipped : tuple of int
+        Columns ``c_j`` asked for but skipped for too little history (may be negative: before the grid).
+    """
+
+    protocol: RollingOrigin | StaticSplit | None
+    used: tuple[int, ...]
+    skipped: tuple[int, ...]
+
+
+def calibration_plan(
+    protocol: Protocol,
+    panel: Panel,
+    *,
+    min_history: int = 1,
+    calibration_min_history: int | None = None,
+) -> CalibrationPlan:
+    """The calibration origins ``c_j = o_1 - H - j`` (``j < n_calibration_origins``) of ``protocol``.
+
+    ``o_1`` is the first scored origin with ``min_history``; a calibration origin is usable when it has
+    ``calibration_min_history`` (default ``min_history``) periods of history, a training period after the
+    embargo (for a static split: ``c - embargo >= calibration_min_history``, as its frozen fit starts
+    there) and at least one series with that many observations. Usability is monotone in ``c``, so the
+    usable origins are the latest ``len(used)`` of them, contiguous at stride 1.
+    """
+    wanted = int(protocol.n_calibration_origins)
+    cal_min = int(min_history if calibration_min_history is None else calibration_min_history)
+    if cal_min < 1:
+        raise ProtocolError(f"calibration_min_history must be >= 1, got {cal_min}")
+    if wanted == 0:
+        return CalibrationPlan(protocol=None, used=(), skipped=())
+    first = protocol.origins(panel, min_history=min_history)[0].index
+    cols = [first - protocol.horizon - j for j in range(wanted)][::-1]  # ascending
+    counts = panel.dense().n_observed
+    static = isinstance(protocol, StaticSplit)
+
+    def usable(c: int) -> bool:
+        history = c - protocol.embargo if static else c
+        return (history >= cal_min and c - protocol.embargo >= 1
+                and bool((counts(c) >= cal_min).any()))
+
+    used = tuple(c for c in cols if usable(c))
+    skipped = tuple(c for c in cols if c not in used)
+    if not used:
+        return CalibrationPlan(protocol=None, used=(), skipped=skipped)
+    # a copy of the protocol itself (a subclass keeps its own placement and fit rules), moved to the
+    # calibration origins
+    place: dict[str, Any] = {"boundary": used[0]} if static else {"first_origin": used[0]}
+    cal = dataclasses.replace(protocol, stride=1, n_origins=len(used), mode="analysis", n_calibration_origins=0,
+                              **place)
+    return CalibrationPlan(protocol=cal, used=used, skipped=skipped)
 
 
 def same_targets(p1: Protocol, p2: Protocol, panel: Panel, *, min_history: int = 1) -> bool:

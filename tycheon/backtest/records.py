@@ -26,6 +26,7 @@ from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.backtest.columns import ColumnBuffers
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
+from tycheon.errors import TycheonError
 
 __all__ = ["Block", "RowPlanError", "ScoreSetWriter", "build_scoreset"]
 
@@ -114,7 +115,7 @@ class _Layout:
         self.actual = _cells(block.actual, self.flat)
 
 
-class RowPlanError(RuntimeError):
+class RowPlanError(TycheonError, RuntimeError):
     """A block does not fit the rows planned for it (size or bounds); the caller assembles otherwise."""
 
 

@@ -4,7 +4,7 @@ A :class:`ScoreSet` is a long table with one row per (model, unit, series, origi
 quantile levels it carries, optional sample paths aligned to the rows, and run metadata. Metrics, tests,
 analyses and the renderer all read it, so they cannot disagree about what a forecast and an outcome are.
 
-Columns of ``ScoreSet.table`` (``SCORESET_COLUMNS``; quantile columns follow, one per level):
+Columns of ``ScoreSet.table`` (``SCORESET_COLUMNS``, defined in :mod:`tycheon.contract`; quantile columns follow, one per level):
 
 ====================  ==============  =============================================================
 column                dtype           meaning
@@ -48,39 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["SCORESET_COLUMNS", "ScoreSet", "quantile_column"]
+from tycheon.contract import KEY_COLUMNS, SCORESET_COLUMNS, quantile_column
 
-SCORESET_COLUMNS: dict[str, str] = {
-    "model": "object",
-    "unit": "object",
-    "series_id": "object",
-    "origin": "datetime64[ns]",
-    "step": "int64",
-    "target_period": "datetime64[ns]",
-    "actual": "float64",
-    "point": "float64",
-    "available_at": "datetime64[ns]",
-    "demand_class": "object",
-    "season_length": "int64",
-    "scale_mae": "float64",
-    "scale_rmse": "float64",
-    "weight": "float64",
-    "lo80": "float64",
-    "hi80": "float64",
-    "lo95": "float64",
-    "hi95": "float64",
-    "has_band": "bool",
-    "has_quantiles": "bool",
-    "has_samples": "bool",
-}
-
-KEY_COLUMNS = ("model", "unit", "series_id", "origin", "step")
-
-
-def quantile_column(level: float) -> str:
-    """Column name for a quantile level, e.g. ``q0.1`` or ``q0.975``."""
-    return f"q{float(level):.6g}"
-
+__all__ = ["KEY_COLUMNS", "SCORESET_COLUMNS", "ScoreSet", "quantile_column"]
 
 @dataclass(frozen=True, eq=False)
 class ScoreSet:
@@ -120,7 +90,6 @@ class ScoreSet:
         cols = [quantile_column(q) for q in self.quantile_levels]
         return self.table[cols].to_numpy(dtype=np.float64) if cols else np.empty((len(self.table), 0))
 
-    # ---------------------------------------------------------------- persistence
     def to_parquet(self, path: str | Path) -> None:
         """Write the table (and samples, as extra columns ``s0..``) to one parquet file with metadata."""
         frame = self.table.copy()

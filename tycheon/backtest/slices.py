@@ -109,7 +109,8 @@ def run_start(observed: BoolArray, upto: int) -> IntArray:
 
 
 @njit(cache=True)
-def _window_kernel(values, observed, available_ns, rows, since, stamp, out_values, out_pub, out_avail):  # pragma: no cover
+def _window_kernel(values, observed, available_ns, rows, since, stamp,  # pragma: no cover
+                   out_values, out_pub, out_avail):
     """Fill the output arrays with columns ``[0, upto)`` of ``rows``, masked to the cells observed and
     published by ``stamp`` in columns ``>= since[i]``: one pass (a plain loop compiled by numba; NaT never
     counts as published, as in numpy's datetime comparison)."""
@@ -202,7 +203,8 @@ def eligibility(
     abstained : dict
         Count per reason in :data:`ABSTENTION_REASONS` (each abstained series counted once).
     n_obs : ndarray of int, shape (S,)
-        Published observations of the current run in ``[0, index)`` (the length a model's own ``min_history`` is checked on).
+        Published observations of the current run in ``[0, index)`` (the length a model's own
+        ``min_history`` is checked on).
     """
     since = run_start(data.observed, index)  # [series]
     pub = _published(data, index, origin) & (np.arange(index) >= since[:, None])  # [series, index] current run

@@ -40,6 +40,7 @@ from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadEr
 from tycheon.backtest.protocol import Origin
 from tycheon.backtest.slices import UnitData, fit_history, predict_history, published_window
 from tycheon.data.demand import adi_cv2, class_codes
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Forecast, Forecaster, ForecasterError, History
 from tycheon.metrics.scale import seasonal_naive_scales
 
@@ -75,7 +76,7 @@ def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
     return SeriesFeatures(codes, lag, mae, rmse)
 
 
-class TimeBudgetExceeded(RuntimeError):
+class TimeBudgetExceeded(TycheonError, RuntimeError):
     """The model used more than its (soft) time budget."""
 
 

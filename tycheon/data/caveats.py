@@ -34,6 +34,6 @@ def dataset_caveats(panel: Panel) -> list[Caveat]:
     found = [Caveat("synthetic", SYNTHETIC)] if panel.meta.get("synthetic") else []
     for note in panel.meta.get("warnings", []):
         found.append(note if isinstance(note, Caveat) else Caveat("other", str(note)))
-    if not panel.meta.get("redistributable", True):
-        found.append(Caveat("not_redistributable", NOT_REDISTRIBUTABLE))
+    if not panel.meta.get("redistributable", True) and not any(c.kind == "not_redistributable" for c in found):
+        found.append(Caveat("not_redistributable", NOT_REDISTRIBUTABLE))  # unless the loader said it itself
     return found

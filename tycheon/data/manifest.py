@@ -44,6 +44,7 @@ import pandas as pd
 
 from tycheon.data.datasets import load
 from tycheon.data.panel import Panel
+from tycheon.errors import InputError
 
 __all__ = [
     "Manifest",
@@ -67,7 +68,7 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {"options": dict, "description": str}
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     """Raised for a manifest that cannot be read or breaks the schema; the message names the key."""
 
 

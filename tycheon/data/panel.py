@@ -19,23 +19,32 @@ column            dtype                  meaning
 An origin ``t`` may use every row with ``available_at <= t`` (ADR-0006 decision 3).
 
 NaN policy (explicit, never silent): ``nan_policy="raise"`` (default) refuses NaN values and names the
-rows; ``nan_policy="zero"`` reads NaN as zero demand and records how many values were filled in
-``Panel.meta["nan_filled"]``. Missing periods *inside* a series' span are refused either way: a series is
+first offending series and period; ``nan_policy="zero"`` reads NaN as zero demand and records how many
+values were filled in ``Panel.meta["nan_filled"]``; ``nan_policy="drop_series"`` drops every series that
+holds a NaN and lists them in ``Panel.meta["dropped_series"]`` (with a warning). With
+``edge_nan="unlisted"`` the leading and trailing NaN runs of a series are first read as "not yet listed"
+and "delisted" (the series starts at its first value and ends at its last), not as zeros; a series with
+no value at all is dropped and listed. Missing periods *inside* a series' span are refused either way: a series is
 contiguous from its first to its last observation. Ragged starts and early exits are allowed; the dense
 view marks them with ``observed == False``.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tycheon._typing import BoolArray, FloatArray, IntArray, NanPolicy
+from tycheon._typing import BoolArray, EdgeNan, FloatArray, IntArray, NanPolicy
+from tycheon.errors import InputError
 
-__all__ = ["DenseView", "Panel", "PanelValidationError", "DEFAULT_SEASON_LENGTH"]
+__all__ = ["DenseView", "Panel", "PanelValidationError", "DEFAULT_SEASON_LENGTH", "EDGE_NAN", "NAN_POLICIES"]
+
+NAN_POLICIES: tuple[str, ...] = ("raise", "zero", "drop_series")
+EDGE_NAN: tuple[str, ...] = ("policy", "unlisted")
 
 LONG_COLUMNS = ("series_id", "period", "value", "available_at")
 
@@ -57,7 +66,7 @@ _END_ANCHORED = {"M": "MS", "ME": "MS", "BM": "MS", "BME": "MS", "Q": "QS", "QE"
 _MAX_EXAMPLES = 5
 
 
-class PanelValidationError(ValueError):
+class PanelValidationError(InputError):
     """Raised when a long table cannot become a panel; the message names the series and rows at fault."""
 
 
@@ -154,6 +163,7 @@ class Panel:
         levels: tuple[str, ...] | list[str] = (),
         name: str = "panel",
         nan_policy: NanPolicy = "raise",
+        edge_nan: EdgeNan = "policy",
         meta: dict[str, Any] | None = None,
     ) -> Panel:
         """Validate a long table and build a panel.
@@ -176,14 +186,19 @@ class Panel:
             Static per-series attributes indexed by series id (or with a ``series_id`` column).
         levels : sequence of str
             Attribute columns that are hierarchy levels.
-        nan_policy : {"raise", "zero"}
+        nan_policy : {"raise", "zero", "drop_series"}
             See the module docstring.
+        edge_nan : {"policy", "unlisted"}
+            ``unlisted`` reads the leading and trailing NaN runs of each series as periods before it was
+            listed / after it was delisted (dropped, counted in ``meta["unlisted_periods"]``) before the
+            NaN policy sees the rest; ``policy`` leaves them to the NaN policy.
 
         Raises
         ------
         PanelValidationError
-            For missing columns, duplicate (series, period) rows, mixed or off-grid frequency, non-numeric
-            or infinite values, NaN under ``nan_policy="raise"``, ``available_at`` before the end of the
+            For missing columns, missing series ids, unparseable or missing dates, mixed time zones,
+            duplicate (series, period) rows, mixed or off-grid frequency, boolean, non-numeric or infinite
+            values, NaN under ``nan_policy="raise"``, ``available_at`` before the end of the
             period it describes, interior gaps, or attributes that do not match the series.
         """
         missing = [c for c in (series_col, period_col, value_col) if c not in frame.columns]
@@ -193,69 +208,34 @@ class Panel:
             raise PanelValidationError(
                 f"panel {name!r}: missing column(s) {missing}; the table has {list(frame.columns)}"
             )
-        if nan_policy not in ("raise", "zero"):
-            raise PanelValidationError(f"nan_policy must be 'raise' or 'zero', got {nan_policy!r}")
+        if nan_policy not in NAN_POLICIES:
+            raise PanelValidationError(
+                f"nan_policy must be one of {', '.join(map(repr, NAN_POLICIES))}, got {nan_policy!r}")
+        if edge_nan not in EDGE_NAN:
+            raise PanelValidationError(
+                f"edge_nan must be one of {', '.join(map(repr, EDGE_NAN))}, got {edge_nan!r}")
         if len(frame) == 0:
             raise PanelValidationError(f"panel {name!r}: the table has no rows")
         if not frame.index.is_unique:
             # label lookups below (available_at) need unique labels; rows are then named by position
             frame = frame.reset_index(drop=True)
 
-        df = pd.DataFrame(
-            {
-                "series_id": frame[series_col].astype(str).to_numpy(),
-                "period": frame[period_col].to_numpy(),
-            },
-            index=frame.index,
-        )
-        try:
-            df["period"] = pd.to_datetime(df["period"])
-        except (ValueError, TypeError) as err:
-            raise PanelValidationError(
-                f"panel {name!r}: column {period_col!r} must hold dates or timestamps"
-            ) from err
-        if df["period"].dt.tz is not None:
-            df["period"] = df["period"].dt.tz_convert(None)
-
-        raw_values = frame[value_col]
-        numeric = pd.to_numeric(raw_values, errors="coerce")
-        bad = numeric.isna() & raw_values.notna()
-        if bad.any():
-            raise PanelValidationError(
-                f"panel {name!r}: column {value_col!r} has non-numeric values; numbers (or NaN) are accepted: "
-                + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw_values})[bad],
-                            ["series_id", "value"])
-            )
-        values = numeric.astype(np.float64)
-        inf = np.isinf(values.to_numpy())
-        if inf.any():
-            raise PanelValidationError(
-                f"panel {name!r}: infinite values are not accepted: "
-                + _examples(pd.DataFrame({"series_id": df["series_id"], "period": df["period"]})[inf],
-                            ["series_id", "period"])
-            )
-        nan = values.isna().to_numpy()
+        series_ids = _series_ids(frame[series_col], series_col, name)
+        df = pd.DataFrame({"series_id": series_ids, "period": _periods(frame[period_col], period_col, name)},
+                          index=frame.index)
+        values = _values(frame[value_col], df, value_col, name)
         meta = dict(meta or {})
         meta.setdefault("warnings", [])
-        if nan.any():
-            if nan_policy == "raise":
-                raise PanelValidationError(
-                    f"panel {name!r}: {int(nan.sum())} NaN value(s) under nan_policy='raise' (use "
-                    "nan_policy='zero' to read them as zero demand): "
-                    + _examples(df[nan], ["series_id", "period"])
-                )
-            values = values.fillna(0.0)
-        meta["nan_filled"] = int(nan.sum())
-        df["value"] = values.to_numpy()
 
         dup = df.duplicated(["series_id", "period"], keep=False)
         if dup.any():
             raise PanelValidationError(
                 f"panel {name!r}: duplicate (series, period) rows; each series may have one value per period: "
-                + _examples(df[dup], ["series_id", "period"])
+                + _examples(df[dup].sort_values(["series_id", "period"]), ["series_id", "period"])
             )
-
+        df["value"] = values.to_numpy()
         df = df.sort_values(["series_id", "period"], kind="stable")
+        df = _apply_nan_policy(df, nan_policy=nan_policy, edge_nan=edge_nan, name=name, meta=meta)
         offset, freq = _resolve_freq(df, freq, name)
 
         if available_at_col is None:
@@ -331,7 +311,8 @@ class Panel:
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.meta.get("warnings", []))
+        """The loader's notes as sentences (a typed caveat in ``meta["warnings"]`` gives its message)."""
+        return [str(getattr(w, "message", w)) for w in self.meta.get("warnings", [])]
 
     def lengths(self) -> pd.Series:
         """Number of observations per series."""
@@ -432,6 +413,146 @@ class Panel:
             "synthetic": bool(self.meta.get("synthetic", False)),
             "redistributable": bool(self.meta.get("redistributable", True)),
         }
+
+
+def _series_ids(raw: pd.Series, column: str, name: str) -> np.ndarray:
+    """Series ids as strings; a missing id is refused (``astype(str)`` would name it "nan")."""
+    missing = raw.isna().to_numpy()
+    if missing.any():
+        rows = list(raw.index[missing][:_MAX_EXAMPLES])
+        raise PanelValidationError(
+            f"panel {name!r}: {int(missing.sum())} row(s) have no series id in column {column!r} "
+            f"(rows {rows}); every row needs the id of its series"
+        )
+    return raw.astype(str).to_numpy()
+
+
+def _periods(raw: pd.Series, column: str, name: str) -> pd.Series:
+    """Period stamps as naive datetimes (UTC wall time for zone-aware input, which must be one zone)."""
+    if isinstance(raw.dtype, pd.DatetimeTZDtype):
+        return raw.dt.tz_convert(None)
+    if pd.api.types.is_datetime64_dtype(raw.dtype):
+        out = raw
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pandas warns before refusing mixed offsets
+                out = pd.to_datetime(raw)
+        except (ValueError, TypeError) as err:
+            if "zone" in str(err).lower() or "tz-" in str(err).lower():
+                raise _mixed_zones(column, name) from err
+            bad = _first_unparseable(raw)
+            raise PanelValidationError(
+                f"panel {name!r}: column {column!r} has a value that is not a date: {bad}; dates such as "
+                "2024-01-01 (or timestamps) are accepted"
+            ) from err
+        if not (pd.api.types.is_datetime64_dtype(out.dtype) or isinstance(out.dtype, pd.DatetimeTZDtype)):
+            raise _mixed_zones(column, name)  # pandas keeps mixed offsets as objects
+        if isinstance(out.dtype, pd.DatetimeTZDtype):
+            out = out.dt.tz_convert(None)
+    missing = out.isna().to_numpy()
+    if missing.any():
+        rows = list(raw.index[missing][:_MAX_EXAMPLES])
+        raise PanelValidationError(
+            f"panel {name!r}: {int(missing.sum())} row(s) have no date in column {column!r} (rows {rows})"
+        )
+    return out
+
+
+def _mixed_zones(column: str, name: str) -> PanelValidationError:
+    return PanelValidationError(
+        f"panel {name!r}: column {column!r} mixes time zones (or zone-aware and naive stamps); give every "
+        "period in one zone, or without a zone"
+    )
+
+
+def _first_unparseable(raw: pd.Series) -> str:
+    for idx, value in raw.items():
+        if pd.isna(value):
+            continue
+        try:
+            pd.Timestamp(value)
+        except (ValueError, TypeError):
+            return f"{value!r} (row {idx})"
+    return "(a value pandas cannot read as a date)"
+
+
+def _values(raw: pd.Series, df: pd.DataFrame, column: str, name: str) -> pd.Series:
+    """Numeric float64 values (NaN kept for the NaN policy); booleans, text and infinities refused."""
+    is_bool = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool) \
+        if raw.dtype == object else np.full(len(raw), pd.api.types.is_bool_dtype(raw.dtype))
+    if is_bool.any():
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} holds booleans (True/False), not quantities; convert them "
+            "to numbers if they are 0/1 demand: "
+            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[is_bool],
+                        ["series_id", "value"])
+        )
+    numeric = pd.to_numeric(raw, errors="coerce")
+    bad = numeric.isna() & raw.notna()
+    if bad.any():
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} has non-numeric values; numbers (or NaN) are accepted: "
+            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[bad], ["series_id", "value"])
+        )
+    values = numeric.astype(np.float64)
+    inf = np.isinf(values.to_numpy())
+    if inf.any():
+        raise PanelValidationError(
+            f"panel {name!r}: infinite values are not accepted: "
+            + _examples(df[inf], ["series_id", "period"])
+        )
+    return values
+
+
+def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name: str,
+                      meta: dict[str, Any]) -> pd.DataFrame:
+    """Apply the edge rule, then the NaN policy, to the sorted long table; record what was done in meta."""
+    dropped: list[str] = []
+    nan = df["value"].isna()
+    if edge_nan == "unlisted" and nan.any():
+        codes = pd.factorize(df["series_id"])[0]
+        seen = (~nan).groupby(codes)
+        started = seen.cumsum().gt(0)
+        not_ended = (~nan)[::-1].groupby(codes[::-1]).cumsum()[::-1].gt(0)
+        keep = (started & not_ended).to_numpy()
+        empty = sorted(set(df["series_id"]) - set(df["series_id"][keep]))
+        dropped.extend(empty)
+        meta["unlisted_periods"] = int((~keep).sum())
+        df = df[keep]
+        nan = df["value"].isna()
+    nan_rows = df[nan.to_numpy()]
+    if len(nan_rows):
+        if nan_policy == "raise":
+            first = nan_rows.iloc[0]
+            raise PanelValidationError(
+                f"panel {name!r}: {len(nan_rows)} NaN value(s) under nan_policy='raise', the first in series "
+                f"{first['series_id']!r} at period {first['period'].date()} (use nan_policy='zero' to read "
+                "them as zero demand, 'drop_series' to drop those series"
+                + ("" if edge_nan == "unlisted" else ", or edge_nan='unlisted' for missing periods before "
+                   "listing / after delisting") + "): "
+                + _examples(nan_rows, ["series_id", "period"])
+            )
+        if nan_policy == "drop_series":
+            holding = sorted(set(nan_rows["series_id"]))
+            dropped.extend(holding)
+            df = df[~df["series_id"].isin(holding)]
+        else:
+            df = df.assign(value=df["value"].fillna(0.0))
+    meta["nan_filled"] = int(len(nan_rows)) if nan_policy == "zero" else 0
+    if dropped:
+        dropped = sorted(set(dropped))
+        meta["dropped_series"] = dropped
+        shown = ", ".join(dropped)  # all of them: the warning is where results list the dropped series
+        meta["warnings"] = [*meta.get("warnings", []),
+                            f"dropped series: {len(dropped)} series without usable values were dropped "
+                            f"(nan_policy={nan_policy!r}, edge_nan={edge_nan!r}): {shown}"]
+    if len(df) == 0:
+        raise PanelValidationError(
+            f"panel {name!r}: no rows left after the NaN policy ({nan_policy!r}, edge_nan={edge_nan!r}); "
+            "every series held a NaN"
+        )
+    return df
 
 
 def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[pd.DateOffset, str]:

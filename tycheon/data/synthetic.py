@@ -64,6 +64,7 @@ from scipy.special import ndtr
 
 from tycheon._typing import FloatArray, IntArray, as_generator
 from tycheon.data.panel import DEFAULT_SEASON_LENGTH, Panel
+from tycheon.errors import InputError
 
 __all__ = ["DEFAULT_SPIKINESS", "generate_marketplace", "SyntheticConfigError"]
 
@@ -83,7 +84,7 @@ _REGIONS = np.array(["north", "south", "east", "west"], dtype=object)
 _REGION_P = np.array([0.35, 0.25, 0.25, 0.15])
 
 
-class SyntheticConfigError(ValueError):
+class SyntheticConfigError(InputError):
     """Raised for generator arguments outside their accepted range."""
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray, as_generator
+from tycheon.errors import TycheonError
 
 __all__ = [
     "Availability",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-class ForecasterError(RuntimeError):
+class ForecasterError(TycheonError, RuntimeError):
     """A forecaster produced an output that breaks the contract (wrong shape, non-finite point)."""
 
 
@@ -248,7 +249,6 @@ class Forecaster(ABC):
     def __init__(self) -> None:  # parameters only; subclasses store theirs
         pass
 
-    # ---------------------------------------------------------------- parameters
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
@@ -279,7 +279,6 @@ class Forecaster(ABC):
         """Fewest observations needed for a series with this season length (default: ``min_obs``)."""
         return self.capabilities.min_obs
 
-    # ---------------------------------------------------------------- template methods
     def fit(self, history: History) -> Forecaster:
         """Fit on a past-only history (a no-op for most local forecasters) and return ``self``."""
         start = time.perf_counter()

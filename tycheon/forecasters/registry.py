@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Forecaster
 
 __all__ = ["UnknownForecasterError", "available", "create", "get", "register"]
@@ -14,7 +15,7 @@ _REGISTRY: dict[str, type[Forecaster]] = {}
 F = TypeVar("F", bound=type[Forecaster])
 
 
-class UnknownForecasterError(KeyError):
+class UnknownForecasterError(TycheonError, KeyError):
     """An id that no forecaster is registered under."""
 
     def __str__(self) -> str:  # KeyError would quote the whole message

@@ -1,7 +1,15 @@
 """Forecast accuracy metrics: point, probabilistic, interval, and per-block aggregation of a score set."""
 
-from tycheon.metrics.aggregate import block_scores, check_scale_consistency, scale_column, step_scores, summarize
-from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
+from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError, ZeroScaleError
+from tycheon.metrics.aggregate import (
+    block_scores,
+    check_scale_consistency,
+    row_crps,
+    scale_column,
+    step_loss,
+    step_scores,
+    summarize,
+)
 from tycheon.metrics.intervals import coverage, interval_score, interval_width, msis
 from tycheon.metrics.point import bias, mae, mape, mase, rmse, rmsse, scaled_bias, smape, wape
 from tycheon.metrics.probabilistic import (
@@ -15,9 +23,11 @@ from tycheon.metrics.probabilistic import (
     pit_from_samples,
     quantile_reliability,
 )
+from tycheon.metrics.registry import METRICS, MetricSpec, get_metric, glossary, metric_names
 from tycheon.metrics.scale import seasonal_naive_scales
 
 __all__ = [
+    "METRICS", "MetricSpec", "get_metric", "glossary", "metric_names", "row_crps", "step_loss",
     "CRPSKindMismatchError", "CRPSResult", "MetricInputError", "ScaleMismatchError", "ZeroScaleError",
     "bias", "block_scores", "check_scale_consistency", "coverage", "crps_difference", "crps_ensemble",
     "crps_quantiles", "interval_score", "interval_width", "mae", "mape", "mase", "mean_crps", "msis",

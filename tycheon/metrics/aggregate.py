@@ -19,24 +19,29 @@ Zero-scale rule: a block whose scale is zero or NaN has NaN scaled metrics and `
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from tycheon.backtest.scoreset import quantile_column
-from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
+from tycheon.contract import quantile_column
+from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
 from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, interval_score_kernel, smape_ratio
 from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
+from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric
 
 __all__ = [
+    "BAND_GRIDS",
     "BLOCK_KEYS",
     "DEFAULT_METRICS",
     "SCALE_COLUMNS",
     "block_scores",
     "check_scale_consistency",
     "row_crps",
+    "row_scales",
     "scale_column",
+    "step_loss",
+    "step_terms",
     "step_scores",
     "summarize",
 ]
@@ -44,29 +49,27 @@ __all__ = [
 BLOCK_KEYS = ("model", "unit", "series_id", "origin")
 SCALE_KEYS = ("unit", "series_id", "origin")
 
-SCALE_COLUMNS: dict[str, str] = {
-    "mase": "scale_mae",
-    "scaled_bias": "scale_mae",
-    "msis80": "scale_mae",
-    "msis95": "scale_mae",
-    "rmsse": "scale_rmse",
+SCALE_COLUMNS: dict[str, str] = {n: m.scale_column for n, m in METRICS.items() if m.scale_column}
+"""The score-set scale column each scaled metric divides by (read from the metric registry)."""
+
+DEFAULT_METRICS = tuple(METRICS)
+"""Every registered metric (:data:`tycheon.metrics.registry.METRICS`), in registry order."""
+
+_BAND_TERMS = ("is", "cov", "width")
+BAND_GRIDS: dict[int, tuple[tuple[float, ...], tuple[str, ...]]] = {
+    95: ((0.025, 0.1, 0.5, 0.9, 0.975), ("lo95", "lo80", "point", "hi80", "hi95")),
+    80: ((0.1, 0.5, 0.9), ("lo80", "point", "hi80")),
 }
-"""The score-set scale column each scaled metric divides by; nothing else chooses a denominator."""
-
-DEFAULT_METRICS = (
-    "mae", "rmse", "mase", "rmsse", "wape", "smape", "mape", "bias", "scaled_bias",
-    "crps", "msis80", "msis95", "coverage80", "coverage95", "width80", "width95",
-)  # fmt: skip
-
+"""Band level -> (quantile levels, score-set columns) of the band-quantile CRPS grid."""
 _REQUIRED = ("model", "unit", "series_id", "origin", "step", "actual", "point", "scale_mae", "scale_rmse")
 
 
 def scale_column(metric: str) -> str:
     """The score-set column that ``metric`` is scaled by; :class:`MetricInputError` for unscaled ones."""
-    try:
-        return SCALE_COLUMNS[metric]
-    except KeyError as err:
-        raise MetricInputError(f"{metric!r} is not a scaled metric; scaled ones are {sorted(SCALE_COLUMNS)}") from err
+    col = get_metric(metric).scale_column
+    if col is None:
+        raise MetricInputError(f"{metric!r} is not a scaled metric; scaled ones are {sorted(SCALE_COLUMNS)}")
+    return col
 
 
 def check_scale_consistency(table: pd.DataFrame) -> None:
@@ -94,6 +97,10 @@ def check_scale_consistency(table: pd.DataFrame) -> None:
             )
 
 
+def _has_band(table: pd.DataFrame, level: str) -> bool:
+    return f"lo{level}" in table.columns and f"hi{level}" in table.columns
+
+
 def _check_table(table: pd.DataFrame, metrics: Sequence[str]) -> None:
     missing = [c for c in _REQUIRED if c not in table.columns]
     if missing:
@@ -117,6 +124,7 @@ def row_crps(
     quantile_levels: Sequence[float] = (),
     samples: np.ndarray | None = None,
     crps_kind: CRPSKind | None = None,
+    band_level: int = 95,
 ) -> CRPSResult:
     r"""CRPS of every score-set row, of one kind, NaN where the row lacks that kind of forecast.
 
@@ -129,7 +137,10 @@ def row_crps(
 
     as in :func:`~tycheon.metrics.probabilistic.crps_ensemble` (fair) and
     :func:`~tycheon.metrics.probabilistic.crps_quantiles`. This is the one place where a CRPS kind is
-    chosen and checked: ``crps_kind`` must be ``"exact_samples"`` or ``"approx_quantiles"``; ``None``
+    chosen and checked: ``crps_kind`` must be ``"exact_samples"``, ``"approx_quantiles"`` (the model's own
+    ``q<level>`` columns) or ``"band_quantiles"`` (the engine's conformal bands read as quantiles on one
+    grid shared by every model: ``lo95, lo80, point, hi80, hi95`` at 0.025, 0.1, 0.5, 0.9, 0.975 with
+    ``band_level=95``, or ``lo80, point, hi80`` at 0.1, 0.5, 0.9 with ``band_level=80``); ``None``
     means exact if ``samples`` is given, else approximate. Anything else is refused, never computed as
     another kind under its label (ADR-0006 decision 7).
 
@@ -154,8 +165,9 @@ def row_crps(
     ADR-0006 decision 7.
     """
     kind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
-    if kind not in ("exact_samples", "approx_quantiles"):
-        raise MetricInputError(f"crps_kind must be 'exact_samples' or 'approx_quantiles'; got {kind!r}")
+    if kind not in ("exact_samples", "approx_quantiles", "band_quantiles"):
+        raise MetricInputError(
+            f"crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'; got {kind!r}")
     if "actual" not in table.columns:
         raise MetricInputError("score-set table lacks column 'actual'")
     y = table["actual"].to_numpy(dtype=np.float64)
@@ -167,6 +179,18 @@ def row_crps(
         if ok.any():
             out[ok] = crps_ensemble_kernel(y[ok], samples[ok], fair=True)
         return CRPSResult(out, kind, True)
+    if kind == "band_quantiles":
+        if band_level not in BAND_GRIDS:
+            raise MetricInputError(f"band_level must be one of {sorted(BAND_GRIDS)}; got {band_level!r}")
+        grid, band_cols = BAND_GRIDS[band_level]
+        absent = [c for c in band_cols if c not in table.columns]
+        if absent:
+            raise MetricInputError(f"table lacks band column(s) {absent}")
+        bands = table[list(band_cols)].to_numpy(dtype=np.float64)  # [row, level]
+        full = np.isfinite(bands).all(axis=1)
+        if full.any():
+            out[full] = crps_quantile_kernel(y[full], np.sort(bands[full], axis=1), np.asarray(grid))
+        return CRPSResult(out, kind)
     lv = np.asarray(sorted(quantile_levels), dtype=np.float64)
     if lv.size < 2:
         raise MetricInputError("approximate CRPS needs at least two quantile levels")
@@ -234,38 +258,23 @@ def block_scores(
     metrics = tuple(metrics)
     _check_table(table, metrics)
     check_scale_consistency(table)
-    y = table["actual"].to_numpy(dtype=np.float64)
-    f = table["point"].to_numpy(dtype=np.float64)
-    e = f - y
-    rows: dict[str, np.ndarray] = {
-        "abs_err": np.abs(e),
-        "sq_err": e * e,
-        "err": e,
-        "abs_y": np.abs(y),
-        "zero_y": (y == 0).astype(np.float64),
-    }
-    rows["smape"] = smape_ratio(y, f)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rows["ape"] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
-    if "crps" in metrics:
+    specs = [get_metric(m) for m in metrics]
+    needed = {t for spec in specs for t in spec.terms}
+    crps = None
+    if "crps" in needed:
         crps = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
-        rows["crps"] = crps.values
-    for level, alpha in (("80", 0.2), ("95", 0.05)):
-        lo_c, hi_c = f"lo{level}", f"hi{level}"
-        if lo_c in table.columns and hi_c in table.columns:
-            lo = table[lo_c].to_numpy(dtype=np.float64)
-            hi = table[hi_c].to_numpy(dtype=np.float64)
-            rows[f"is{level}"] = interval_score_kernel(y, lo, hi, alpha)  # NaN where no band
-            rows[f"cov{level}"] = np.where(np.isfinite(lo) & np.isfinite(hi), (lo <= y) & (y <= hi), np.nan)
-            rows[f"width{level}"] = hi - lo
-    frame = pd.DataFrame(rows)
+    missing_band = sorted(t for t in needed if t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:]))
+    if missing_band:
+        raise MetricInputError(f"metric(s) {[m for m in metrics if set(get_metric(m).terms) & set(missing_band)]} "
+                               "need columns the table lacks (lo/hi bands)")
+    frame = pd.DataFrame(step_terms(table, needed, crps=None if crps is None else crps.values))
     keys = [table[k].to_numpy() for k in BLOCK_KEYS]
     g = frame.groupby(keys, sort=False)
     mean = g.mean()
-    total = g[["abs_err", "abs_y", "zero_y"]].sum()
+    total = g[[t for t in ("abs_err", "abs_y", "zero_y") if t in frame.columns]].sum()
     n_steps = g.size()
     # a probabilistic score on only some steps of a block is not that block's score: NaN, never partial
-    partial = [c for c in mean.columns if c.startswith(("crps", "is", "cov", "width"))]
+    partial = [c for c in mean.columns if c == "crps" or c[:-2] in _BAND_TERMS]
     if partial:
         counts = g[partial].count()
         mean[partial] = mean[partial].where(counts.to_numpy() == n_steps.to_numpy()[:, None])
@@ -279,42 +288,17 @@ def block_scores(
     for c in ("demand_class", "season_length", "weight"):
         if c in first.columns:
             out[c] = first[c].to_numpy()
-    s_mae = first["scale_mae"].to_numpy(dtype=np.float64)
-    s_rmse = first["scale_rmse"].to_numpy(dtype=np.float64)
-    zero = ~(s_mae > 0) | ~(s_rmse > 0)
-    out["zero_scale"] = zero
-    s_mae = np.where(s_mae > 0, s_mae, np.nan)
-    s_rmse = np.where(s_rmse > 0, s_rmse, np.nan)
-    scales = {"scale_mae": s_mae, "scale_rmse": s_rmse}
-    mae_b = mean["abs_err"].to_numpy()
-    rmse_b = np.sqrt(mean["sq_err"].to_numpy())
-    bias_b = mean["err"].to_numpy()
-    values = {
-        "mae": mae_b,
-        "rmse": rmse_b,
-        "mase": mae_b / scales[scale_column("mase")],
-        "rmsse": rmse_b / scales[scale_column("rmsse")],
-        "wape": np.where(total["abs_y"] > 0, total["abs_err"] / total["abs_y"].where(total["abs_y"] > 0), np.nan),
-        "smape": mean["smape"].to_numpy(),
-        "mape": np.where(total["zero_y"].to_numpy() == 0, mean["ape"].to_numpy(), np.nan),
-        "bias": bias_b,
-        "scaled_bias": bias_b / scales[scale_column("scaled_bias")],
-    }
-    if "crps" in metrics:
-        values["crps"] = mean["crps"].to_numpy()
-    for level in ("80", "95"):
-        if f"is{level}" in mean.columns:
-            values[f"msis{level}"] = mean[f"is{level}"].to_numpy() / scales[scale_column(f"msis{level}")]
-            values[f"coverage{level}"] = mean[f"cov{level}"].to_numpy()
-            values[f"width{level}"] = mean[f"width{level}"].to_numpy()
-    for m in metrics:
-        if m not in values:
-            raise MetricInputError(f"metric {m!r} needs columns the table lacks (lo/hi bands)")
-        out[m] = values[m]
+    raw = {c: first[c].to_numpy(dtype=np.float64) for c in ("scale_mae", "scale_rmse")}
+    out["zero_scale"] = ~(raw["scale_mae"] > 0) | ~(raw["scale_rmse"] > 0)
+    terms = BlockTerms(mean={c: mean[c].to_numpy() for c in mean.columns},
+                       total={c: total[c].to_numpy() for c in total.columns},
+                       scale={c: np.where(v > 0, v, np.nan) for c, v in raw.items()})
+    for spec in specs:
+        out[spec.name] = spec.block(terms)
     if "mape" in metrics:
-        out["mape_defined"] = total["zero_y"].to_numpy() == 0
-    if "crps" in metrics:
-        out["crps_kind"] = np.where(np.isfinite(values["crps"]), crps.kind, None)
+        out["mape_defined"] = terms.total["zero_y"] == 0
+    if crps is not None and "crps" in metrics:
+        out["crps_kind"] = pd.Series(crps.kind, index=out.index, dtype=object).where(out["crps"].notna(), None)
     return out.reset_index()
 
 
@@ -351,8 +335,85 @@ def summarize(
     return pd.concat(parts, axis=1).reset_index()
 
 
-def step_scores(table: pd.DataFrame, *, by: Sequence[str] = ("model", "unit")) -> pd.DataFrame:
-    r"""Per-step scaled errors, mean and median over blocks, per group and step.
+def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    r"""The per-step terms of :mod:`tycheon.metrics.registry` that ``terms`` names, ``[row]`` each.
+
+    ``crps`` gives the row CRPS (from :func:`row_crps`) when ``"crps"`` is asked for; band terms read the
+    ``lo<level>``/``hi<level>`` columns (NaN where a row has no band).
+    """
+    y = table["actual"].to_numpy(dtype=np.float64)
+    f = table["point"].to_numpy(dtype=np.float64)
+    e = f - y
+    out: dict[str, np.ndarray] = {}
+    for t in terms:
+        if t == "abs_err":
+            out[t] = np.abs(e)
+        elif t == "sq_err":
+            out[t] = e * e
+        elif t == "err":
+            out[t] = e
+        elif t == "abs_y":
+            out[t] = np.abs(y)
+        elif t == "zero_y":
+            out[t] = (y == 0).astype(np.float64)
+        elif t == "smape":
+            out[t] = smape_ratio(y, f)
+        elif t == "ape":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[t] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
+        elif t == "crps":
+            if crps is None:
+                raise MetricInputError("the 'crps' term needs the rows' CRPS (row_crps)")
+            out[t] = crps
+        elif t[:-2] in _BAND_TERMS:
+            level, alpha = t[-2:], {"80": 0.2, "95": 0.05}[t[-2:]]
+            lo = table[f"lo{level}"].to_numpy(dtype=np.float64)
+            hi = table[f"hi{level}"].to_numpy(dtype=np.float64)
+            if t.startswith("is"):
+                out[t] = interval_score_kernel(y, lo, hi, alpha)  # NaN where no band
+            elif t.startswith("cov"):
+                out[t] = np.where(np.isfinite(lo) & np.isfinite(hi), (lo <= y) & (y <= hi), np.nan)
+            else:
+                out[t] = hi - lo
+        else:
+            raise MetricInputError(f"unknown per-step term {t!r}")
+    return out
+
+
+def row_scales(table: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows' ``scale_mae`` / ``scale_rmse`` with zero or NaN scales set to NaN (the zero-scale rule)."""
+    out = {}
+    for c in ("scale_mae", "scale_rmse"):
+        v = table[c].to_numpy(dtype=np.float64)
+        out[c] = np.where(v > 0, v, np.nan)
+    return out
+
+
+def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = None) -> np.ndarray:
+    r"""Per-row loss that a test on a table of ``metric`` compares (:attr:`MetricSpec.step_loss`).
+
+    .. math:: L^{\mathrm{MASE}}_h = \frac{|e_h|}{s_{\mathrm{MAE}}},\qquad
+              L^{\mathrm{RMSSE}}_h = \frac{e_h^2}{s_{\mathrm{RMSE}}^2}
+
+    and the unscaled per-step term for unscaled metrics. NaN where the row's scale is zero or NaN.
+
+    References
+    ----------
+    Hyndman & Koehler (2006); Diebold & Mariano (1995); evaluation-choices paper, section 3 (the paper tests
+    unscaled per-step absolute errors; tycheon tests the loss the table ranks and keeps that variant beside it).
+    """
+    spec = get_metric(metric)
+    if spec.step_loss is None:
+        raise MetricInputError(f"{metric!r} is not a loss a test can compare; losses: "
+                               f"{[n for n, m in METRICS.items() if m.step_loss is not None]}")
+    return np.asarray(spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), row_scales(table))),
+                      dtype=np.float64)
+
+
+def step_scores(
+    table: pd.DataFrame, *, by: Sequence[str] = ("model", "unit"), metrics: Sequence[str] = ("mase", "rmsse")
+) -> pd.DataFrame:
+    r"""Per-step metrics (the metric of a one-step block), mean and median over blocks, per group and step.
 
     .. math:: \mathrm{MASE}_h = \frac{|e_h|}{s_{\mathrm{MAE}}}, \qquad \mathrm{RMSSE}_h = \frac{|e_h|}{s_{\mathrm{RMSE}}}
 
@@ -362,26 +423,21 @@ def step_scores(table: pd.DataFrame, *, by: Sequence[str] = ("model", "unit")) -
     ----------
     Hyndman & Koehler (2006); evaluation-choices paper, section 3.
     """
-    _check_table(table, ())
+    _check_table(table, metrics)
     check_scale_consistency(table)
-    ae = np.abs(table["point"].to_numpy(dtype=np.float64) - table["actual"].to_numpy(dtype=np.float64))
-    s_mae = table[scale_column("mase")].to_numpy(dtype=np.float64)
-    s_rmse = table[scale_column("rmsse")].to_numpy(dtype=np.float64)
-    zero = ~(s_mae > 0) | ~(s_rmse > 0)
+    specs = [get_metric(m) for m in metrics]
+    no_step = [s.name for s in specs if s.step is None]
+    if no_step:
+        raise MetricInputError(f"metric(s) {no_step} have no per-step value")
+    scales = row_scales(table)
+    terms = StepTerms(step_terms(table, {t for s in specs for t in s.terms}), scales)
+    zero = np.isnan(scales["scale_mae"]) | np.isnan(scales["scale_rmse"])
     frame = table[list(by) + ["step"]].copy()
-    frame["mase"] = np.where(zero, np.nan, ae / np.where(zero, 1.0, s_mae))
-    frame["rmsse"] = np.where(zero, np.nan, ae / np.where(zero, 1.0, s_rmse))
+    for spec in specs:
+        frame[spec.name] = np.where(zero, np.nan, spec.step(terms))  # type: ignore[misc]
     frame["zero_scale"] = zero
     g = frame.groupby(list(by) + ["step"], sort=True)
-    out = pd.concat(
-        [
-            g.size().rename("n_blocks"),
-            g["zero_scale"].sum().astype(np.int64).rename("n_zero_scale"),
-            g["mase"].mean().rename("mase_mean"),
-            g["mase"].median().rename("mase_median"),
-            g["rmsse"].mean().rename("rmsse_mean"),
-            g["rmsse"].median().rename("rmsse_median"),
-        ],
-        axis=1,
-    )
-    return out.reset_index()
+    parts = [g.size().rename("n_blocks"), g["zero_scale"].sum().astype(np.int64).rename("n_zero_scale")]
+    for spec in specs:
+        parts += [g[spec.name].mean().rename(f"{spec.name}_mean"), g[spec.name].median().rename(f"{spec.name}_median")]
+    return pd.concat(parts, axis=1).reset_index()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tycheon._validate import as_float_array, as_output, check_finite, check_scale, same_shape
+from tycheon.errors import MetricInputError
 from tycheon.metrics._kernels import interval_score_kernel
-from tycheon.metrics._validate import as_float_array, as_output, check_finite, check_scale, same_shape
-from tycheon.metrics.errors import MetricInputError
 from tycheon.metrics.point import ZeroScale
 
 __all__ = ["coverage", "interval_score", "interval_width", "msis"]

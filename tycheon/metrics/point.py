@@ -19,9 +19,9 @@ from typing import Literal
 
 import numpy as np
 
+from tycheon._validate import as_float_array, as_output, check_finite, check_scale, same_shape
+from tycheon.errors import MetricInputError
 from tycheon.metrics._kernels import smape_ratio
-from tycheon.metrics._validate import as_float_array, as_output, check_finite, check_scale, same_shape
-from tycheon.metrics.errors import MetricInputError
 
 __all__ = ["bias", "mae", "mape", "mase", "rmse", "rmsse", "scaled_bias", "smape", "wape"]
 
@@ -39,7 +39,6 @@ def _pair(actual: object, point: object) -> tuple[np.ndarray, np.ndarray]:
     return y, f
 
 
-# ----------------------------------------------------------------- kernels (arrays in, arrays out)
 def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.mean(np.abs(y - f), axis=-1)
 
@@ -49,7 +48,6 @@ def _rmse(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean(e * e, axis=-1))
 
 
-# ----------------------------------------------------------------- public layer
 def mae(*, actual: object, point: object) -> float | np.ndarray:
     r"""Mean absolute error over the steps of a block.
 

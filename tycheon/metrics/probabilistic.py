@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
+from tycheon._validate import as_float_array, check_finite
+from tycheon.errors import CRPSKindMismatchError, MetricInputError
 from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, pinball_kernel
-from tycheon.metrics._validate import as_float_array, check_finite
-from tycheon.metrics.errors import CRPSKindMismatchError, MetricInputError
 
 __all__ = [
     "CRPSKind",
@@ -34,7 +34,7 @@ __all__ = [
     "quantile_reliability",
 ]
 
-CRPSKind = Literal["exact_samples", "approx_quantiles"]
+CRPSKind = Literal["exact_samples", "approx_quantiles", "band_quantiles"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,7 +49,6 @@ class CRPSResult:
         return float(np.mean(self.values))
 
 
-# ----------------------------------------------------------------- validation
 def _actual(actual: object) -> np.ndarray:
     y = as_float_array(actual, "actual", ndim=(0, 1))
     y = np.atleast_1d(y)
@@ -74,7 +73,6 @@ def _quantiles(quantiles: object, n: int, k: int) -> np.ndarray:
     return q
 
 
-# ----------------------------------------------------------------- public layer
 def crps_ensemble(*, actual: object, samples: object, fair: bool = True) -> CRPSResult:
     r"""Exact CRPS of the empirical distribution of sample paths (kind ``"exact_samples"``).
 

@@ -5,7 +5,16 @@ from tycheon.stats.bootstrap import BootstrapResult, RankingBootstrap, paired_bl
 from tycheon.stats.dm import DMResult, diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import FriedmanResult, conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
-from tycheon.stats.ranking import TOSTResult, kendall_tau_b, pss, pss_resolution, spearman, spearman_test, tost_equivalence, winner_swap
+from tycheon.stats.ranking import (
+    TOSTResult,
+    kendall_tau_b,
+    pss,
+    pss_resolution,
+    spearman,
+    spearman_test,
+    tost_equivalence,
+    winner_swap,
+)
 from tycheon.stats.verdict import Verdict, verdict_from_scores, verdict_vs_random_walk
 
 __all__ = [

@@ -9,8 +9,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
-from tycheon.metrics._validate import as_float_array, check_finite, label_codes, same_shape
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
+from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
 __all__ = ["BootstrapResult", "PairedMeans", "RankingBootstrap", "paired_block_bootstrap", "paired_means_bootstrap",
@@ -52,12 +52,12 @@ def _weight_chunks(n_blocks: int, n_resamples: int, rng: np.random.Generator):
 
 def _check_n_resamples(n_resamples: int) -> None:
     if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise MetricInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+        raise StatisticInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
 
 
 def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
-        raise MetricInputError(f"confidence must be in (0, 1); got {confidence}")
+        raise StatisticInputError(f"confidence must be in (0, 1); got {confidence}")
 
 
 def paired_block_bootstrap(
@@ -95,7 +95,7 @@ def paired_block_bootstrap(
     check_finite(b, "loss_b")
     labels = np.asarray(blocks)
     if labels.shape != a.shape:
-        raise MetricInputError(f"blocks must label every loss; got shape {labels.shape} for {a.shape}")
+        raise StatisticInputError(f"blocks must label every loss; got shape {labels.shape} for {a.shape}")
     codes, g = label_codes(labels, "block")
     diff_sum = np.bincount(codes, weights=b - a, minlength=g)  # [block]
     count = np.bincount(codes, minlength=g).astype(np.float64)
@@ -175,13 +175,13 @@ def paired_means_bootstrap(
     _check_n_resamples(n_resamples)
     _check_confidence(confidence)
     if not isinstance(values, pd.DataFrame) or reference not in values.columns:
-        raise MetricInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
+        raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
     x = values.to_numpy(dtype=np.float64)  # [obs, column]
     if np.isinf(x).any():
-        raise MetricInputError("values must be finite or NaN (missing)")
+        raise StatisticInputError("values must be finite or NaN (missing)")
     labels = np.asarray(blocks)
     if labels.shape != (x.shape[0],):
-        raise MetricInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
+        raise StatisticInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
     codes, g = label_codes(labels, "block")
     present = np.isfinite(x)
     r = list(values.columns).index(reference)
@@ -263,16 +263,16 @@ def ranking_bootstrap(
     """
     _check_n_resamples(n_resamples)
     if not isinstance(scores, pd.DataFrame):
-        raise MetricInputError("scores must be a DataFrame with one column per method")
+        raise StatisticInputError("scores must be a DataFrame with one column per method")
     arr = scores.to_numpy(dtype=np.float64)
     check_finite(arr, "scores")
     s = np.asarray(series)
     if s.shape != (arr.shape[0],):
-        raise MetricInputError(f"series must label each of the {arr.shape[0]} blocks")
+        raise StatisticInputError(f"series must label each of the {arr.shape[0]} blocks")
     if by == "mean_rank":
         arr = row_ranks(arr)
     elif by != "mean_score":
-        raise MetricInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
+        raise StatisticInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
     codes, g = label_codes(s, "series")
     k = arr.shape[1]
     sums = np.zeros((g, k))

@@ -42,7 +42,6 @@ dependent data using cluster covariance estimators. J. Econometrics 165(2).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,8 +49,9 @@ import numpy as np
 from scipy import stats
 
 from tycheon._typing import Alternative
-from tycheon.metrics._validate import as_float_array, check_finite, label_codes, same_shape
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
+from tycheon.contract import overlap_lags
+from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import autocov_sums, long_run_variance
 
 __all__ = ["DMResult", "PooledLayout", "diebold_mariano", "dm_cross_sectional", "dm_pooled", "overlap_lags", "pooled_layout"]
@@ -74,25 +74,9 @@ class DMResult:
     df: int  # degrees of freedom of the t reference, n_blocks - 1
 
 
-def overlap_lags(horizon: int, stride: int = 1) -> int:
-    r"""Number of lags whose targets overlap, the DM truncation lag.
-
-    .. math:: L = \lceil h/\text{stride}\rceil - 1
-
-    References
-    ----------
-    ADR-0006 decision 5.
-    """
-    if int(horizon) != horizon or horizon < 1:
-        raise MetricInputError(f"horizon must be a positive integer; got {horizon!r}")
-    if int(stride) != stride or stride < 1:
-        raise MetricInputError(f"stride must be a positive integer; got {stride!r}")
-    return math.ceil(horizon / stride) - 1
-
-
 def _alternative(alternative: str) -> Alternative:
     if alternative not in ("two-sided", "less", "greater"):
-        raise MetricInputError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+        raise StatisticInputError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
     return alternative  # type: ignore[return-value]
 
 
@@ -130,7 +114,7 @@ def _dm_rows(d: np.ndarray, lags: int, hln: bool) -> tuple[np.ndarray, np.ndarra
 
 def _check_n(n_blocks: int, lags: int) -> None:
     if n_blocks <= 2 * (lags + 1):
-        raise MetricInputError(
+        raise StatisticInputError(
             f"too few independent blocks ({n_blocks}: losses of one series, or (series, origin) blocks when "
             f"pooled) for a DM test with {lags} overlap lag(s); need more than 2*ceil(h/stride) = {2 * (lags + 1)}"
         )
@@ -221,7 +205,7 @@ def pooled_layout(series: object, origin: object) -> PooledLayout:
     s = np.asarray(series)
     o = np.asarray(origin)
     if s.ndim != 1 or s.shape != o.shape:
-        raise MetricInputError(f"series and origin must be 1-D of one length; got {s.shape} and {o.shape}")
+        raise StatisticInputError(f"series and origin must be 1-D of one length; got {s.shape} and {o.shape}")
     s_codes, _ = label_codes(s, "series")
     o_codes, n_origins = label_codes(o, "origin")
     key = s_codes * n_origins + o_codes
@@ -280,10 +264,10 @@ def dm_pooled(
     d = _losses(loss_a, loss_b)
     if layout is None:
         if series is None or origin is None:
-            raise MetricInputError("dm_pooled needs series and origin labels, or a layout")
+            raise StatisticInputError("dm_pooled needs series and origin labels, or a layout")
         layout = pooled_layout(series, origin)
     if layout.block.shape != d.shape:
-        raise MetricInputError(f"layout covers {layout.block.size} losses, got {d.size}")
+        raise StatisticInputError(f"layout covers {layout.block.size} losses, got {d.size}")
     n, g = d.size, layout.n_blocks
     _check_n(g, lags)
     mean = d.mean()
@@ -328,7 +312,7 @@ def dm_cross_sectional(
     d = _losses(loss_a, loss_b)  # df = n_periods - 1: the period averages are the units tested
     p = np.asarray(period)
     if p.shape != d.shape:
-        raise MetricInputError(f"period must label every loss; got shape {p.shape} for {d.shape}")
+        raise StatisticInputError(f"period must label every loss; got shape {p.shape} for {d.shape}")
     codes, _ = label_codes(p, "period")
     avg = np.bincount(codes, weights=d) / np.bincount(codes)  # [period], in period order
     return diebold_mariano(avg, np.zeros_like(avg), horizon=horizon, stride=stride, alternative=alternative, hln=hln)

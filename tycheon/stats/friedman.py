@@ -15,8 +15,8 @@ import pandas as pd
 from scipy import stats
 
 from tycheon._typing import as_generator
-from tycheon.metrics._validate import label_codes
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import label_codes
+from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
 __all__ = ["FriedmanResult", "conservative_cd", "critical_difference", "friedman_nemenyi", "iman_davenport",
@@ -49,9 +49,9 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     Demšar, J. (2006). Statistical comparisons of classifiers over multiple data sets. JMLR 7, Table 5.
     """
     if int(k) != k or k < 2:
-        raise MetricInputError(f"k must be an integer >= 2; got {k!r}")
+        raise StatisticInputError(f"k must be an integer >= 2; got {k!r}")
     if not 0.0 < alpha < 1.0:
-        raise MetricInputError(f"alpha must be in (0, 1); got {alpha}")
+        raise StatisticInputError(f"alpha must be in (0, 1); got {alpha}")
     return float(stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / np.sqrt(2.0))
 
 
@@ -65,7 +65,7 @@ def critical_difference(k: int, n_blocks: int, alpha: float = 0.05) -> float:
     Demšar (2006), section 3.2.2.
     """
     if n_blocks < 1:
-        raise MetricInputError("the critical difference needs at least one complete block")
+        raise StatisticInputError("the critical difference needs at least one complete block")
     return nemenyi_q(k, alpha) * float(np.sqrt(k * (k + 1) / (6.0 * n_blocks)))
 
 
@@ -75,19 +75,19 @@ def _as_table(scores: object) -> tuple[np.ndarray, list[str]]:
         try:
             arr = scores.to_numpy(dtype=np.float64)
         except (TypeError, ValueError) as err:
-            raise MetricInputError("score table must be numeric") from err
+            raise StatisticInputError("score table must be numeric") from err
     else:
         try:
             arr = np.asarray(scores, dtype=np.float64)
         except (TypeError, ValueError) as err:
-            raise MetricInputError("scores must be a numeric [block, method] array") from err
+            raise StatisticInputError("scores must be a numeric [block, method] array") from err
         if arr.ndim != 2:
-            raise MetricInputError(f"scores must be 2-D [block, method]; got shape {arr.shape}")
+            raise StatisticInputError(f"scores must be 2-D [block, method]; got shape {arr.shape}")
         names = [str(j) for j in range(arr.shape[1])]
     if arr.shape[1] < 2:
-        raise MetricInputError(f"need at least two methods to rank; got {arr.shape[1]}")
+        raise StatisticInputError(f"need at least two methods to rank; got {arr.shape[1]}")
     if np.isinf(arr).any():
-        raise MetricInputError("scores hold infinite values; zero-scale blocks must be NaN (dropped), not inf")
+        raise StatisticInputError("scores hold infinite values; zero-scale blocks must be NaN (dropped), not inf")
     return arr, names
 
 
@@ -142,7 +142,7 @@ def friedman_nemenyi(scores: object, *, alpha: float = 0.05) -> FriedmanResult:
     arr = arr[complete]
     n, k = arr.shape
     if n < 2:
-        raise MetricInputError(f"Friedman needs at least two complete blocks; {n} left after dropping {dropped}")
+        raise StatisticInputError(f"Friedman needs at least two complete blocks; {n} left after dropping {dropped}")
     chi2, mean_ranks = _friedman_kernel(arr)
     p = float(stats.chi2.sf(chi2, k - 1))
     f_id, p_id = iman_davenport(chi2, n, k)
@@ -180,7 +180,7 @@ def conservative_cd(
     arr, names = _as_table(scores)
     s = np.asarray(series)
     if s.shape != (arr.shape[0],):
-        raise MetricInputError(f"series must label each of the {arr.shape[0]} blocks; got shape {s.shape}")
+        raise StatisticInputError(f"series must label each of the {arr.shape[0]} blocks; got shape {s.shape}")
     complete = ~np.isnan(arr).any(axis=1)
     rng = as_generator(seed)
     codes, _ = label_codes(s[complete], "series")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tycheon.metrics._validate import as_float_array, check_finite
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import as_float_array, check_finite
+from tycheon.errors import StatisticInputError
 
 __all__ = ["benjamini_hochberg", "holm"]
 
@@ -14,7 +14,7 @@ def _pvalues(p_values: object) -> np.ndarray:
     p = as_float_array(p_values, "p_values", ndim=(1,))
     check_finite(p, "p_values")
     if np.any((p < 0) | (p > 1)):
-        raise MetricInputError("p-values must lie in [0, 1]")
+        raise StatisticInputError("p-values must lie in [0, 1]")
     return p
 
 

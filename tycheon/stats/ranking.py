@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from tycheon.metrics._validate import as_float_array, check_finite, same_shape
-from tycheon.metrics.errors import MetricInputError
+from tycheon._validate import as_float_array, check_finite, same_shape
+from tycheon.errors import StatisticInputError
 
 __all__ = [
     "rank_by_mean",
@@ -25,7 +25,7 @@ def _vectors(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
     check_finite(a, "x")
     check_finite(b, "y")
     if a.size < 2:
-        raise MetricInputError("rank correlations need at least two items")
+        raise StatisticInputError("rank correlations need at least two items")
     return a, b
 
 
@@ -102,13 +102,13 @@ def _coords(losses_p: object, losses_q: object, weights: object) -> tuple[np.nda
     check_finite(p, "losses_p")
     check_finite(q, "losses_q")
     if p.shape[1] < 2:
-        raise MetricInputError("need at least two candidates per coordinate")
+        raise StatisticInputError("need at least two candidates per coordinate")
     if weights is None:
         w = np.full(p.shape[0], 1.0 / p.shape[0])
     else:
         w = as_float_array(weights, "weights", ndim=(1,))
         if w.shape != (p.shape[0],) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
-            raise MetricInputError("weights must be one non-negative number per coordinate, summing to 1")
+            raise StatisticInputError("weights must be one non-negative number per coordinate, summing to 1")
     return p, q, w
 
 
@@ -128,7 +128,7 @@ def pss(losses_p: object, losses_q: object, *, weights: object = None) -> float:
     p, q, w = _coords(losses_p, losses_q, weights)
     tau = _tau_b_rows(p, q)
     if np.isnan(tau).any():
-        raise MetricInputError(f"tau-b undefined at coordinate(s) {np.flatnonzero(np.isnan(tau)).tolist()}: all tied")
+        raise StatisticInputError(f"tau-b undefined at coordinate(s) {np.flatnonzero(np.isnan(tau)).tolist()}: all tied")
     return float(np.sum(w * (1.0 - tau)))
 
 
@@ -159,7 +159,7 @@ def pss_resolution(n_candidates: int, n_coordinates: int) -> float:
     Protocol-sensitivity audit, section 4, eq. (3) (:math:`M=3, H=7`: :math:`2/21`).
     """
     if n_candidates < 2 or n_coordinates < 1:
-        raise MetricInputError("need M >= 2 candidates and H >= 1 coordinates")
+        raise StatisticInputError("need M >= 2 candidates and H >= 1 coordinates")
     return 4.0 / (n_candidates * (n_candidates - 1) * n_coordinates)
 
 
@@ -199,10 +199,10 @@ def tost_equivalence(values: object, *, delta: float, low: float | None = None, 
     x = as_float_array(values, "values", ndim=(1,))
     check_finite(x, "values")
     if x.size < 2:
-        raise MetricInputError("TOST needs at least two values")
+        raise StatisticInputError("TOST needs at least two values")
     lo = -delta if low is None else float(low)
     if not lo < delta:
-        raise MetricInputError(f"need low < delta; got low={lo}, delta={delta}")
+        raise StatisticInputError(f"need low < delta; got low={lo}, delta={delta}")
     n = x.size
     m = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(n))

@@ -1,22 +1,38 @@
-"""The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose."""
+"""The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose.
+
+One path for every caller: :func:`verdict_vs_random_walk` states the rule; :func:`family_verdicts` applies
+it to a table's family of challengers with the one-sided p-values adjusted for multiplicity (the
+leaderboard calls it); :func:`verdict_from_scores` runs the two one-sided pooled DM tests on score-set rows
+of one pair and applies the same rule.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from tycheon.metrics.aggregate import row_crps
-from tycheon.metrics.errors import MetricInputError
+from tycheon.errors import StatisticInputError
+from tycheon.metrics.aggregate import row_crps, row_scales, step_loss
 from tycheon.metrics.probabilistic import CRPSKind
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
+from tycheon.stats.multiplicity import benjamini_hochberg, holm
 
-__all__ = ["Verdict", "VerdictLabel", "verdict_from_scores", "verdict_vs_random_walk"]
+__all__ = [
+    "Adjustment",
+    "FamilyVerdict",
+    "Verdict",
+    "VerdictLabel",
+    "family_verdicts",
+    "verdict_from_scores",
+    "verdict_vs_random_walk",
+]
 
 VerdictLabel = Literal["beats", "worse", "indistinguishable"]
+Adjustment = Literal["bh", "holm", "none"]
 
 
 def verdict_vs_random_walk(
@@ -38,14 +54,100 @@ def verdict_vs_random_walk(
     """
     for name, p in (("p_squared_error", p_squared_error), ("p_crps", p_crps)):
         if not (np.isfinite(p) and 0.0 <= p <= 1.0):
-            raise MetricInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
+            raise StatisticInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
     if not 0.0 < alpha < 0.5:
-        raise MetricInputError(f"alpha must be in (0, 0.5); got {alpha}")
+        raise StatisticInputError(f"alpha must be in (0, 0.5); got {alpha}")
     if p_squared_error < alpha and p_crps < alpha:
         return "beats"
     if p_squared_error > 1.0 - alpha and p_crps > 1.0 - alpha:
         return "worse"
     return "indistinguishable"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyVerdict:
+    """A challenger's verdict within a table's family, with the raw and adjusted one-sided p-values.
+
+    ``p_*_adj`` are the adjusted p-values of "the challenger is better"; ``p_*_worse_adj`` those of "the
+    challenger is worse" (the adjusted :math:`1-p`).
+    """
+
+    verdict: VerdictLabel
+    p_se: float
+    p_crps: float
+    p_se_adj: float
+    p_crps_adj: float
+    p_se_worse_adj: float
+    p_crps_worse_adj: float
+
+
+def _adjust(p: np.ndarray, method: Adjustment) -> np.ndarray:
+    if method == "bh":
+        return benjamini_hochberg(p)
+    if method == "holm":
+        return holm(p)
+    if method == "none":
+        return p
+    raise StatisticInputError(f"adjust must be 'bh', 'holm' or 'none'; got {method!r}")
+
+
+def family_verdicts(
+    p_squared_error: Mapping[str, float],
+    p_crps: Mapping[str, float],
+    *,
+    alpha: float = 0.05,
+    adjust: Adjustment = "bh",
+) -> dict[str, FamilyVerdict]:
+    r"""The verdict of every challenger of one table, with its one-sided p-values adjusted in the family.
+
+    The family is the challengers that have both p-values. Each leg's p-values (:math:`p` for "better",
+    :math:`1-p` for "worse") are adjusted across the family with Benjamini-Hochberg (default) or Holm,
+    and the rule of :func:`verdict_vs_random_walk` is applied to the adjusted values:
+
+    .. math::
+
+        \text{beats} \iff \tilde p_{\mathrm{SE}} < \alpha \wedge \tilde p_{\mathrm{CRPS}} < \alpha, \qquad
+        \text{worse} \iff \widetilde{(1-p)}_{\mathrm{SE}} < \alpha \wedge \widetilde{(1-p)}_{\mathrm{CRPS}} < \alpha
+
+    With ``adjust="none"`` this is exactly :func:`verdict_vs_random_walk` (``1 - p < alpha`` is
+    ``p > 1 - alpha``).
+
+    Parameters
+    ----------
+    p_squared_error, p_crps : mapping
+        Challenger -> one-sided p-value that its point loss / CRPS is lower than the random walk's.
+    alpha : float
+        Level, in (0, 0.5).
+    adjust : {"bh", "holm", "none"}
+        Multiplicity adjustment within the family.
+
+    References
+    ----------
+    ADR-0006 decision 6; Benjamini & Hochberg (1995); Holm (1979).
+    """
+    if not 0.0 < alpha < 0.5:
+        raise StatisticInputError(f"alpha must be in (0, 0.5); got {alpha}")
+    family = sorted(set(p_squared_error) & set(p_crps))
+    if not family:
+        return {}
+    raw = {leg: np.array([float(ps[m]) for m in family]) for leg, ps in (("se", p_squared_error), ("crps", p_crps))}
+    for leg, p in raw.items():
+        if not (np.isfinite(p).all() and ((p >= 0) & (p <= 1)).all()):
+            raise StatisticInputError(f"p-values of the {leg} leg must be in [0, 1]; got {p.tolist()}")
+    better = {leg: _adjust(p, adjust) for leg, p in raw.items()}
+    worse = {leg: _adjust(1.0 - p, adjust) for leg, p in raw.items()}
+    out = {}
+    for i, m in enumerate(family):
+        if better["se"][i] < alpha and better["crps"][i] < alpha:
+            label: VerdictLabel = "beats"
+        elif worse["se"][i] < alpha and worse["crps"][i] < alpha:
+            label = "worse"
+        else:
+            label = "indistinguishable"
+        out[m] = FamilyVerdict(verdict=label, p_se=float(raw["se"][i]), p_crps=float(raw["crps"][i]),
+                               p_se_adj=float(better["se"][i]), p_crps_adj=float(better["crps"][i]),
+                               p_se_worse_adj=float(worse["se"][i]), p_crps_worse_adj=float(worse["crps"][i]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -69,6 +171,7 @@ def verdict_from_scores(
     quantile_levels: Sequence[float] = (),
     samples: np.ndarray | None = None,
     crps_kind: CRPSKind | None = None,
+    metric: str | None = None,
     alpha: float = 0.05,
 ) -> Verdict:
     r"""Pooled one-sided DM tests of a challenger against the random walk on score-set rows.
@@ -86,6 +189,12 @@ def verdict_from_scores(
     L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_pooled`, ``alternative="less"``,
     and the p-values go to :func:`verdict_vs_random_walk`.
 
+    With ``metric`` (e.g. ``"mase"``) the point leg is that metric's per-step loss from the metric registry
+    (:func:`~tycheon.metrics.aggregate.step_loss`: scaled, as on a leaderboard of that metric) and the
+    CRPS is divided by each row's MASE scale, so a single pair gets the leaderboard's verdict (which
+    additionally adjusts p-values within a table's family, :func:`family_verdicts`). ``crps_kind=
+    "band_quantiles"`` scores the conformal bands on the shared grid, the leaderboard's kind.
+
     References
     ----------
     ADR-0006 decisions 5-7.
@@ -93,31 +202,35 @@ def verdict_from_scores(
     needed = ("model", "unit", "series_id", "origin", "step", "actual", "point")
     missing = [c for c in needed if c not in table.columns]
     if missing:
-        raise MetricInputError(f"score-set table lacks column(s) {missing}")
+        raise StatisticInputError(f"score-set table lacks column(s) {missing}")
     scored = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
     crps, kind = scored.values, scored.kind
     keys = ["unit", "series_id", "origin", "step"]
     err = table["point"].to_numpy(dtype=np.float64) - table["actual"].to_numpy(dtype=np.float64)
-    frame = table[["model", *keys]].assign(se=err * err, crps=crps)
+    if metric is None:
+        point_loss = err * err
+    else:
+        point_loss = step_loss(table, metric)
+        crps = crps / row_scales(table)["scale_mae"]
+    frame = table[["model", *keys]].assign(se=point_loss, crps=crps)
     sides = {}
     for role, name in (("challenger", challenger), ("baseline", baseline)):
         part = frame[frame["model"] == name].drop(columns="model")
         if part.empty:
-            raise MetricInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
+            raise StatisticInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
         sides[role] = part
     pairs = sides["challenger"].merge(sides["baseline"], on=keys, suffixes=("_c", "_b"), validate="one_to_one")
     if pairs.empty:
-        raise MetricInputError(f"{challenger!r} and {baseline!r} share no (unit, series, origin, step) rows")
+        raise StatisticInputError(f"{challenger!r} and {baseline!r} share no (unit, series, origin, step) rows")
     no_crps = ~np.isfinite(pairs[["crps_c", "crps_b"]].to_numpy()).all(axis=1)
     if no_crps.any():
-        raise MetricInputError(
+        raise StatisticInputError(
             f"{int(no_crps.sum())} paired row(s) lack a {kind} CRPS for one of the models; the CRPS leg of "
             "the verdict needs both models scored the same way (ADR-0006 decision 7)"
         )
     series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
     layout = pooled_layout(series, pairs["origin"].to_numpy())
-    common = {"layout": layout, "horizon": horizon, "stride": stride, "alternative": "less"}
-    dm_se = dm_pooled(pairs["se_c"].to_numpy(), pairs["se_b"].to_numpy(), **common)
-    dm_crps = dm_pooled(pairs["crps_c"].to_numpy(), pairs["crps_b"].to_numpy(), **common)
+    dm_se, dm_crps = (dm_pooled(pairs[f"{leg}_c"].to_numpy(), pairs[f"{leg}_b"].to_numpy(), layout=layout,
+                                horizon=horizon, stride=stride, alternative="less") for leg in ("se", "crps"))
     label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
     return Verdict(label, dm_se, dm_crps, kind, len(pairs))

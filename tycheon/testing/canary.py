@@ -25,6 +25,7 @@ from tycheon.backtest.factories import Factory, forecaster_factory, instance_fac
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Forecaster
 
 __all__ = ["CanaryFailure", "assert_canary", "poison_after"]
@@ -34,7 +35,7 @@ _COMPARED = ("model", "unit", "series_id", "origin", "step", "target_period", "p
              "hi95", "has_band", "has_quantiles", "has_samples")
 
 
-class CanaryFailure(AssertionError):
+class CanaryFailure(TycheonError, AssertionError):
     """Forecasts made before an origin changed when only data after it changed: the model sees the future."""
 
 

@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from tycheon._typing import FloatArray, IntArray
+from tycheon.errors import InputError
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.kernels import baselines as kb
 from tycheon.forecasters.kernels.distribution import (
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 
-class InsufficientHistoryError(ValueError):
+class InsufficientHistoryError(InputError):
     """A series has fewer observations than the forecaster's declared minimum."""
 
 

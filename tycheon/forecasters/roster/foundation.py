@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
 
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class FoundationModelUnavailableError(RuntimeError):
+class FoundationModelUnavailableError(TycheonError, RuntimeError):
     """A foundation model was asked to predict where it cannot run (package or weights missing)."""
 
 

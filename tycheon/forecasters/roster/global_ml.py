@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import FloatArray
+from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forecaster, History
 from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import check_unit_interval, package_availability, period_index
@@ -43,7 +44,7 @@ from tycheon.forecasters.roster._common import check_unit_interval, package_avai
 __all__ = ["LightGbmGlobalForecaster", "NotFittedError"]
 
 
-class NotFittedError(RuntimeError):
+class NotFittedError(TycheonError, RuntimeError):
     """``predict`` was called before ``fit`` (or with a history older than the fit)."""
 
 

@@ -1,0 +1,215 @@
+"""A user's own data through the published benchmark's pipeline, into the user's own folder.
+
+``tycheon evaluate FILE`` and :meth:`tycheon.evaluation.Evaluation.to_results` / ``.to_site`` arrive here
+through the library's one hand-over (:func:`tycheon._harness.load_harness`). Nothing here computes a
+statistic: a benchmark config with one user-file dataset (``[datasets.file]``) is written under
+``OUT/config/``, run by :func:`benchmarks.pipeline.build_results` (the published benchmark's pipeline),
+written by :func:`benchmarks.results_io.write_results` as an append-only version under ``OUT/results/``,
+rendered by :func:`benchmarks.render.site.render_site` into ``OUT/site/docs`` and built with
+``mkdocs build --strict`` into ``OUT/site/site``.
+
+Layout of ``OUT`` (default ``./tycheon-results``)::
+
+    config/<name>.toml        the generated benchmark config (the user file's path relative to it)
+    results/<name>/vNNNN.json the results version (+ parquet sidecar); file name + sha256 only, no paths
+    cache/                    score sets of earlier runs, so a rerun with new models is quick
+    data/<name>.parquet       only for a DataFrame given to the Python API (the file the config names)
+    site/docs, site/mkdocs.yml, site/site/index.html
+
+``OUT`` may never be, or lie inside, the repository's published results (``benchmarks/results``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cache import ScoreCache
+from benchmarks.config import ConfigError, resolve_benchmark_config
+from benchmarks.pipeline import RunInputs, build_results
+from benchmarks.render.site import RenderTargetError, build_html, render_site
+from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
+from tycheon.evaluation import DataSpec, Evaluation, EvaluationPlan, summary_lines
+
+__all__ = [
+    "BAD_INPUT",
+    "DEFAULT_OUT",
+    "OutputFolderError",
+    "Written",
+    "run_file",
+    "seconds_per_fit",
+    "write_evaluation",
+]
+
+DEFAULT_OUT = Path("tycheon-results")
+
+
+class OutputFolderError(ValueError):
+    """``--out`` points where user results must not go (the repository's published results)."""
+
+
+#: Errors of this module a command line reports as bad input (one line, exit code 2).
+BAD_INPUT: tuple[type[Exception], ...] = (OutputFolderError, ConfigError, RenderTargetError)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an evaluation wrote: the results file, the built site's folder (or None), the summary."""
+
+    results: Path
+    site: Path | None
+    summary: list[str]
+    doc: dict[str, Any]
+
+
+def slug(text: str) -> str:
+    """A config/dataset name from a file stem: lower case, ``[a-z0-9_-]``, starting alphanumeric."""
+    out = re.sub(r"[^a-z0-9_\-]+", "_", text.lower()).strip("_-")[:64]
+    return out if out and out[0].isalnum() else f"data_{out}"[:64]
+
+
+def _check_out(out: Path) -> Path:
+    out = out.resolve()
+    published = RESULTS_DIR.resolve()
+    if out == published or published in out.parents or out in published.parents:
+        raise OutputFolderError(
+            f"--out {out} would write into (or over) the repository's published results {published}; "
+            "choose a folder of your own (default ./tycheon-results)"
+        )
+    return out
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, levels: tuple[str, ...],
+                plan: EvaluationPlan) -> str:
+    """The benchmark config of one user-file evaluation (TOML)."""
+    s = plan.settings
+    top = {
+        "name": name, "description": f"tycheon evaluate on the user file {file.name}",
+        "seed": s.seed, "horizon": s.horizon, "stride": s.stride, "n_origins": s.n_origins, "embargo": 0,
+        "min_history": s.min_history, "quantile_levels": list(s.quantile_levels), "n_samples": 0,
+        "metrics": list(s.metrics), "random_walk": s.random_walk, "production_baseline": s.baseline,
+        "alpha": s.alpha, "verdict_adjust": s.verdict_adjust, "min_cell": s.min_cell, "n_jobs": s.n_jobs,
+        "backend": s.backend, "models": list(s.models),
+    }
+    if s.time_budget is not None:
+        top["time_budget_seconds"] = float(s.time_budget)
+    user = {
+        "path": Path(os.path.relpath(file, config_dir)).as_posix(), "id": data.id_col, "time": data.time_col,
+        "target": data.target_col, "levels": list(levels), "nan_policy": data.nan_policy,
+        "edge_nan": data.edge_nan, "static_universe": data.static_universe,
+        "redistributable": data.redistributable,
+    }
+    # only what the user declared: the pipeline infers the rest again (same rule, same data), so the
+    # results carry the "inferred" warning as the plan said it
+    for key, value in (("freq", data.freq), ("season_length", data.season_length), ("licence", data.licence)):
+        if value is not None:
+            user[key] = value
+    lines = ["# Written by tycheon evaluate; rerun with python -m benchmarks.run --config this-file.", ""]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in top.items()]
+    lines += ["", "[[datasets]]", f"name = {_toml_value(name)}", f"units = {_toml_value(list(s.units))}",
+              "", "[datasets.file]"]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in user.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_file(
+    file: Path,
+    *,
+    data: DataSpec,
+    levels: tuple[str, ...],
+    plan: EvaluationPlan,
+    out: Path = DEFAULT_OUT,
+    build_site: bool = True,
+    progress: bool = False,
+    echo: Callable[[str], None] = lambda line: None,
+) -> Written:
+    """Run a planned evaluation of a user file through the benchmark pipeline into ``out``.
+
+    Raises
+    ------
+    OutputFolderError
+        ``out`` is, or is inside, the published results folder.
+    benchmarks.config.ConfigError
+        A model id without a model config under ``benchmarks/models``.
+    """
+    out = _check_out(Path(out))
+    name = slug(data.name)
+    config_dir = out / "config"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    config_path = config_dir / f"{name}.toml"
+    text = config_text(name=name, file=Path(file).resolve(), config_dir=config_dir, data=data, levels=levels,
+                       plan=plan)
+    tmp = config_path.with_suffix(".toml.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, config_path)
+    path, cfg, models = resolve_benchmark_config(config_path)
+    inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
+    body, sidecar = build_results(inputs)
+    results = write_results(body, sidecar, results_dir=out / "results")
+    doc = json.loads(results.read_text(encoding="utf-8"))  # the document as written (and validated)
+    site = None
+    if build_site:
+        docs = out / "site" / "docs"
+        render_site(results_dir=out / "results", out=docs)
+        build_html(docs.parent / "mkdocs.yml", quiet=True)
+        site = docs.parent / "site"
+    tables = [t for t in doc["leaderboards"] if t["dataset"] == name and t["protocol"] == "rolling_origin"]
+    return Written(results=results, site=site, summary=summary_lines(tables), doc=doc)
+
+
+def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = False) -> Written:
+    """Write an :class:`~tycheon.evaluation.Evaluation` of the Python API as a results version (and site).
+
+    A DataFrame source is saved as ``OUT/data/<name>.parquet``, the file the generated config names;
+    the pipeline then runs the same engine calls with the same seed."""
+    out = _check_out(Path(out))
+    source = evaluation.source
+    if isinstance(source, Path):
+        file = source
+    else:
+        file = out / "data" / f"{slug(evaluation.data.name)}.parquet"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_suffix(".parquet.tmp")
+        source.to_parquet(tmp, index=False)
+        os.replace(tmp, file)
+    return run_file(file, data=evaluation.data, levels=evaluation.panel.levels, plan=evaluation.plan, out=out,
+                    build_site=build_site)
+
+
+def seconds_per_fit(results_dir: Path = RESULTS_DIR) -> dict[str, float]:
+    """Measured seconds per (series, origin) block of each model, from the latest version of every
+    published benchmark (fit + predict time over blocks scored, pooled over its datasets)."""
+    spent: dict[str, float] = {}
+    blocks: dict[str, int] = {}
+    for folder in sorted(p for p in Path(results_dir).iterdir() if p.is_dir()) if Path(results_dir).is_dir() else []:
+        versions = list(existing_versions(folder))
+        if not versions:
+            continue
+        try:
+            doc = json.loads(versions[-1].read_text())
+        except (OSError, ValueError):
+            continue
+        for model in doc.get("models", []):
+            for run in model.get("runs", []):
+                t = run.get("timings") or {}
+                if run.get("status") == "ran" and run.get("support") and t.get("fit_seconds") is not None:
+                    spent[model["id"]] = spent.get(model["id"], 0.0) + t["fit_seconds"] + (t.get("predict_seconds") or 0.0)
+                    blocks[model["id"]] = blocks.get(model["id"], 0) + int(run["support"])
+    return {m: spent[m] / blocks[m] for m in spent if blocks[m]}

@@ -1,0 +1,174 @@
+"""tycheon.evaluate: the plan (origins, what the data are too short for), the roster, the Evaluation API,
+and the hand-over to the harness (the same tables as the published pipeline writes)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tycheon._harness as handover
+from tycheon.evaluation import (
+    DEFAULT_MODELS,
+    SLOW_MODELS,
+    EvaluationError,
+    EvaluationWarning,
+    evaluate,
+    plan_evaluation,
+    probe_seconds_per_fit,
+    resolve_models,
+)
+from tycheon.testing.toys import toy_panel
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _user_table(n_series: int = 20, n_periods: int = 60, seed: int = 5) -> pd.DataFrame:
+    """Monthly demand in the unique_id/ds/y convention plus a static 'region' column; a third of the
+    series intermittent."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    months = pd.date_range("2019-01-01", periods=n_periods, freq="MS")
+    for i in range(n_series):
+        level = rng.uniform(5, 50)
+        season = 1 + 0.3 * np.sin(2 * np.pi * np.arange(n_periods) / 12)
+        y = rng.poisson(level * season).astype(float)
+        if i % 3 == 0:
+            y[rng.random(n_periods) < 0.6] = 0.0
+        rows.append(pd.DataFrame({"unique_id": f"s{i:02d}", "ds": months, "y": y,
+                                  "region": "north" if i % 2 else "south"}))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def evaluation():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        return evaluate(_user_table(), units=("series", "level:region"), n_jobs=1, n_origins=6)
+
+
+def test_the_default_plan_takes_the_latest_non_overlapping_origins_that_leave_two_seasons():
+    panel = toy_panel(n_series=5, n_periods=60, seed=1, ragged=False)
+    plan = plan_evaluation(panel, horizon=6, n_jobs=1)
+    # 60 periods, horizon 6, min history 24: origins at columns 24, 30, ..., 54 -> 6 of them
+    assert plan.settings.min_history == 24 and plan.max_origins == 6
+    assert len(plan.origins) == 6 and plan.origins[-1] == str(panel.periods[54].date())
+    assert plan.settings.stride == plan.settings.horizon
+
+
+def test_when_no_origin_fits_then_too_few_origins_says_the_span_and_what_to_change():
+    panel = toy_panel(n_series=3, n_periods=20, seed=1, ragged=False)
+    with pytest.raises(EvaluationError, match=r"too few origins: the data span 20 periods.*24 periods of history"):
+        plan_evaluation(panel, horizon=6)
+
+
+def test_when_more_origins_are_asked_than_fit_then_the_limit_is_named():
+    panel = toy_panel(n_series=3, n_periods=60, seed=1, ragged=False)
+    with pytest.raises(EvaluationError, match=r"too few origins: 9 asked, the data leave room for 6.*accepted: 1..6"):
+        plan_evaluation(panel, horizon=6, n_origins=9)
+
+
+def test_when_origins_are_too_few_for_bands_then_the_plan_warns_before_running():
+    panel = toy_panel(n_series=3, n_periods=60, seed=1, ragged=False)
+    assert any("no conformal bands" in w for w in plan_evaluation(panel, horizon=6, n_origins=4).warnings)
+    assert not any("no conformal bands" in w for w in plan_evaluation(panel, horizon=6, n_origins=5).warnings)
+
+
+def test_when_one_series_has_one_origin_then_the_plan_warns_that_there_are_no_verdicts():
+    panel = toy_panel(n_series=1, n_periods=30, seed=1, ragged=False)
+    plan = plan_evaluation(panel, horizon=6)
+    assert any("too few for the DM tests, so no verdicts" in w for w in plan.warnings)
+
+
+def test_the_roster_is_fast_by_default_and_slow_models_are_opt_in_with_their_cost_said():
+    assert not set(SLOW_MODELS) & set(resolve_models("default")[0])
+    assert set(SLOW_MODELS) <= set(resolve_models("all")[0])
+    roster, notes = resolve_models("auto_ets,croston")
+    assert roster == ("naive", "snaive_momentum", "auto_ets", "croston") and len(notes) == 2
+    panel = toy_panel(n_series=4, n_periods=60, seed=1, ragged=False)
+    plan = plan_evaluation(panel, horizon=6, models="auto_ets", n_jobs=2)
+    cost = [line for line in plan.lines(seconds_per_fit={"auto_ets": 0.5}) if line.startswith("cost:")]
+    # 4 series x 6 origins = 24 fits x 0.5 s over 2 workers = 6 s = 0.1 min
+    assert cost == ["cost: auto_ets is slow: up to 24 fits, about 0.1 min on 2 worker(s) at 0.5 s per fit"]
+
+
+def test_when_a_model_id_is_unknown_then_the_known_ids_are_listed():
+    with pytest.raises(EvaluationError, match=r"unknown model id\(s\) \['prophet'\].*'croston'"):
+        resolve_models("prophet")
+
+
+def test_evaluation_gives_leaderboards_verdicts_and_a_summary_per_demand_class(evaluation):
+    board = evaluation.leaderboard(unit="series", demand_class="all", metric="mase")
+    assert set(board.index) == set(DEFAULT_MODELS)
+    assert board["rank"].min() == 1 and board["mean"].is_monotonic_increasing
+    assert board.attrs["n_blocks_total"] == 20 * 6
+    region = evaluation.leaderboard(unit="level:region", metric="rmsse")
+    assert region.attrs["n_blocks_total"] == 2 * 6
+    verdicts = evaluation.verdicts()
+    assert verdicts.loc["naive", "all"] is None  # the random walk is not judged against itself
+    assert set(verdicts["all"].dropna()) <= {"beats", "indistinguishable", "worse"}
+    classes = [t["demand_class"] for t in evaluation.tables if t["unit"] == "series" and t["metric"] == "mase"]
+    lines = evaluation.summary().splitlines()
+    assert [line.split(" ")[0] for line in lines] == classes
+    assert all("mase winner" in line and "rmsse winner" in line for line in lines)
+    assert evaluation.panel.levels == ("region",)  # the constant extra column became a level
+
+
+def test_when_a_leaderboard_does_not_exist_then_the_existing_ones_are_listed(evaluation):
+    with pytest.raises(EvaluationError, match=r"no leaderboard for unit='total'.*available"):
+        evaluation.leaderboard(unit="total")
+
+
+def test_the_api_warns_before_running_when_the_data_are_too_short_for_bands():
+    with pytest.warns(EvaluationWarning, match="no conformal bands"):
+        evaluate(_user_table(n_series=4), n_origins=3, n_jobs=1, models="naive,snaive_momentum")
+
+
+def test_to_results_writes_the_same_tables_through_the_published_pipeline(evaluation, tmp_path):
+    path = evaluation.to_results(tmp_path / "out")
+    from benchmarks.results_io import validate_results_file
+
+    assert validate_results_file(path) == []
+    doc = json.loads(path.read_text())
+    written = {(t["unit"], t["demand_class"], t["metric"]): t for t in doc["leaderboards"]}
+    assert set(written) == {(t["unit"], t["demand_class"], t["metric"]) for t in evaluation.tables}
+    for t in evaluation.tables:
+        w = written[(t["unit"], t["demand_class"], t["metric"])]
+        assert [(r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in t["rows"]] == \
+               [(r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in w["rows"]]
+    assert str(tmp_path) not in path.read_text()
+
+
+def test_the_hand_over_loads_the_harness_of_this_checkout():
+    module = handover.load_harness()
+    assert Path(module.__file__).resolve() == REPO / "benchmarks" / "evaluate.py"
+
+
+def test_without_a_checkout_the_hand_over_says_what_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setattr(handover, "_CHECKOUT", tmp_path)
+    with pytest.raises(handover.HarnessUnavailableError, match=r"need the benchmark harness.*pip install -e"):
+        handover.load_harness()
+
+
+def test_blocks_left_out_for_a_zero_scale_are_counted_per_table():
+    table = _user_table(n_series=6)
+    zero = table["unique_id"] == "s01"
+    table.loc[zero, "y"] = np.where(table.loc[zero, "ds"] >= pd.Timestamp("2023-07-01"), 3.0, 0.0)
+    ev = evaluate(table, n_jobs=1, n_origins=6, models="naive,snaive_momentum,croston")
+    # s01's history is all zeros at every origin (its first value is at the last origin's first target)
+    for metric in ("mase", "rmsse"):
+        board = ev.leaderboard(metric=metric)
+        assert board.attrs["tests"]["n_zero_scale_blocks"] == 6
+        assert board.attrs["n_blocks_total"] == 5 * 6
+    assert ev.leaderboard(metric="mase").loc["naive", "support"] == 5 * 6
+
+
+def test_the_cost_probe_times_a_few_fits_on_the_users_data():
+    panel = toy_panel(n_series=6, n_periods=60, seed=1, ragged=False)
+    plan = plan_evaluation(panel, horizon=6, models="ses", n_jobs=1)
+    per = probe_seconds_per_fit(panel, plan, "ses", n_series=3)
+    assert per is not None and 0 < per < 5
