@@ -78,7 +78,7 @@ def small_config(config: str, dataset: str | None = None) -> int:
     if entry is None:
         raise SystemExit(f"{config} has no dataset {dataset!r} (has {[d.key for d in cfg.datasets]})")
     rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins, embargo=cfg.embargo,
-                            mode="benchmark")
+                            mode="benchmark", n_calibration_origins=cfg.n_calibration_origins)  # as the pipeline
     spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
                            random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride, alpha=cfg.alpha,
                            seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels))
