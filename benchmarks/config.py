@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from tycheon.metrics.registry import metric_names
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 __all__ = [
     "BENCHMARKS_DIR",
@@ -152,6 +152,17 @@ class DatasetEntry(_Strict):
     units: list[Annotated[str, Field(pattern=UNIT)]] = Field(default_factory=lambda: ["series"], min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
     min_history: Annotated[int, Field(ge=1)] | None = None
+    dial: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, description=(
+        "Group counts k of the aggregation dial (size-sorted and random groups, capped by the number of "
+        "series); empty: no dial. Run as extra units, apart from the leaderboard units."))
+    sweep: list[Annotated[float, Field(ge=0)]] = Field(default_factory=list, description=(
+        "Spikiness settings of the synthetic marketplace to sweep (units total and series); empty: none."))
+
+    @pydantic.model_validator(mode="after")
+    def _check_sweep(self) -> DatasetEntry:
+        if self.sweep and (self.name != "synthetic_marketplace" or self.file is not None):
+            raise ValueError(f"sweep sets the synthetic marketplace's spikiness; dataset {self.name!r} has none")
+        return self
 
     @pydantic.model_validator(mode="after")
     def _known(self) -> DatasetEntry:

@@ -21,12 +21,14 @@ from typing import Any
 import pandas as pd
 
 import tycheon
+from benchmarks.analyses import DatasetAnalyses, across_table, dataset_analyses, dial_unit_names, sweep_table
 from benchmarks.cache import ScoreCache, cache_key
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
     SCHEMA_VERSION,
+    Analyses,
     CompetitionTable,
     DatasetInfo,
     EngineFacts,
@@ -38,6 +40,7 @@ from benchmarks.results_model import (
     Provenance,
     ResultsBody,
     RunWarning,
+    SweepTable,
 )
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
@@ -51,6 +54,7 @@ from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
+from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.data.userfile import load_user_file
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
@@ -182,7 +186,9 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
         "dataset": dataset, "protocol": protocol_id, "status": status["status"],
         "reason": status.get("reason") or None, "traceback": _short(status.get("traceback")),
         "support": int(status.get("support", 0)) if ran else 0,
-        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")}}))
+        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")},
+        **({"failed_units": {u: f["reason"] for u, f in status["failed_units"].items()}}
+           if status.get("failed_units") else {})}))
 
 
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
@@ -243,6 +249,8 @@ class DatasetPart:
     intervals: list[IntervalTable] = field(default_factory=list)
     competition: list[CompetitionTable] = field(default_factory=list)
     horizon: int | None = None
+    analyses: DatasetAnalyses = field(default_factory=DatasetAnalyses)
+    sweep: SweepTable | None = None
 
 
 def _engine_facts(metas: Iterable[dict[str, Any]]) -> EngineFacts:
@@ -278,11 +286,47 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
         intervals = [IntervalTable.model_validate(to_json_value({**tag, **t}))
                      for t in interval_tables(table, point_metric=cfg.metrics[0],
                                               quantile_levels=tuple(cfg.quantile_levels))]
+    analyses, sweep = DatasetAnalyses(), None
+    if table is not None:
+        analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
     return DatasetPart(
         run=replace(run, table=None), sidecar=_tagged(table, dataset, "rolling_origin"), dataset=info,
         origins=origins,
-        warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats],
-        leaderboards=leaderboards, intervals=intervals)
+        warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
+        + [RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes],
+        leaderboards=leaderboards, intervals=intervals, analyses=analyses, sweep=sweep)
+
+
+def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rolling: RollingOrigin,
+              spec: LeaderboardSpec, table: pd.DataFrame, *,
+              min_history: int) -> tuple[DatasetAnalyses, SweepTable | None]:
+    """The dataset's issue-16 analyses; the dial's and the sweep's extra backtests run here (their model
+    records are not the dataset's: a model that fails there is simply absent from that analysis)."""
+    dataset = entry.key
+    dial_table = None
+    units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
+    if units:
+        dial_table = _run_models(inputs, loaded, rolling, units=units, min_history=min_history,
+                                 protocol_id="rolling_origin", dataset=dataset).table
+    analyses = dataset_analyses(table, dataset=dataset, protocol="rolling_origin", spec=spec,
+                                n_series=loaded.panel.n_series, dial_table=dial_table)
+    sweep = None
+    if entry.sweep:
+        tables = {}
+        own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
+        for setting in entry.sweep:
+            if float(setting) == own and {"total", "series"} <= set(entry.units):  # already scored: reuse it
+                tables[own] = table[table["unit"].isin(["total", "series"])]
+                continue
+            variant = load_dataset(entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample,
+                                   manifest=inputs.manifest)
+            t = _run_models(inputs, variant, rolling, units=["total", "series"], min_history=min_history,
+                            protocol_id="rolling_origin", dataset=dataset).table
+            if t is not None:
+                tables[float(setting)] = t
+        sweep = sweep_table(tables, dataset=dataset, protocol="rolling_origin", spec=spec,
+                            n_entities=loaded.panel.n_series) if tables else None
+    return analyses, sweep
 
 
 def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:
@@ -300,11 +344,20 @@ def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict
 
 
 def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[RunWarning]:
-    """One warning per model run that did not run, by model, then in run order."""
-    return [RunWarning(dataset=r.dataset, kind="model",
-                       message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}")
-            for model_id in models for part in parts
-            if (r := part.run.records[model_id]).status != "ran"]
+    """One warning per model run that did not run, and per unit a model that ran failed on, by model,
+    then in run order."""
+    out = []
+    for model_id in models:
+        for part in parts:
+            r = part.run.records[model_id]
+            if r.status != "ran":
+                out.append(RunWarning(dataset=r.dataset, kind="model",
+                                      message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}"))
+            out.extend(RunWarning(dataset=r.dataset, kind="model",
+                                  message=f"{model_id} failed on unit {unit} of {r.dataset} ({r.protocol}); its "
+                                          f"other units are scored: {reason}")
+                       for unit, reason in r.failed_units.items())
+    return out
 
 
 def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
@@ -347,6 +400,17 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         leaderboards=[lb for p in parts for lb in p.leaderboards],
         intervals=[t for p in parts for t in p.intervals],
         competition=[t for p in parts for t in p.competition],
+        analyses=Analyses(
+            inversion=[t for p in rolling_parts for t in p.analyses.inversion],
+            dials=[t for p in rolling_parts for t in p.analyses.dials],
+            class_winners=[t for p in rolling_parts for t in p.analyses.class_winners],
+            uncertainty=[t for p in rolling_parts for t in p.analyses.uncertainty],
+            horizon=[t for p in rolling_parts for t in p.analyses.horizon],
+            sweeps=[p.sweep for p in rolling_parts if p.sweep is not None],
+            across=across_table([lb for p in rolling_parts for lb in p.leaderboards],
+                                [r for p in rolling_parts for r in p.analyses.relative],
+                                metric=cfg.metrics[0], random_walk=cfg.random_walk),
+        ),
     )
     frames = [p.sidecar for p in parts if len(p.sidecar)]
     sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)

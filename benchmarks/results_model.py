@@ -23,6 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AcrossTable",
+    "Analyses",
+    "ClassWinnersTable",
+    "DialTable",
+    "HorizonTable",
+    "InversionTable",
+    "SweepTable",
+    "UncertaintyTable",
     "CompetitionRow",
     "CompetitionTable",
     "DatasetInfo",
@@ -48,7 +56,7 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = "1.2.0"
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -157,6 +165,9 @@ class ModelRun(_Model):
     support: int = Field(ge=0, description="Blocks (series x origin, all units) scored.")
     timings: dict[str, float | None] = Field(
         description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison.")
+    failed_units: dict[str, str] = Field(default_factory=dict, description=(
+        "Units of analysis a model that ran failed on (unit -> reason): those units have no rows of it, "
+        "its other units are scored."))
 
 
 class ModelSource(_Model):
@@ -348,6 +359,230 @@ class CompetitionTable(_Model):
     rows: list[CompetitionRow]
 
 
+class InversionColumnRow(_Model):
+    """One unit read as a column of the evaluation-choices paper's Table 1 (ranks: 1 = best)."""
+
+    unit: str
+    n_series: int = Field(ge=0)
+    n_origins: int = Field(ge=0)
+    n_models: int = Field(ge=0)
+    n_blocks: int = Field(ge=0)
+    baseline_rank: dict[str, int | None] = Field(description="Metric -> the production baseline's rank by mean.")
+    random_walk_rank: dict[str, int | None]
+    n_better: int = Field(ge=0, description="Models significantly better than the baseline (pooled DM, BH).")
+    n_worse: int = Field(ge=0)
+    n_tested: int = Field(ge=0)
+    n_pooled_losses: int = Field(ge=0, description="Per-step losses of the baseline pooled by the DM tests.")
+    shared_baseline_rank: dict[str, int | None] = Field(description="Rank on the shared roster and origins.")
+    shared_n_models: int = Field(ge=0)
+    shared_n_origins: int = Field(ge=0)
+    weighted_baseline_rank: dict[str, int | None] = Field(description="Rank on volume-weighted block means.")
+    cross_sectional_better: int = Field(ge=0, description="Significantly better by the cross-sectional DM.")
+    cross_sectional_worse: int = Field(ge=0)
+    cross_sectional_tested: int = Field(ge=0)
+    n_periods: int = Field(ge=0)
+
+
+class InversionTable(_Model):
+    """Unit-of-analysis inversion of one dataset (tycheon.analysis.inversion; paper Table 1)."""
+
+    dataset: str
+    protocol: Slug
+    baseline: Slug
+    random_walk: Slug
+    metrics: list[str]
+    inverted: bool | None = Field(description=(
+        "Baseline in the top two at the most aggregated unit and bottom three per series (first metric)."))
+    columns: list[InversionColumnRow]
+
+
+class DialPointRow(_Model):
+    unit: str
+    k: int = Field(ge=1)
+    series_per_group: float
+    n_blocks: int = Field(ge=0)
+    n_models: int = Field(ge=0)
+    baseline_rank: dict[str, int | None] = Field(description="Convention -> rank (median_wape, mean_rmsse, friedman).")
+    smooth_share: Num
+
+
+class DialCurveRow(_Model):
+    kind: Literal["size", "random", "hierarchy"]
+    points: list[DialPointRow]
+    spearman_log_k: dict[str, Num] = Field(description="Convention -> Spearman of rank vs log k (null: flat).")
+    never_improves: dict[str, bool]
+    max_rank_change: dict[str, int]
+
+
+class DialTable(_Model):
+    """The aggregation dial of one dataset (tycheon.analysis.dial; paper Table 3, Figure 1)."""
+
+    dataset: str
+    protocol: Slug
+    baseline: Slug
+    n_series: int = Field(ge=1)
+    curves: list[DialCurveRow]
+
+
+class ClassLeaderRow(_Model):
+    model: Slug
+    value: Num
+
+
+class ClassWinnerRow(_Model):
+    demand_class: DemandClass
+    n_blocks: int = Field(ge=0)
+    top: list[ClassLeaderRow]
+    baseline_rank: int | None
+    baseline_value: Num
+    n_models: int = Field(ge=0)
+
+
+class ClassWinnersTable(_Model):
+    """Winner per demand class (tycheon.analysis.class_winners; paper Table 4)."""
+
+    dataset: str
+    protocol: Slug
+    unit: str
+    metric: str
+    baseline: Slug
+    pooled_winner: Slug
+    pooled_value: Num
+    pooled_winner_leads: int = Field(ge=0)
+    n_classes: int = Field(ge=0)
+    distinct_winners: int = Field(ge=0)
+    rows: list[ClassWinnerRow]
+    class_counts: dict[str, int]
+    adi_cutoff: float
+    cv2_cutoff: float
+
+
+class UncertaintyRow(_Model):
+    model: Slug
+    mean: Num
+    mean_low: Num
+    mean_high: Num
+    delta: Num = Field(description="Mean difference to the baseline on the blocks both scored; null for it.")
+    delta_low: Num
+    delta_high: Num
+    delta_p: Prob
+    rank: int | None
+    keep_fraction: Prob = Field(description="Share of series-level resamples in which the model keeps its place.")
+    rank_low: int | None
+    rank_high: int | None
+    dm_p: Prob
+    dm_p_bh: Prob
+    dm_p_holm: Prob
+    mcs_p: Prob
+    in_mcs: bool | None
+
+
+class UncertaintyTable(_Model):
+    """Bootstrap CIs, ranking stability, Holm beside BH and the model confidence set of one leaderboard
+    (tycheon.analysis.uncertainty; WP26 section 4.1)."""
+
+    dataset: str
+    protocol: Slug
+    unit: str
+    demand_class: DemandClass = "all"
+    metric: str
+    baseline: Slug
+    resample: Literal["block", "series", "origin"]
+    n_resamples: int = Field(ge=1)
+    confidence: float
+    n_blocks: int = Field(ge=0)
+    n_complete_blocks: int = Field(ge=0)
+    mcs_size: float
+    mcs_n_periods: int = Field(ge=0)
+    mcs_reason: str | None
+    rows: list[UncertaintyRow]
+
+
+class HorizonTable(_Model):
+    """Ranks per horizon step and short vs long agreement (tycheon.analysis.horizon)."""
+
+    dataset: str
+    protocol: Slug
+    unit: str
+    metric: str
+    steps: list[int]
+    rank_by_step: dict[str, list[int]]
+    short_steps: list[int]
+    long_steps: list[int]
+    rank_short: dict[str, int]
+    rank_long: dict[str, int]
+    spearman: Num
+    spearman_p: Prob
+    max_move: int = Field(ge=0)
+    max_move_model: Slug | None
+
+
+class SweepPointRow(_Model):
+    spikiness: float
+    n_models: int = Field(ge=0)
+    total_rank: int | None
+    series_rank: int | None
+    total_better: int = Field(ge=0)
+    series_better: int = Field(ge=0)
+    series_smooth_share: Num
+    inverted: bool
+
+
+class SweepTable(_Model):
+    """The spikiness sweep of a synthetic dataset (tycheon.analysis.sweep)."""
+
+    dataset: str
+    protocol: Slug
+    baseline: Slug
+    metric: str
+    n_entities: int = Field(ge=1)
+    points: list[SweepPointRow]
+
+
+class RelativeErrorRow(_Model):
+    dataset: str
+    model: Slug
+    gmre: float
+    low: float
+    high: float
+    n_blocks: int = Field(ge=0)
+    n_excluded: int = Field(ge=0)
+
+
+class AcrossModelRow(_Model):
+    model: Slug
+    n_cells: int = Field(ge=0)
+    wins: int = Field(ge=0)
+    win_rate: float
+    beats_random_walk_cells: int = Field(ge=0)
+    verdict_cells: int = Field(ge=0)
+    gmre_overall: Num
+    gmre: list[RelativeErrorRow]
+
+
+class AcrossTable(_Model):
+    """Across datasets (tycheon.analysis.across): win rate, verdict cells, relative error vs the random walk."""
+
+    metric: str
+    random_walk: Slug
+    n_cells: int = Field(ge=0)
+    datasets: list[str]
+    models: list[AcrossModelRow]
+
+
+class Analyses(_Model):
+    """How much the answer moves (issue 16): every analysis is computed by the library from the run's
+    score sets; the site only reads these values."""
+
+    inversion: list[InversionTable] = Field(default_factory=list)
+    dials: list[DialTable] = Field(default_factory=list)
+    class_winners: list[ClassWinnersTable] = Field(default_factory=list)
+    uncertainty: list[UncertaintyTable] = Field(default_factory=list)
+    horizon: list[HorizonTable] = Field(default_factory=list)
+    sweeps: list[SweepTable] = Field(default_factory=list)
+    across: AcrossTable | None = None
+
+
 class ResultsBody(_Model):
     """A results document as the pipeline builds it: everything but the version and the sidecar block."""
 
@@ -364,6 +599,8 @@ class ResultsBody(_Model):
     leaderboards: list[Leaderboard]
     intervals: list[IntervalTable]
     competition: list[CompetitionTable]
+    analyses: Analyses = Field(default_factory=Analyses, description=(
+        "Inversion, dial, class winners, uncertainty, horizon, sweep and across-datasets analyses."))
 
 
 class ResultsDocument(ResultsBody):

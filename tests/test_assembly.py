@@ -120,7 +120,10 @@ def test_when_a_model_fails_then_the_stream_is_not_used_and_the_blocks_are_assem
     extra = {"boom": instance_factory(_Exploding())}
     scores = run(PANEL, PROTOCOL, _factories(**extra), **KW)
     assert streamed == []  # a failed model: the engine does not even finish the stream
-    assert scores.meta["models"]["boom"]["status"] == "failed"
+    # it fails on ids from "s010" on: the series unit (in a later chunk) and "total"; each failed unit loses
+    # all its rows, the groups ("g1".."g3") keep theirs
+    assert set(scores.meta["models"]["boom"]["failed_units"]) == {"series", "total"}
+    assert set(scores.table.loc[scores.table["model"] == "boom", "unit"]) == {"groups:3"}
     _assert_same(scores, _after_the_run(_factories(**extra)))
 
 

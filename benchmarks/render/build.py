@@ -18,6 +18,7 @@ from benchmarks.results_model import (
 )
 
 from . import charts
+from .analyses import across_page, robustness_page
 from .definitions import model_columns, read_package
 from .fmt import safe_label
 from .load import Run
@@ -117,9 +118,14 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             path = site.competition_page(name, dataset)
             pages.append(competition_page(site, run, dataset, competition, path))
             ds_nav.children.append(NavNode(title="Competition", page=path))
+        robustness = robustness_page(site, run, dataset)
+        if robustness is not None:
+            pages.append(robustness)
+            ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
         pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
             "run": run, "name": dataset, "info": info, "matrices": matrices,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
+            "robustness_page": robustness.path if robustness is not None else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
             "warnings": site.warnings_for(run, dataset), "not_ran": site.not_ran(run, dataset=dataset),
             "provenance": site.provenance(run),
@@ -127,6 +133,10 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         dataset_entries.append((dataset, info, site.dataset_page(name, dataset)))
         nav.children.append(ds_nav)
     pages.extend(lb_pages)
+    across = across_page(site, run)
+    if across is not None:
+        pages.append(across)
+        nav.children.append(NavNode(title=across.title, page=across.path))
     history = history_page(site, name)
     pages.append(history)
     nav.children.append(NavNode(title="Version history", page=history.path))

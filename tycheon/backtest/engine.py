@@ -34,6 +34,11 @@ that raised (anything but :class:`~.guards.LookaheadError`, which always propaga
 total after the run);
 ``{"status": "skipped", "reason"}`` when ``availability()`` says it cannot run here. A failed model
 contributes no rows: partial results would be scored on an easier subset.
+
+Failures are kept per (model, unit): a model that raises on one unit of analysis (say a small group whose
+aggregate it cannot handle) loses that unit's rows only, and its ``ran`` status lists the unit in
+``"failed_units"`` (unit -> ``{"reason", "traceback"}``); its other units keep their scores. It is
+``failed`` as a whole when every unit failed or when it overran its time budget.
 """
 
 from __future__ import annotations
@@ -263,7 +268,7 @@ def run(
     guards = GuardCounter()
     for r in results:
         guards.add(r.guards)
-    failed = _model_status(results, runnable, models_meta, time_budget)
+    failed = _model_status(results, runnable, models_meta, time_budget, units=unit_names)
     _support(states, runnable, failed, results, models_meta)
     meta: dict[str, Any] = {
         "panel": panel.name,
@@ -296,33 +301,43 @@ def _model_status(
     runnable: list[str],
     models_meta: dict[str, dict[str, Any]],
     time_budget: float | None,
-) -> set[str]:
-    failed: set[str] = set()
+    *,
+    units: list[str],
+) -> set[tuple[str, str]]:
+    """Each model's status into ``models_meta``; returns the failed ``(model, unit)`` pairs (every unit of
+    a model that failed as a whole)."""
+    failed: set[tuple[str, str]] = set()
     for name in runnable:
         mine = [r for r in results if r.model == name]
         fit_s = float(sum(r.fit_seconds for r in mine))
         predict_s = float(sum(r.predict_seconds for r in mine))
-        first_failure = next((r for r in mine if r.failed), None)
-        if first_failure is not None:
-            models_meta[name] = {"status": "failed", "reason": first_failure.reason,
-                                 "traceback": first_failure.traceback}
-            failed.add(name)
+        failed_units: dict[str, dict[str, str]] = {}
+        for r in mine:  # task order: the first failure of a unit is the one recorded
+            if r.failed and r.unit not in failed_units:
+                failed_units[r.unit] = {"reason": r.reason, "traceback": r.traceback}
+        if failed_units and len(failed_units) == len(units):
+            first = failed_units[units[0]]
+            models_meta[name] = {"status": "failed", "reason": first["reason"], "traceback": first["traceback"]}
         elif time_budget is not None and fit_s + predict_s > time_budget:
             models_meta[name] = {"status": "failed", "traceback": "",
                                  "reason": f"exceeded its time budget of {time_budget:g} s "
                                            f"(used {fit_s + predict_s:.3g} s; a soft budget)"}
-            failed.add(name)
         else:
             models_meta[name] = {"status": "ran", "fit_seconds": fit_s, "predict_seconds": predict_s,
                                  "support": 0, "support_by_unit": {},
                                  "below_model_min_history": int(sum(r.below_model_min_history for r in mine))}
+            if failed_units:
+                models_meta[name]["failed_units"] = failed_units
+            failed.update((name, unit) for unit in failed_units)
+            continue
+        failed.update((name, unit) for unit in units)
     return failed
 
 
 def _support(
     states: list[_UnitState],
     runnable: list[str],
-    failed: set[str],
+    failed: set[tuple[str, str]],
     results: list[TaskResult],
     models_meta: dict[str, dict[str, Any]],
 ) -> None:
@@ -332,7 +347,7 @@ def _support(
         counts[(r.unit, r.model)] = counts.get((r.unit, r.model), 0) + sum(len(o.rows) for o in r.outputs)
     for state in states:
         for name in runnable:
-            if name not in failed:
+            if models_meta[name]["status"] == "ran" and (name, state.data.unit) not in failed:
                 support = counts.get((state.data.unit, name), 0)
                 models_meta[name]["support"] += support
                 models_meta[name]["support_by_unit"][state.data.unit] = support
@@ -366,7 +381,7 @@ def _block(
 def _blocks(
     states: list[_UnitState],
     runnable: list[str],
-    failed: set[str],
+    failed: set[tuple[str, str]],
     results: list[TaskResult],
     origins: list[Origin],
 ) -> list[Block]:
@@ -377,7 +392,7 @@ def _blocks(
     blocks: list[Block] = []
     for u, state in enumerate(states):
         for m, name in enumerate(runnable):
-            if name in failed:
+            if (name, state.data.unit) in failed:  # a unit's rows are all or none
                 continue
             outputs = [o for r in by_key.get((state.data.unit, name), []) for o in r.outputs]
             for j, origin in enumerate(origins):

@@ -7,8 +7,12 @@ that wrote into it would change what the next model sees (it gets a ``ValueError
 as its failure).
 
 Eligibility at an origin ``i`` (the abstention rule of the evaluation-choices paper, section 2: a series
-without enough history is not forecast, and it is counted, never imputed). A series is forecast only when,
-on the cells published by the origin,
+without enough history is not forecast, and it is counted, never imputed). A row's history at an origin is
+its **current run**: the observed cells from its latest entry up to ``i - 1``. A series of a panel is
+observed contiguously from entry to exit, so its run is all of its history; an aggregate (a group of
+series, :mod:`.units`) is unobserved where none of its members is, so it can exit and re-enter, and a
+re-entry starts a new run exactly as a late-entering series starts its history. A row is forecast only
+when, on the cells of its run published by the origin,
 
 - it has at least ``min_history`` observations in ``[0, i)`` (else reason ``too_short``);
 - none of its observed history cells is still unpublished at the origin (else ``unpublished``: masking
@@ -31,7 +35,8 @@ from numba import njit
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.forecasters.base import History
 
-__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history", "published_window"]
+__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history", "published_window",
+           "run_start"]
 
 ABSTENTION_REASONS = ("too_short", "unpublished", "not_observed_at_origin", "no_target")
 
@@ -85,41 +90,62 @@ def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
     return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
 
 
+def run_start(observed: BoolArray, upto: int) -> IntArray:
+    """First column of each row's current run in ``[0, upto)``: one past the last unobserved column
+    before ``upto`` when the row is observed in column ``upto - 1``, else 0 (nothing is cut from a row
+    that has exited; it is not forecast at that origin).
+
+    ``observed`` is ``[series, time]``; the result is ``[series]``. For a row observed contiguously from
+    its entry (every series of a panel) this is its first observed column or 0, so masking columns before
+    it changes nothing.
+    """
+    obs = np.asarray(observed[:, :upto], dtype=bool)  # [series, upto]
+    if upto == 0:
+        return np.zeros(len(obs), dtype=np.int64)
+    gaps = ~obs[:, ::-1]  # [series, upto] reversed: the first True is the last unobserved column
+    has_gap = gaps.any(axis=1)
+    last_gap = upto - 1 - np.argmax(gaps, axis=1)
+    return np.where(obs[:, -1] & has_gap, last_gap + 1, 0).astype(np.int64)
+
+
 @njit(cache=True)
-def _window_kernel(values, observed, available_ns, rows, stamp, out_values, out_pub, out_avail):  # pragma: no cover
+def _window_kernel(values, observed, available_ns, rows, since, stamp,  # pragma: no cover
+                   out_values, out_pub, out_avail):
     """Fill the output arrays with columns ``[0, upto)`` of ``rows``, masked to the cells observed and
-    published by ``stamp``: one pass (a plain loop compiled by numba; NaT never counts as published, as
-    in numpy's datetime comparison)."""
+    published by ``stamp`` in columns ``>= since[i]``: one pass (a plain loop compiled by numba; NaT never
+    counts as published, as in numpy's datetime comparison)."""
     nat = np.iinfo(np.int64).min
     n, upto = out_values.shape
     for i in range(n):
         r = rows[i]
         for t in range(upto):
             a = available_ns[r, t]
-            p = observed[r, t] and a != nat and a <= stamp
+            p = t >= since[i] and observed[r, t] and a != nat and a <= stamp
             out_pub[i, t] = p
             out_values[i, t] = values[r, t] if p else np.nan
             out_avail[i, t] = a if p else nat
 
 
 def published_window(
-    data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp
+    data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp, *, current_run: bool = False
 ) -> tuple[FloatArray, BoolArray, np.ndarray]:
     """Values, published mask and ``available_at`` of columns ``[0, upto)`` of ``rows``, masked to the
     cells observed and published by ``when`` (``NaN``/``NaT`` elsewhere): fresh numpy-owned arrays, no
-    views of the unit's data."""
+    views of the unit's data. With ``current_run`` only each row's current run (:func:`run_start`) is
+    kept: the history of a row at an origin (identical for rows without a re-entry)."""
     rows = np.asarray(rows, dtype=np.int64)
     shape = (len(rows), int(upto))
     values, pub = np.empty(shape), np.empty(shape, dtype=bool)
     avail = np.empty(shape, dtype="datetime64[ns]")
     stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]").astype(np.int64)
-    _window_kernel(data.values, data.observed, data.available_at.view(np.int64), rows, int(stamp),
+    since = run_start(data.observed[rows], int(upto)) if current_run else np.zeros(len(rows), dtype=np.int64)
+    _window_kernel(data.values, data.observed, data.available_at.view(np.int64), rows, since, int(stamp),
                    values, pub, avail.view(np.int64))
     return values, pub, avail
 
 
-def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp) -> History:
-    values, pub, avail = published_window(data, rows, upto, when)  # only the rows handed out are read
+def _history(data: UnitData, rows: IntArray, upto: int, when: pd.Timestamp, *, current_run: bool = False) -> History:
+    values, pub, avail = published_window(data, rows, upto, when, current_run=current_run)  # rows handed out only
     ids = data.series_ids[rows]  # fancy indexing: a copy
     for array in (values, pub, avail, ids):
         array.flags.writeable = False
@@ -155,14 +181,15 @@ def _attribute_rows(data: UnitData, rows: IntArray, ids: np.ndarray) -> Callable
 
 
 def predict_history(data: UnitData, rows: IntArray, *, index: int, origin: pd.Timestamp) -> History:
-    """History of ``rows`` at an origin: columns ``[0, index)`` published by ``origin``, ``as_of=origin``."""
-    return _history(data, np.asarray(rows, dtype=np.int64), index, origin)
+    """History of ``rows`` at an origin: the current run's cells of columns ``[0, index)`` published by
+    ``origin``, ``as_of=origin``."""
+    return _history(data, np.asarray(rows, dtype=np.int64), index, origin, current_run=True)
 
 
 def fit_history(data: UnitData, *, fit_end: int, fit_time: pd.Timestamp) -> History:
     """Training history: columns ``[0, fit_end)`` published by ``fit_time``, series with any such cell."""
     rows = np.flatnonzero(_published(data, fit_end, fit_time).any(axis=1))  # [series, fit_end] -> rows
-    return _history(data, rows, fit_end, fit_time)
+    return _history(data, rows, fit_end, fit_time, current_run=False)
 
 
 def eligibility(
@@ -176,12 +203,15 @@ def eligibility(
     abstained : dict
         Count per reason in :data:`ABSTENTION_REASONS` (each abstained series counted once).
     n_obs : ndarray of int, shape (S,)
-        Published observations in ``[0, index)`` (the length a model's own ``min_history`` is checked on).
+        Published observations of the current run in ``[0, index)`` (the length a model's own
+        ``min_history`` is checked on).
     """
-    pub = _published(data, index, origin)  # [series, index]
+    since = run_start(data.observed, index)  # [series]
+    pub = _published(data, index, origin) & (np.arange(index) >= since[:, None])  # [series, index] current run
     n_obs = pub.sum(axis=1).astype(np.int64)
     too_short = n_obs < max(int(min_history), 1)
-    unpublished = (data.observed[:, :index] & ~pub).any(axis=1) & ~too_short
+    in_run = data.observed[:, :index] & (np.arange(index) >= since[:, None])
+    unpublished = (in_run & ~pub).any(axis=1) & ~too_short
     rest = ~too_short & ~unpublished
     not_at_origin = ~pub[:, index - 1] & rest
     rest &= ~not_at_origin

@@ -70,7 +70,7 @@ def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Ti
     """Demand class and scales of ``rows`` from the cells published by ``origin`` in columns
     ``[0, index)``: the same kernels on the same window as for the whole unit (both are row-wise, so a
     chunk's values are bit-identical to the unit's)."""
-    window, pub, _ = published_window(data, rows, index, origin)  # [series, i]
+    window, pub, _ = published_window(data, rows, index, origin, current_run=True)  # [series, i]
     codes = class_codes(*adi_cv2(window, pub))
     mae, rmse, lag = seasonal_naive_scales(window, pub, data.season_length)
     return SeriesFeatures(codes, lag, mae, rmse)

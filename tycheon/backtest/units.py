@@ -16,6 +16,12 @@ An aggregate is the sum of its members, a member contributing zero where it is u
 observed where any member is, and a cell is published when its last member's cell is (``max`` of the
 members' ``available_at``). Every unit is scored over the same origins, so units are comparable.
 
+An aggregate follows a series' entry, exit and abstention rules: where none of its members is observed it
+has exited (an origin there is an abstention, ``not_observed_at_origin``), and when a member enters again
+it re-enters with a new history that starts there (``too_short`` until it has ``min_history``
+observations), so no history handed to a model has a hole (:func:`tycheon.backtest.slices.run_start`).
+Small groups of the synthetic marketplace do this: their few members enter late or exit early.
+
 Weights: the panel's ``weight`` attribute when present (summed over members for aggregates), otherwise
 the mean observed value before the first origin's training cut (0 when there is none).
 """

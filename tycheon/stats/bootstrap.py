@@ -13,7 +13,10 @@ from tycheon._validate import as_float_array, check_finite, label_codes, same_sh
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
-__all__ = ["BootstrapResult", "RankingBootstrap", "paired_block_bootstrap", "ranking_bootstrap"]
+__all__ = ["BootstrapResult", "PairedMeans", "RankingBootstrap", "paired_block_bootstrap", "paired_means_bootstrap",
+           "ranking_bootstrap"]
+
+_WEIGHT_CELLS = 1 << 24  # draws per chunk of resamples: bounds the [resample, block] weights at ~128 MiB
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,10 +34,20 @@ class BootstrapResult:
 
 
 def _block_weights(n_blocks: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``[resample, block]`` counts of each block in a draw of ``n_blocks`` blocks with replacement."""
+    """``[resample, block]`` counts (as float64) of each block in a draw of ``n_blocks`` blocks with replacement."""
     draws = rng.integers(0, n_blocks, size=(n_resamples, n_blocks))
-    offsets = (np.arange(n_resamples) * n_blocks)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=n_resamples * n_blocks).reshape(n_resamples, n_blocks)
+    out = np.empty((n_resamples, n_blocks), dtype=np.float64)
+    for i in range(n_resamples):  # row by row: a bincount over one row stays in cache (3-4x faster than one
+        out[i] = np.bincount(draws[i], minlength=n_blocks)  # over the offset rows of the whole matrix)
+    return out
+
+
+def _weight_chunks(n_blocks: int, n_resamples: int, rng: np.random.Generator):
+    """:func:`_block_weights` in chunks of resamples (one chunk, the same draws, when they fit in
+    ``_WEIGHT_CELLS``), so that a panel of many blocks never holds all ``[resample, block]`` counts."""
+    step = max(1, min(n_resamples, _WEIGHT_CELLS // max(n_blocks, 1)))
+    for start in range(0, n_resamples, step):
+        yield _block_weights(n_blocks, min(step, n_resamples - start), rng)
 
 
 def _check_n_resamples(n_resamples: int) -> None:
@@ -94,6 +107,119 @@ def paired_block_bootstrap(
     p = max(1.0 / (n_resamples + 1), float(np.mean(np.abs(boot - delta) >= abs(delta))))
     return BootstrapResult(delta, float(lo), float(hi), p, float(np.std(boot, ddof=1)) if n_resamples > 1 else 0.0,
                            int(n_resamples), g, confidence)  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class PairedMeans:
+    """Paired block-bootstrap of several columns' means and of their differences to a reference column.
+
+    Arrays are ``[column]``; ``delta*`` and ``p_value`` are NaN for the reference column itself and for a
+    column that shares no block with it.
+    """
+
+    columns: list[str]
+    reference: str
+    mean: np.ndarray
+    mean_low: np.ndarray
+    mean_high: np.ndarray
+    delta: np.ndarray
+    delta_low: np.ndarray
+    delta_high: np.ndarray
+    delta_se: np.ndarray
+    p_value: np.ndarray
+    n_obs: np.ndarray  # values present per column
+    n_blocks: int
+    n_resamples: int
+    confidence: float
+
+
+def paired_means_bootstrap(
+    values: pd.DataFrame,
+    *,
+    blocks: object,
+    reference: str,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None,
+) -> PairedMeans:
+    r"""One block bootstrap for every column: CIs of each mean and of each difference to ``reference``.
+
+    Every column is resampled with the same block draw (paired). With :math:`w^*_b` the number of times
+    block :math:`b` is drawn, :math:`S_{bj}` / :math:`C_{bj}` the sum / count of column :math:`j`'s
+    present values in block :math:`b`, and :math:`D_{bj}` / :math:`E_{bj}` the sum / count of
+    :math:`x_j - x_r` over the observations where both :math:`j` and the reference :math:`r` are present,
+
+    .. math::
+
+        \bar x^*_j = \frac{\sum_b w^*_b S_{bj}}{\sum_b w^*_b C_{bj}}, \qquad
+        \Delta^*_j = \frac{\sum_b w^*_b D_{bj}}{\sum_b w^*_b E_{bj}}, \qquad
+        p_j = \max\Big\{\frac{1}{B+1},\ \frac1B\sum_{b=1}^{B}\mathbb 1\{|\Delta^*_{j,b} - \hat\Delta_j| \ge
+            |\hat\Delta_j|\}\Big\}
+
+    with percentile CIs, as :func:`paired_block_bootstrap` (which this equals, draw for draw, for two
+    complete columns). The draws are made in chunks of resamples so that many blocks fit in memory.
+
+    Parameters
+    ----------
+    values : DataFrame, shape (obs, column)
+        Losses (e.g. one block metric per row); NaN where a column has no value.
+    blocks : array, shape (obs,)
+        Resampling block of each row (e.g. the series, or the (series, origin) block).
+    reference : str
+        The column the differences are taken against (e.g. the production baseline).
+
+    References
+    ----------
+    WP26 section 4.1; Künsch (1989); Lahiri (2003); evaluation-choices paper, section 4.
+    """
+    _check_n_resamples(n_resamples)
+    _check_confidence(confidence)
+    if not isinstance(values, pd.DataFrame) or reference not in values.columns:
+        raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
+    x = values.to_numpy(dtype=np.float64)  # [obs, column]
+    if np.isinf(x).any():
+        raise StatisticInputError("values must be finite or NaN (missing)")
+    labels = np.asarray(blocks)
+    if labels.shape != (x.shape[0],):
+        raise StatisticInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
+    codes, g = label_codes(labels, "block")
+    present = np.isfinite(x)
+    r = list(values.columns).index(reference)
+    both = present & present[:, [r]]
+    diff = np.where(both, x - np.where(present[:, [r]], x[:, [r]], 0.0), 0.0)
+    stacked = np.concatenate([np.where(present, x, 0.0), present, diff, both], axis=1)  # [obs, 4 * column]
+    sums = np.zeros((g, stacked.shape[1]))
+    np.add.at(sums, codes, stacked)  # [block, 4 * column]
+    k = x.shape[1]
+    boot = np.concatenate([w @ sums for w in _weight_chunks(g, int(n_resamples), as_generator(seed))])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = boot[:, :k] / boot[:, k:2 * k]  # [resample, column]
+        deltas = boot[:, 2 * k:3 * k] / boot[:, 3 * k:]
+        full = sums.sum(axis=0)
+        mean = full[:k] / full[k:2 * k]
+        delta = full[2 * k:3 * k] / full[3 * k:]
+    delta[r] = np.nan
+    tail = (1.0 - confidence) / 2.0
+    m_lo, m_hi = _nan_quantiles(means, tail)
+    d_lo, d_hi = _nan_quantiles(deltas, tail)
+    d_lo[r] = d_hi[r] = np.nan
+    with np.errstate(invalid="ignore"):
+        p = np.maximum(1.0 / (n_resamples + 1), np.mean(np.abs(deltas - delta) >= np.abs(delta), axis=0))
+        se = np.nanstd(deltas, axis=0, ddof=1) if n_resamples > 1 else np.zeros(k)
+    p = np.where(np.isfinite(delta), p, np.nan)
+    se = np.where(np.isfinite(delta), se, np.nan)
+    return PairedMeans([str(c) for c in values.columns], str(reference), mean, m_lo, m_hi, delta, d_lo, d_hi, se,
+                       p, present.sum(axis=0), g, int(n_resamples), confidence)
+
+
+def _nan_quantiles(boot: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bounds per column, NaN for a column with no finite resample."""
+    ok = np.isfinite(boot).any(axis=0)
+    lo, hi = np.full(boot.shape[1], np.nan), np.full(boot.shape[1], np.nan)
+    if ok.any():
+        with np.errstate(invalid="ignore"):
+            lo[ok], hi[ok] = np.nanquantile(boot[:, ok], [tail, 1.0 - tail], axis=0)
+    return lo, hi
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,147 @@
+"""The issue-16 analyses of one run, as results sections: the harness calls the library's analyses
+(:mod:`tycheon.analysis`) on each dataset's score set and converts their typed results to the results
+document's models. No statistic is computed here.
+
+Per rolling-origin dataset: the unit inversion (when the dataset has more than one unit), the aggregation
+dial (from the dataset's level and group units, and the ``dial`` group counts its config lists, which an
+extra backtest scores), the
+class winners and the horizon robustness of the series unit, the uncertainty of every (unit, metric)
+leaderboard, and the spikiness sweep of a synthetic dataset whose config lists ``sweep`` settings. Across
+datasets: win rate, verdict cells and relative error against the random walk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.results_io import to_json_value
+from benchmarks.results_model import (
+    AcrossTable,
+    ClassWinnersTable,
+    DialTable,
+    HorizonTable,
+    InversionTable,
+    Leaderboard,
+    SweepTable,
+    UncertaintyTable,
+)
+from tycheon.analysis.across import RelativeError, across_datasets, relative_error
+from tycheon.analysis.class_winners import NAMED_CLASSES, class_winners
+from tycheon.analysis.dial import aggregation_dial
+from tycheon.analysis.horizon import horizon_robustness
+from tycheon.analysis.inversion import unit_inversion
+from tycheon.analysis.leaderboard import LeaderboardSpec
+from tycheon.analysis.prepared import PreparedScores
+from tycheon.analysis.sweep import spikiness_sweep
+from tycheon.analysis.uncertainty import leaderboard_uncertainty
+from tycheon.errors import InputError
+
+__all__ = ["N_RESAMPLES", "DatasetAnalyses", "across_table", "dataset_analyses", "dial_unit_names", "sweep_table"]
+
+N_RESAMPLES = 2000  # WP26 section 4.1
+
+
+def _plain(result: Any) -> Any:
+    return to_json_value(dataclasses.asdict(result))
+
+
+@dataclasses.dataclass
+class DatasetAnalyses:
+    inversion: list[InversionTable] = dataclasses.field(default_factory=list)
+    dials: list[DialTable] = dataclasses.field(default_factory=list)
+    class_winners: list[ClassWinnersTable] = dataclasses.field(default_factory=list)
+    uncertainty: list[UncertaintyTable] = dataclasses.field(default_factory=list)
+    horizon: list[HorizonTable] = dataclasses.field(default_factory=list)
+    relative: list[RelativeError] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)  # analyses that could not run, and why
+
+
+def dial_unit_names(ks: Sequence[int], n_series: int, *, leaderboard_units: Sequence[str]) -> list[str]:
+    """Units of the dial's extra backtest: ``groups:k`` and ``groups_random:k`` for each configured ``k``
+    below the number of series (``k = 1`` is the total: size groups only), minus units the leaderboard
+    backtest already scores."""
+    kept = sorted({min(int(k), n_series) for k in ks})
+    units = [f"groups:{k}" for k in kept if k < n_series] + [f"groups_random:{k}" for k in kept if 1 < k < n_series]
+    if 1 in kept and "total" in leaderboard_units:
+        units.remove("groups:1")  # the total is the one-group aggregate
+    return [u for u in units if u not in leaderboard_units]
+
+
+def dataset_analyses(
+    table: pd.DataFrame,
+    *,
+    dataset: str,
+    protocol: str,
+    spec: LeaderboardSpec,
+    n_series: int,
+    dial_table: pd.DataFrame | None = None,
+    n_resamples: int = N_RESAMPLES,
+) -> DatasetAnalyses:
+    """Every per-dataset analysis of one rolling-origin score set (see the module docstring)."""
+    tag = {"dataset": dataset, "protocol": protocol}
+    scores = PreparedScores(table) if dial_table is None or dial_table.empty else PreparedScores(table, dial_table)
+    leaderboard_units = list(pd.unique(table["unit"]))
+    out = DatasetAnalyses()
+
+    def attempt(what: str, fn: Any) -> Any:
+        try:
+            return fn()
+        except InputError as err:  # e.g. the baseline did not run on this dataset: say so, go on
+            out.notes.append(f"{what}: {err}")
+            return None
+
+    if len(leaderboard_units) > 1:
+        inv = attempt("inversion", lambda: unit_inversion(scores.subset(leaderboard_units), spec=spec))
+        if inv is not None:
+            out.inversion.append(InversionTable.model_validate({**tag, **_plain(inv)}))
+    aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
+    if (dial_table is not None and not dial_table.empty) or aggregates:
+        dial = attempt("dial", lambda: aggregation_dial(scores, spec=spec, n_series=n_series))
+        if dial is not None:
+            out.dials.append(DialTable.model_validate({**tag, **_plain(dial)}))
+    if "series" in leaderboard_units:
+        metric = spec.metrics[-1] if "rmsse" not in spec.metrics else "rmsse"
+        cw = attempt("class winners", lambda: class_winners(scores, baseline=spec.baseline, metric=metric))
+        if cw is not None:
+            out.class_winners.append(ClassWinnersTable.model_validate({**tag, **_plain(cw)}))
+        step_metric = "mase" if "mase" in spec.metrics else "rmsse"
+        hr = attempt("horizon", lambda: horizon_robustness(scores, metric=step_metric))
+        if hr is not None:
+            out.horizon.append(HorizonTable.model_validate({**tag, **_plain(hr)}))
+        rel = attempt("relative error", lambda: relative_error(
+            scores, dataset=dataset, metric=spec.metrics[0], random_walk=spec.random_walk,
+            n_resamples=n_resamples, seed=spec.seed))
+        out.relative.extend(rel or [])
+    for unit in leaderboard_units:  # every leaderboard: unit x demand class x metric
+        present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
+        for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
+            for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
+                unc = attempt(f"uncertainty {unit}/{dc}/{metric}",
+                              lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
+                                  scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples))
+                if unc is not None:
+                    out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
+    return out
+
+
+def sweep_table(tables: dict[float, pd.DataFrame], *, dataset: str, protocol: str, spec: LeaderboardSpec,
+                n_entities: int) -> SweepTable:
+    """The spikiness sweep of a synthetic dataset from its per-setting score sets."""
+    res = spikiness_sweep(tables, spec=spec, metric=spec.metrics[0])
+    return SweepTable.model_validate({"dataset": dataset, "protocol": protocol, "n_entities": n_entities,
+                                      **_plain(res)})
+
+
+def across_table(leaderboards: Sequence[Leaderboard], relative: Sequence[RelativeError], *,
+                 metric: str, random_walk: str) -> AcrossTable | None:
+    """Across the run's rolling-origin datasets; None when no leaderboard has ``metric``."""
+    cells = [lb.model_dump(mode="json") for lb in leaderboards
+             if lb.protocol == "rolling_origin" and lb.metric == metric]
+    if not cells:
+        return None
+    res = across_datasets(cells, metric=metric, random_walk=random_walk, relative=list(relative))
+    return AcrossTable.model_validate(_plain(res))

@@ -1,0 +1,88 @@
+"""Pages of the issue-16 analyses: one "how much the answer moves" page per dataset (inversion, dial with
+its chart, spikiness sweep, class winners, uncertainty, horizon) and one across-datasets page. The values
+are read from the results document; nothing is recomputed here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.render import charts
+from benchmarks.render.fmt import safe_label, slugify
+from benchmarks.render.load import Run
+from benchmarks.render.pages import Page, SiteModel
+from benchmarks.results_model import DialTable
+
+__all__ = ["across_page", "across_path", "dial_figure", "robustness_page", "robustness_path"]
+
+_CONVENTIONS = (("friedman", "Friedman mean rank"), ("mean_rmsse", "mean RMSSE"), ("median_wape", "median WAPE"))
+_DASH = {"size": "solid", "random": "dash", "hierarchy": "dot"}
+_KIND = {"size": "size-sorted groups", "random": "random groups", "hierarchy": "hierarchy levels"}
+
+
+def robustness_path(name: str, dataset: str) -> str:
+    return f"benchmarks/{slugify(name)}/{slugify(dataset)}/robustness.md"
+
+
+def across_path(name: str) -> str:
+    return f"benchmarks/{slugify(name)}/across.md"
+
+
+def dial_figure(dial: DialTable) -> dict[str, Any]:
+    """The baseline's place in its roster against the number of groups (log axis), one line per curve and
+    ranking convention; place is rank / models so rosters of different sizes share the axis (paper Fig. 1)."""
+    data = []
+    for ci, (conv, label) in enumerate(_CONVENTIONS):
+        style = charts.style_for(ci)
+        for curve in dial.curves:
+            pts = [p for p in curve.points if p.baseline_rank.get(conv) is not None and p.n_models]
+            if not pts:
+                continue
+            data.append({
+                "type": "scatter", "mode": "lines+markers",
+                "name": charts.plotly_text(f"{label}, {_KIND[curve.kind]}"),
+                "x": [p.k for p in pts], "y": [p.baseline_rank[conv] for p in pts],
+                "customdata": [[p.unit, p.n_models] for p in pts],
+                "line": {"color": style.colour, "dash": _DASH[curve.kind], "width": 2},
+                "marker": {"symbol": style.symbol, "size": 9, "color": style.colour},
+                "hovertemplate": "%{customdata[0]}: rank %{y} of %{customdata[1]}<extra></extra>",
+            })
+    n_models = max((p.n_models for c in dial.curves for p in c.points), default=1)
+    layout = {
+        "height": 420, "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
+        "xaxis": {"type": "log", "title": {"text": "groups k (log scale; the last point is per series)"}},
+        "yaxis": {"title": {"text": f"rank of {charts.plotly_text(dial.baseline)} (1 = best)"},
+                  "range": [n_models + 0.5, 0.5], "dtick": 1},
+        "legend": {"orientation": "h", "y": -0.25, "font": {"size": 11}},
+        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+    }
+    return {"data": data, "layout": layout}
+
+
+def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
+    """The dataset's analyses page, or None when the results hold no analysis of it."""
+    a = run.data.analyses
+
+    def pick(tables: list) -> list:
+        return [t for t in tables if t.dataset == dataset]
+
+    sections = {"inversion": pick(a.inversion), "dials": pick(a.dials), "sweeps": pick(a.sweeps),
+                "class_winners": pick(a.class_winners), "uncertainty": pick(a.uncertainty), "horizon": pick(a.horizon)}
+    if not any(sections.values()):
+        return None
+    names = {mid: m.display_name for mid, m in site.models(run).items()}
+    figures = [charts.to_json(dial_figure(d)) for d in sections["dials"]]  # in the order of the dials
+    return Page(path=robustness_path(run.name, dataset), template="robustness.md.j2",
+                title="How much the answer moves", context={
+                    "run": run, "dataset": dataset, **sections, "names": names, "figures": figures,
+                    "conventions": _CONVENTIONS, "dataset_page": site.dataset_page(run.name, dataset),
+                    "provenance": site.provenance(run)})
+
+
+def across_page(site: SiteModel, run: Run) -> Page | None:
+    across = run.data.analyses.across
+    if across is None:
+        return None
+    names = {mid: m.display_name for mid, m in site.models(run).items()}
+    return Page(path=across_path(run.name), template="across.md.j2", title=safe_label("Across datasets"), context={
+        "run": run, "across": across, "names": names, "bench_page": site.bench_page(run.name),
+        "provenance": site.provenance(run)})

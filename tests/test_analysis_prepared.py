@@ -1,0 +1,64 @@
+"""The score set split once by unit for every analysis: the same answers as from the table, no copies of
+the table, units from several tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests._analysis_support import score_table, spec
+from tycheon.analysis.inversion import unit_inversion
+from tycheon.analysis.prepared import PreparedScores
+from tycheon.errors import InputError
+from tycheon.metrics.aggregate import block_scores
+
+
+def _table():
+    return score_table({"total": 1, "series": 12}, ["base", "rw", "a"],
+                       lambda u, m, rng, s: rng.normal(0, 1 + (m == "a"), s))
+
+
+def test_block_scores_model_by_model_equal_block_scores_of_the_whole_unit():
+    table = _table()
+    ps = PreparedScores(table)
+    rows = table[table["unit"] == "series"]
+    whole = block_scores(rows, metrics=["mase", "rmsse", "wape"]).sort_values(["model", "series_id", "origin"])
+    mine = ps["series"].blocks().sort_values(["model", "series_id", "origin"])
+    cols = ["model", "series_id", "origin", "mase", "rmsse", "wape", "demand_class", "weight"]
+    pd.testing.assert_frame_equal(mine[cols].reset_index(drop=True), whole[cols].reset_index(drop=True))
+
+
+def test_step_losses_lay_every_models_errors_on_one_cell_grid():
+    table = _table()
+    losses = PreparedScores(table)["series"].step_losses()
+    rows = table[table["unit"] == "series"]
+    assert losses.models == ["a", "base", "rw"] and losses.loss.shape == (12 * 8 * 3, 3)
+    expected = rows[rows["model"] == "a"].assign(e=lambda d: (d["point"] - d["actual"]).abs())
+    expected = expected.sort_values(["series_id", "origin", "step"])["e"].to_numpy()
+    assert np.allclose(np.sort(losses.loss[:, 0]), np.sort(expected))
+    assert len(np.unique(losses.period)) == 8 * 3
+    # one cell per (series, origin, step): the base and rw errors of a cell sit on the same row
+    base = rows[rows["model"] == "base"].sort_values(["series_id", "origin", "step"])
+    first = base.iloc[0]
+    cell = np.flatnonzero((losses.series == 0) & (losses.origin == 0))[0]
+    assert losses.loss[cell, 1] == pytest.approx(abs(first["point"] - first["actual"]))
+
+
+def test_analyses_give_the_same_answer_from_a_table_or_prepared_scores_and_subsets_share_work():
+    table = _table()
+    ps = PreparedScores(table)
+    assert unit_inversion(table, spec=spec()) == unit_inversion(ps, spec=spec())
+    sub = ps.subset(["series"])
+    assert list(sub) == ["series"] and sub["series"] is ps["series"]
+
+
+def test_units_from_two_tables_and_a_unit_in_both_is_refused():
+    table = _table()
+    a, b = table[table["unit"] == "total"], table[table["unit"] == "series"]
+    ps = PreparedScores(a, b)
+    assert sorted(ps) == ["series", "total"]
+    with pytest.raises(InputError, match="more than one table"):
+        PreparedScores(a, a)
+    with pytest.raises(InputError, match="no rows for unit 'groups:5'"):
+        ps["groups:5"]

@@ -1,0 +1,263 @@
+"""Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores
+and per-step losses computed once and reused by every analysis, and the pooled DM family against the
+baseline. No statistic lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
+
+A full score set of a large panel (30,490 series x 8 origins x 6 steps x 9 models: 11 million rows) is
+read once per unit: block scores are computed model by model (a block belongs to one model, so this is
+exact and keeps the intermediate arrays small) and the per-step losses are laid out once as a dense
+``[cell, model]`` array, a cell being one (series, origin, step).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tycheon.errors import InputError
+from tycheon.metrics.aggregate import block_scores
+from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
+from tycheon.stats.multiplicity import benjamini_hochberg
+from tycheon.stats.ranking import rank_by_mean
+
+__all__ = ["BLOCK_METRICS", "DMFamily", "PreparedScores", "StepLosses", "UnitScores", "check_table", "dm_family",
+           "group_kind", "prepared", "ranks", "require_models", "wide"]
+
+_GROUPS = re.compile(r"^(groups|groups_random):(\d+)$")
+_NEEDED = ("model", "unit", "series_id", "origin", "step", "target_period", "actual", "point")
+_OPTIONAL = ("demand_class", "season_length", "scale_mae", "scale_rmse", "weight")
+BLOCK_METRICS = ("mase", "rmsse", "wape")
+
+
+def check_table(table: pd.DataFrame) -> None:
+    """Refuse what is not a score-set table."""
+    if not isinstance(table, pd.DataFrame) or not set(_NEEDED) <= set(table.columns):
+        got = list(table.columns) if isinstance(table, pd.DataFrame) else type(table).__name__
+        raise InputError(f"expected a score-set table with columns {sorted(_NEEDED)}; got {got}")
+
+
+def group_kind(unit: str) -> tuple[str, int | None]:
+    """``("size", k)`` for ``groups:k``, ``("random", k)`` for ``groups_random:k``, else ``(unit, None)``."""
+    match = _GROUPS.match(unit)
+    if not match:
+        return unit, None
+    return ("size" if match.group(1) == "groups" else "random"), int(match.group(2))
+
+
+def ranks(values: Mapping[Any, Any]) -> dict[str, int]:
+    """Competition ranks of models by a value, lower is better, finite values only
+    (:func:`tycheon.stats.ranking.rank_by_mean`)."""
+    return rank_by_mean({str(m): float(v) for m, v in values.items() if np.isfinite(v)})
+
+
+@dataclass(frozen=True, eq=False)
+class StepLosses:
+    """Per-step absolute errors of every model on the unit's cells (one cell per (series, origin, step))."""
+
+    models: list[str]
+    loss: np.ndarray  # [cell, model] |point - actual|, NaN where the model did not forecast the cell
+    series: np.ndarray  # [cell] series code
+    origin: np.ndarray  # [cell] origin code (origins in time order)
+    period: np.ndarray  # [cell] target-period code (periods in time order)
+    scale_mae: np.ndarray  # [cell]
+    scale_rmse: np.ndarray  # [cell]
+    demand_class: np.ndarray  # [cell] demand class of the cell's (series, origin) block
+
+    def where(self, keep: np.ndarray) -> StepLosses:
+        """The same losses on the cells ``keep`` (a boolean ``[cell]`` mask)."""
+        return StepLosses(self.models, self.loss[keep], self.series[keep], self.origin[keep], self.period[keep],
+                          self.scale_mae[keep], self.scale_rmse[keep], self.demand_class[keep])
+
+
+class UnitScores:
+    """One unit's rows of a score-set table (row positions into it, no copy), with its block scores and
+    step losses computed on first use; rows are copied one model at a time when they are needed."""
+
+    def __init__(self, unit: str, table: pd.DataFrame, index: np.ndarray | None) -> None:
+        self.unit = unit
+        self._table = table
+        self._index = index  # [row] positions in ``table``; None: every row
+        self._blocks: pd.DataFrame | None = None
+        self._metrics: tuple[str, ...] = ()
+        self._losses: StepLosses | None = None
+        self._model_codes: tuple[np.ndarray, list[str]] | None = None
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the unit's rows (a numpy array; gathered when the unit is part of its table)."""
+        values = self._table[name].to_numpy()
+        return values if self._index is None else values[self._index]
+
+    def _codes(self) -> tuple[np.ndarray, list[str]]:
+        if self._model_codes is None:
+            codes, uniques = pd.factorize(self.column("model"), sort=True)
+            self._model_codes = (codes, [str(m) for m in uniques])
+        return self._model_codes
+
+    @property
+    def models(self) -> list[str]:
+        return self._codes()[1]
+
+    def nunique(self, name: str) -> int:
+        return int(pd.unique(self.column(name)).size)
+
+    def _take(self, positions: np.ndarray | None) -> pd.DataFrame:
+        """The needed columns at some row positions of the table (column by column: no full-table copy)."""
+        cols = [c for c in (*_NEEDED, *_OPTIONAL) if c in self._table.columns]
+        if positions is None:
+            return self._table[cols]
+        return pd.DataFrame({c: self._table[c].to_numpy()[positions] for c in cols})
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """A copy of the unit's rows (needed columns only)."""
+        return self._take(self._index)
+
+    def by_model(self) -> Iterator[tuple[str, pd.DataFrame]]:
+        """Each model's rows (a copy of one model's rows at a time), models in sorted order."""
+        codes, models = self._codes()
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(models) + 1))
+        for j, m in enumerate(models):
+            pos = order[bounds[j]:bounds[j + 1]]
+            yield m, self._take(pos if self._index is None else self._index[pos])
+
+    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
+        """:func:`tycheon.metrics.aggregate.block_scores` of the unit, model by model."""
+        want = tuple(dict.fromkeys((*BLOCK_METRICS, *metrics)))
+        if self._blocks is None or not set(want) <= set(self._metrics):
+            parts = [block_scores(g, metrics=list(want)) for _, g in self.by_model()]
+            self._blocks, self._metrics = pd.concat(parts, ignore_index=True), want
+        return self._blocks
+
+    def step_losses(self) -> StepLosses:
+        if self._losses is None:
+            self._losses = _step_losses(self)
+        return self._losses
+
+
+def _step_losses(unit: UnitScores) -> StepLosses:
+    s_codes, _ = pd.factorize(unit.column("series_id"))
+    o_codes, o_uni = pd.factorize(unit.column("origin"), sort=True)
+    h = unit.column("step").astype(np.int64) - 1
+    n_h = int(h.max()) + 1 if len(h) else 1
+    cell = (s_codes.astype(np.int64) * len(o_uni) + o_codes) * n_h + h
+    cells, cell_idx = np.unique(cell, return_inverse=True)
+    m_codes, models = unit._codes()
+    loss = np.full((len(cells), len(models)), np.nan)  # [cell, model]
+    loss[cell_idx, m_codes] = np.abs(unit.column("point").astype(np.float64) - unit.column("actual").astype(np.float64))
+    first = np.zeros(len(cells), dtype=np.int64)
+    first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
+    p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)
+    scale = {c: unit.column(c).astype(np.float64)[first] if c in unit._table.columns else np.full(len(cells), np.nan)
+             for c in ("scale_mae", "scale_rmse")}
+    classes = (unit.column("demand_class")[first] if "demand_class" in unit._table.columns
+               else np.full(len(cells), None, dtype=object))
+    per_origin = len(o_uni) * n_h
+    return StepLosses(list(models), loss, cells // per_origin, (cells // n_h) % len(o_uni), p_codes,
+                      scale["scale_mae"], scale["scale_rmse"], classes)
+
+
+class PreparedScores(Mapping[str, UnitScores]):
+    """A score set split by unit (from one or several score-set tables; a unit must come from one table).
+
+    Pass it to several analyses instead of the table, so that each unit's block scores and per-step losses
+    are computed once. The tables are referenced, not copied.
+    """
+
+    def __init__(self, *tables: pd.DataFrame) -> None:
+        self._units: dict[str, UnitScores] = {}
+        for table in tables:
+            check_table(table)
+            codes, uniques = pd.factorize(table["unit"].to_numpy())
+            for j, unit in enumerate(uniques):
+                if unit in self._units:
+                    raise InputError(f"unit {unit!r} appears in more than one table")
+                index = None if len(uniques) == 1 else np.flatnonzero(codes == j)
+                self._units[str(unit)] = UnitScores(str(unit), table, index)
+
+    def subset(self, units: Sequence[str]) -> PreparedScores:
+        """The same prepared units (shared, not recomputed), only ``units``."""
+        out = PreparedScores()
+        out._units = {u: self[u] for u in units}
+        return out
+
+    def __getitem__(self, unit: str) -> UnitScores:
+        if unit not in self._units:
+            raise InputError(f"no rows for unit {unit!r} (units present: {sorted(self._units)})")
+        return self._units[unit]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._units)
+
+    def __len__(self) -> int:
+        return len(self._units)
+
+
+def prepared(scores: pd.DataFrame | PreparedScores) -> PreparedScores:
+    """The scores split by unit (a table is split now; prepared scores are passed through)."""
+    return scores if isinstance(scores, PreparedScores) else PreparedScores(scores)
+
+
+def require_models(unit: UnitScores, models: Sequence[str]) -> None:
+    present = set(unit.models)
+    absent = [m for m in models if m not in present]
+    if absent:
+        raise InputError(f"model(s) {absent} have no rows in unit {unit.unit!r} (models present: {sorted(present)})")
+
+
+@dataclass(frozen=True)
+class DMFamily:
+    """DM of every challenger against the baseline on per-step absolute errors, BH adjusted."""
+
+    n_better: int
+    n_worse: int
+    n_tested: int
+    n_pooled: int  # per-step losses of the baseline pooled by the tests
+    p_value: dict[str, float]
+    p_bh: dict[str, float]
+    statistic: dict[str, float]
+
+
+def dm_family(losses: StepLosses, *, baseline: str, horizon: int, stride: int, alpha: float,
+              cross_sectional: bool = False) -> DMFamily:
+    """DM of each model against ``baseline`` on the cells both forecast, pooled over (series, origin)
+    blocks (:func:`tycheon.stats.dm.dm_pooled`) or on period averages
+    (:func:`~tycheon.stats.dm.dm_cross_sectional`), Benjamini-Hochberg adjusted; a model the test refuses
+    (too few blocks or periods) is left out of the family."""
+    if baseline not in losses.models:
+        return DMFamily(0, 0, 0, 0, {}, {}, {})
+    b = losses.models.index(baseline)
+    base_ok = np.isfinite(losses.loss[:, b])
+    results = {}
+    for j, m in enumerate(losses.models):
+        if j == b:
+            continue
+        both = base_ok & np.isfinite(losses.loss[:, j])
+        if not both.any():
+            continue
+        la, lb = losses.loss[both, j], losses.loss[both, b]
+        try:
+            if cross_sectional:
+                res = dm_cross_sectional(la, lb, period=losses.period[both], horizon=horizon, stride=1)
+            else:
+                layout = pooled_layout(losses.series[both], losses.origin[both])
+                res = dm_pooled(la, lb, layout=layout, horizon=horizon, stride=stride)
+        except InputError:
+            continue
+        if np.isfinite(res.p_value):
+            results[m] = res
+    tested = list(results)
+    p_bh = dict(zip(tested, benjamini_hochberg([results[m].p_value for m in tested]), strict=True)) if tested else {}
+    better = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic < 0)
+    worse = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic > 0)
+    return DMFamily(better, worse, len(tested), int(base_ok.sum()), {m: results[m].p_value for m in tested},
+                    {m: float(p_bh[m]) for m in tested}, {m: results[m].statistic for m in tested})
+
+
+def wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Block scores ``[(series, origin), model]`` (NaN where a model has no score for a block)."""
+    return blocks.set_index(["series_id", "origin", "model"])[metric].unstack("model")
