@@ -106,7 +106,7 @@ def test_a_unit_a_model_failed_on_is_kept_in_its_run_record_and_warned_about():
               "failed_units": {"groups:625": {"reason": "ValueError: boom", "traceback": "..."}}}
     record = _run_record("synthetic_marketplace", "rolling_origin", status)
     assert record.status == "ran" and record.failed_units == {"groups:625": "ValueError: boom"}
-    part = DatasetPart(run=ProtocolRun("synthetic_marketplace", "rolling_origin", [], {"m": record}, {}),
+    part = DatasetPart(run=ProtocolRun("synthetic_marketplace", "rolling_origin", None, [], {"m": record}, {}),
                        sidecar=None)  # type: ignore[arg-type]
     (warning,) = _model_warnings(["m"], [part])
     assert "failed on unit groups:625" in warning.message and "other units are scored" in warning.message
