@@ -93,9 +93,10 @@ def _rank_interval(counts: pd.DataFrame, confidence: float) -> dict[str, tuple[i
     out = {}
     for m, row in counts.iterrows():
         cum = row.cumsum().to_numpy() / row.sum()
-        ks = row.index.to_numpy()
-        out[str(m)] = (int(ks[np.searchsorted(cum, tail, side="right")]),
-                       int(ks[min(np.searchsorted(cum, 1.0 - tail, side="left"), len(ks) - 1)]))
+        ks = row.index.to_numpy(dtype=np.int64)
+        lo = int(np.searchsorted(cum, tail, side="right"))
+        hi = min(int(np.searchsorted(cum, 1.0 - tail, side="left")), len(ks) - 1)
+        out[str(m)] = (int(ks[lo]), int(ks[hi]))
     return out
 
 

@@ -128,6 +128,10 @@ class StreamingAssembly:
         self._quantiles: dict[tuple[int, str, int], set[bool]] = {}
         self._samples: dict[tuple[int, str, int], set[bool]] = {}
 
+    def on_result(self, index: int, task_results: Sequence[TaskResult]) -> None:
+        """``run_tasks``' callback: write the rows of the task at ``index`` as its results arrive."""
+        self.add(task_results)
+
     def add(self, task_results: Sequence[TaskResult]) -> None:
         """Write one task's results (one :class:`TaskResult` per model of the task)."""
         if self.broken:

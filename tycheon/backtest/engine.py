@@ -262,7 +262,7 @@ def run(
     results: list[TaskResult] = [r for task_results in run_tasks(
         tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress,
         desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
-        on_result=None if stream is None else lambda i, task_results: stream.add(task_results),
+        on_result=None if stream is None else stream.on_result,
     ) for r in task_results]
 
     guards = GuardCounter()

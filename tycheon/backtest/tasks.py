@@ -315,13 +315,15 @@ class ChunkTask:
         pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
         stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
         for out, local in zip(outputs, run.local_rows):
+            if out.actual is None or out.available_at is None:
+                raise ValueError(f"{run.spec.model}: an origin output without actuals cannot calibrate bands")
             err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
             pub[local, :, out.origin_pos] = out.available_at.view(np.int64)
         grid, _ = band_grid(err=err.reshape(n * h, n_orig), pub=pub.reshape(n * h, n_orig), stamps=stamps,
                             levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins))
         grid = grid.reshape(len(BAND_LEVELS), n, h, n_orig)  # [level, series, step, origin]
         for k, (out, local) in enumerate(zip(outputs, run.local_rows)):
-            keep = np.isfinite(out.actual)  # [series, step]: the rows the score set keeps, in row order
+            keep = np.isfinite(np.asarray(out.actual, dtype=np.float64))  # [series, step]: kept rows, in order
             per_level = []
             for level in range(len(BAND_LEVELS)):
                 radius = grid[level, local, :, out.origin_pos][keep]  # [kept cell]

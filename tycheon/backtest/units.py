@@ -96,7 +96,7 @@ def _aggregate(panel: Panel, unit: str, codes: np.ndarray, names: np.ndarray, cu
         weight = _volume_mean(values, observed, cut)[1]
     attrs = pd.DataFrame(index=pd.Index(names, name="series_id"))
     return UnitData(unit, values, observed, available_at, np.asarray(names, dtype=object), view.periods,
-                    panel.freq, panel.season_length, weight, attrs)
+                    panel.freq, panel.season_length, np.asarray(weight, dtype=np.float64), attrs)
 
 
 def build_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) -> UnitData:

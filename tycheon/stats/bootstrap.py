@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ def _block_weights(n_blocks: int, n_resamples: int, rng: np.random.Generator) ->
     return out
 
 
-def _weight_chunks(n_blocks: int, n_resamples: int, rng: np.random.Generator):
+def _weight_chunks(n_blocks: int, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """:func:`_block_weights` in chunks of resamples (one chunk, the same draws, when they fit in
     ``_WEIGHT_CELLS``), so that a panel of many blocks never holds all ``[resample, block]`` counts."""
     step = max(1, min(n_resamples, _WEIGHT_CELLS // max(n_blocks, 1)))
