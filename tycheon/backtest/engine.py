@@ -216,38 +216,10 @@ def run(
     states = [_UnitState(build_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins,
                          min_history=min_history) for u in unit_names]
     size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
-
-    models_meta: dict[str, dict[str, Any]] = {}
-    runnable: list[str] = []
-    for name, factory in factories.items():
-        avail = factory_availability(factory)
-        if not avail.ok:
-            models_meta[name] = {"status": "skipped", "reason": avail.reason}
-        else:
-            runnable.append(name)
-
-    tasks: list[ChunkTask] = []
-    for state in states:
-        data = state.data
-        local = [name for name in runnable if not factory_capabilities(factories[name]).is_global]
-        glob = [name for name in runnable if factory_capabilities(factories[name]).is_global]
-        # local models share a task per chunk (one set of histories per origin); a global model gets
-        # the whole unit to itself, so a slow global fit never holds up the local models
-        groups = [(local, size)] + [([name], data.n_series) for name in glob]
-        for names, step in groups:
-            if not names:
-                continue
-            for c, start in enumerate(range(0, data.n_series, step)):
-                rows = np.arange(start, min(start + step, data.n_series))
-                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c))
-                              for name in names)
-                tasks.append(ChunkTask(
-                    models=specs, data=data.take(rows), rows=rows, chunk=c, origins=origins,
-                    eligible=state.eligible[rows], n_obs=state.n_obs[rows], periods=data.periods,
-                    embargo=protocol.embargo, static=isinstance(protocol, StaticSplit),
-                    horizon=protocol.horizon, quantile_levels=levels, n_samples=int(n_samples),
-                    time_budget=time_budget, band_min_origins=int(band_min_origins),
-                ))
+    runnable, models_meta = _availability(factories)
+    tasks = _plan_tasks(states, runnable, factories, protocol, origins, chunk_size=size, seed=seed,
+                        task_args={"quantile_levels": levels, "n_samples": int(n_samples), "time_budget": time_budget,
+                                   "band_min_origins": int(band_min_origins)})
     # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
     # (series, origin) pair x horizon x model; see .columns)
     capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
@@ -294,6 +266,48 @@ def run(
     blocks = _blocks(states, runnable, failed, results, origins)
     return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
                           band_min_origins=int(band_min_origins), meta=meta, buffers=buffers)
+
+
+def _availability(factories: Mapping[str, Factory]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The models that can run here, and the skip record (with its reason) of each that cannot."""
+    models_meta: dict[str, dict[str, Any]] = {}
+    runnable: list[str] = []
+    for name, factory in factories.items():
+        avail = factory_availability(factory)
+        if not avail.ok:
+            models_meta[name] = {"status": "skipped", "reason": avail.reason}
+        else:
+            runnable.append(name)
+    return runnable, models_meta
+
+
+def _plan_tasks(states: list[_UnitState], runnable: list[str], factories: Mapping[str, Factory],
+                protocol: RollingOrigin | StaticSplit, origins: list[Origin], *, chunk_size: int, seed: int,
+                task_args: dict[str, Any]) -> list[ChunkTask]:
+    """One task per (unit, chunk of series) for the local models together, one per unit for each global
+    model; ``task_args`` are the run-wide settings every task carries."""
+    tasks: list[ChunkTask] = []
+    local = [name for name in runnable if not factory_capabilities(factories[name]).is_global]
+    glob = [name for name in runnable if factory_capabilities(factories[name]).is_global]
+    for state in states:
+        data = state.data
+        # local models share a task per chunk (one set of histories per origin); a global model gets
+        # the whole unit to itself, so a slow global fit never holds up the local models
+        groups = [(local, chunk_size)] + [([name], data.n_series) for name in glob]
+        for names, step in groups:
+            if not names:
+                continue
+            for c, start in enumerate(range(0, data.n_series, step)):
+                rows = np.arange(start, min(start + step, data.n_series))
+                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c))
+                              for name in names)
+                tasks.append(ChunkTask(
+                    models=specs, data=data.take(rows), rows=rows, chunk=c, origins=origins,
+                    eligible=state.eligible[rows], n_obs=state.n_obs[rows], periods=data.periods,
+                    embargo=protocol.embargo, static=isinstance(protocol, StaticSplit),
+                    horizon=protocol.horizon, **task_args,
+                ))
+    return tasks
 
 
 def _model_status(
