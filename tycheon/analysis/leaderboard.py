@@ -295,8 +295,7 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
     grid = _step_grid(table)
     crps_scaled = _pivot(grid, band_crps / s_mae)
     crps_raw = _pivot(grid, band_crps)
-    err = (table["point"] - table["actual"]).to_numpy(dtype=np.float64)
-    abs_err = _pivot(grid, np.abs(err))
+    abs_err = _pivot(grid, step_loss(table, "mae"))  # the paper's unscaled per-step absolute error
     dm_unscaled = _dm_column(abs_err, family, spec)
     entries = []
     for metric in spec.metrics:
@@ -310,7 +309,7 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         loss = _pivot(grid, step_loss(table, metric, crps=None if own is None else own.to_numpy()))
         n_losses = int(loss.notna().any(axis=1).sum())
         cell = _cell(unit, demand_class, n_blocks_total, n_losses, spec)
-        unscaled_point = abs_err if metric not in ("rmsse", "rmse") else _pivot(grid, err * err)
+        unscaled_point = abs_err if metric not in ("rmsse", "rmse") else _pivot(grid, step_loss(table, "rmse"))
         if cell["cell_ok"]:
             dm = _dm_column(loss, family, spec)
             verdicts = _verdicts(loss, crps_scaled, models, spec)

@@ -26,9 +26,9 @@ import pandas as pd
 
 from tycheon.contract import quantile_column
 from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
-from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel, interval_score_kernel, smape_ratio
+from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel
 from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
-from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric
+from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric, term_values
 
 __all__ = [
     "BAND_GRIDS",
@@ -349,45 +349,15 @@ def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | 
     r"""The per-step terms of :mod:`tycheon.metrics.registry` that ``terms`` names, ``[row]`` each.
 
     ``crps`` gives the row CRPS (from :func:`row_crps`) when ``"crps"`` is asked for; band terms read the
-    ``lo<level>``/``hi<level>`` columns (NaN where a row has no band).
+    ``lo<level>``/``hi<level>`` columns (NaN where a row has no band). The formulas are
+    :func:`tycheon.metrics.registry.term_values`.
     """
-    y = table["actual"].to_numpy(dtype=np.float64)
-    f = table["point"].to_numpy(dtype=np.float64)
-    e = f - y
-    out: dict[str, np.ndarray] = {}
-    for t in terms:
-        if t == "abs_err":
-            out[t] = np.abs(e)
-        elif t == "sq_err":
-            out[t] = e * e
-        elif t == "err":
-            out[t] = e
-        elif t == "abs_y":
-            out[t] = np.abs(y)
-        elif t == "zero_y":
-            out[t] = (y == 0).astype(np.float64)
-        elif t == "smape":
-            out[t] = smape_ratio(y, f)
-        elif t == "ape":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[t] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
-        elif t == "crps":
-            if crps is None:
-                raise MetricInputError("the 'crps' term needs the rows' CRPS (row_crps)")
-            out[t] = crps
-        elif t[:-2] in _BAND_TERMS:
-            level, alpha = t[-2:], {"80": 0.2, "95": 0.05}[t[-2:]]
-            lo = table[f"lo{level}"].to_numpy(dtype=np.float64)
-            hi = table[f"hi{level}"].to_numpy(dtype=np.float64)
-            if t.startswith("is"):
-                out[t] = interval_score_kernel(y, lo, hi, alpha)  # NaN where no band
-            elif t.startswith("cov"):
-                out[t] = np.where(np.isfinite(lo) & np.isfinite(hi), (lo <= y) & (y <= hi), np.nan)
-            else:
-                out[t] = hi - lo
-        else:
-            raise MetricInputError(f"unknown per-step term {t!r}")
-    return out
+    terms = list(terms)
+    bands = {level: (table[f"lo{level}"].to_numpy(dtype=np.float64), table[f"hi{level}"].to_numpy(dtype=np.float64))
+             for level in ("80", "95") if _has_band(table, level)
+             and any(t[:-2] in _BAND_TERMS and t[-2:] == level for t in terms)}
+    return term_values(terms, actual=table["actual"].to_numpy(dtype=np.float64),
+                       point=table["point"].to_numpy(dtype=np.float64), bands=bands, crps=crps)
 
 
 def row_scales(table: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tycheon._validate import as_float_array, as_output, check_finite, check_scale, same_shape
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import smape_ratio
+from tycheon.metrics.registry import block_value
 
 __all__ = ["bias", "mae", "mape", "mase", "rmse", "rmsse", "scaled_bias", "smape", "wape"]
 
@@ -39,15 +39,6 @@ def _pair(actual: object, point: object) -> tuple[np.ndarray, np.ndarray]:
     return y, f
 
 
-def _mae(y: np.ndarray, f: np.ndarray) -> np.ndarray:
-    return np.mean(np.abs(y - f), axis=-1)
-
-
-def _rmse(y: np.ndarray, f: np.ndarray) -> np.ndarray:
-    e = y - f
-    return np.sqrt(np.mean(e * e, axis=-1))
-
-
 def mae(*, actual: object, point: object) -> float | np.ndarray:
     r"""Mean absolute error over the steps of a block.
 
@@ -58,7 +49,7 @@ def mae(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman, R. J. & Koehler, A. B. (2006). Another look at measures of forecast accuracy. IJF 22(4).
     """
     y, f = _pair(actual, point)
-    return as_output(_mae(y, f))
+    return as_output(block_value("mae", actual=y, point=f))
 
 
 def rmse(*, actual: object, point: object) -> float | np.ndarray:
@@ -71,7 +62,7 @@ def rmse(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman & Koehler (2006).
     """
     y, f = _pair(actual, point)
-    return as_output(_rmse(y, f))
+    return as_output(block_value("rmse", actual=y, point=f))
 
 
 def mase(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
@@ -91,7 +82,7 @@ def mase(*, actual: object, point: object, scale: object, zero_scale: ZeroScale 
     """
     y, f = _pair(actual, point)
     s = check_scale(scale, y.shape[:-1], zero_scale)
-    return as_output(_mae(y, f) / s)
+    return as_output(block_value("mase", actual=y, point=f, scale=s))
 
 
 def rmsse(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
@@ -112,7 +103,7 @@ def rmsse(*, actual: object, point: object, scale: object, zero_scale: ZeroScale
     """
     y, f = _pair(actual, point)
     s = check_scale(scale, y.shape[:-1], zero_scale)
-    return as_output(_rmse(y, f) / s)
+    return as_output(block_value("rmsse", actual=y, point=f, scale=s))
 
 
 def wape(*, actual: object, point: object) -> float | np.ndarray:
@@ -130,7 +121,7 @@ def wape(*, actual: object, point: object) -> float | np.ndarray:
     den = np.sum(np.abs(y), axis=-1)
     if np.any(den == 0):
         raise MetricInputError("WAPE is undefined for a block whose actuals are all zero")
-    return as_output(np.sum(np.abs(y - f), axis=-1) / den)
+    return as_output(block_value("wape", actual=y, point=f))
 
 
 def smape(*, actual: object, point: object) -> float | np.ndarray:
@@ -146,7 +137,7 @@ def smape(*, actual: object, point: object) -> float | np.ndarray:
     Makridakis, Spiliotis & Assimakopoulos (2020). The M4 competition. IJF 36(1), eq. (1).
     """
     y, f = _pair(actual, point)
-    return as_output(np.mean(smape_ratio(y, f), axis=-1))
+    return as_output(block_value("smape", actual=y, point=f))
 
 
 def mape(*, actual: object, point: object) -> float | np.ndarray:
@@ -164,7 +155,7 @@ def mape(*, actual: object, point: object) -> float | np.ndarray:
     y, f = _pair(actual, point)
     if np.any(y == 0):
         raise MetricInputError("MAPE is undefined where an actual is zero; use WAPE or MASE")
-    return as_output(np.mean(np.abs(y - f) / np.abs(y), axis=-1))
+    return as_output(block_value("mape", actual=y, point=f))
 
 
 def bias(*, actual: object, point: object) -> float | np.ndarray:
@@ -177,7 +168,7 @@ def bias(*, actual: object, point: object) -> float | np.ndarray:
     Hyndman & Koehler (2006), section 3.1 (mean error, sign flipped to forecast minus actual).
     """
     y, f = _pair(actual, point)
-    return as_output(np.mean(f - y, axis=-1))
+    return as_output(block_value("bias", actual=y, point=f))
 
 
 def scaled_bias(
@@ -193,4 +184,4 @@ def scaled_bias(
     """
     y, f = _pair(actual, point)
     s = check_scale(scale, y.shape[:-1], zero_scale)
-    return as_output(np.mean(f - y, axis=-1) / s)
+    return as_output(block_value("scaled_bias", actual=y, point=f, scale=s))

@@ -20,13 +20,14 @@ score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from tycheon.errors import MetricInputError
+from tycheon.metrics._kernels import interval_score_kernel, smape_ratio
 
 __all__ = [
     "METRICS",
@@ -34,10 +35,14 @@ __all__ = [
     "MetricKind",
     "MetricSpec",
     "StepTerms",
+    "block_value",
     "get_metric",
     "glossary",
     "metric_names",
+    "term_values",
 ]
+
+_BAND_ALPHA = {"80": 0.2, "95": 0.05}
 
 MetricKind = Literal["point", "interval", "probabilistic"]
 
@@ -229,6 +234,73 @@ _SPECS: tuple[MetricSpec, ...] = (
 
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
 """Metric name -> :class:`MetricSpec`, in display order."""
+
+
+def term_values(
+    names: Iterable[str],
+    *,
+    actual: np.ndarray,
+    point: np.ndarray,
+    bands: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    crps: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """The per-step terms ``names`` (see the module docstring) of aligned arrays, elementwise.
+
+    ``bands`` maps a level (``"80"``, ``"95"``) to its ``(lo, hi)`` arrays (NaN where no band); ``crps``
+    gives the per-step CRPS when the ``"crps"`` term is asked for. The one place each term's formula lives.
+    """
+    y, f = actual, point
+    e = f - y
+    out: dict[str, np.ndarray] = {}
+    for t in names:
+        if t == "abs_err":
+            out[t] = np.abs(e)
+        elif t == "sq_err":
+            out[t] = e * e
+        elif t == "err":
+            out[t] = e
+        elif t == "abs_y":
+            out[t] = np.abs(y)
+        elif t == "zero_y":
+            out[t] = (y == 0).astype(np.float64)
+        elif t == "smape":
+            out[t] = smape_ratio(y, f)
+        elif t == "ape":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[t] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
+        elif t == "crps":
+            if crps is None:
+                raise MetricInputError("the 'crps' term needs the rows' CRPS")
+            out[t] = crps
+        elif t[:-2] in ("is", "cov", "width") and t[-2:] in _BAND_ALPHA:
+            level = t[-2:]
+            if bands is None or level not in bands:
+                raise MetricInputError(f"the {t!r} term needs the {level}% band (lo{level}/hi{level})")
+            lo, hi = bands[level]
+            if t.startswith("is"):
+                out[t] = interval_score_kernel(y, lo, hi, _BAND_ALPHA[level])  # NaN where no band
+            elif t.startswith("cov"):
+                out[t] = np.where(np.isfinite(lo) & np.isfinite(hi), (lo <= y) & (y <= hi), np.nan)
+            else:
+                out[t] = hi - lo
+        else:
+            raise MetricInputError(f"unknown per-step term {t!r}; terms: abs_err, sq_err, err, abs_y, zero_y, "
+                                   "smape, ape, crps, is80/95, cov80/95, width80/95")
+    return out
+
+
+def block_value(name: str, *, actual: np.ndarray, point: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+    """Metric ``name`` of blocks given as arrays ``[..., step]``, reduced over the last axis.
+
+    The registry's block formula applied to the block means and sums of its terms; ``scale`` (one per
+    block, zero/NaN already handled by the caller) is the metric's scale column. Used by
+    :mod:`tycheon.metrics.point`, so the array functions and the score-set tables share one formula.
+    """
+    spec = get_metric(name)
+    terms = term_values(spec.terms, actual=actual, point=point)
+    scales = {} if spec.scale_column is None or scale is None else {spec.scale_column: np.asarray(scale)}
+    return np.asarray(spec.block(BlockTerms(mean={t: v.mean(axis=-1) for t, v in terms.items()},
+                                            total={t: v.sum(axis=-1) for t, v in terms.items()}, scale=scales)))
 
 
 def metric_names(*, kind: MetricKind | None = None, ranked: bool | None = None) -> tuple[str, ...]:
