@@ -134,7 +134,7 @@ def test_a_choice_at_an_origin_never_reads_that_origin_or_any_unpublished_outcom
     first = pd.Timestamp("2020-01-01")
     at_j = first + pd.DateOffset(months=j)
     changed = {m: p.copy() for m, p in pts.items()}
-    for m, p in changed.items():  # scramble what was unpublished at origin j: origins j-2 .. 9
+    for p in changed.values():  # scramble what was unpublished at origin j: origins j-2 .. 9
         p[:, j - 2:, :] = y[:, j - 2:, :] + rng.normal(scale=5.0, size=p[:, j - 2:, :].shape)
     changed["a"][:, j - 2:, :] = y[:, j - 2:, :]  # "a" now perfect on those folds: a leak would pick it
     new = replay(_table(changed, y, stride=1), spec=spec).blocks.query("variant == 'all_folds'")

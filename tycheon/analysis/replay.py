@@ -144,7 +144,7 @@ def non_overlapping_origins(table: pd.DataFrame) -> list[pd.Timestamp]:
     section 7)."""
     last = table.groupby("origin")["target_period"].max().sort_index()
     kept: list[pd.Timestamp] = []
-    for origin, end in last.items():
+    for origin in last.index:
         if not kept or origin > last[kept[-1]]:
             kept.append(origin)
     return kept
@@ -264,7 +264,7 @@ def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray]) -> di
     champion = min(means, key=lambda m: (means[m], m)) if means else None
     cm = means.get(champion, np.nan) if champion else np.nan
     return {
-        "n_blocks": int(len(frame)), "floor": float(f), "served": float(s), "oracle": float(o),
+        "n_blocks": len(frame), "floor": float(f), "served": float(s), "oracle": float(o),
         "gain": float((f - s) / f) if f > 0 else np.nan,
         "wins": int(np.sum(served < floor)), "win_share": float(np.mean(served < floor)),
         "gap_closed": float((f - s) / gap) if gap > 0 else np.nan,
