@@ -151,36 +151,53 @@ def non_overlapping_origins(table: pd.DataFrame) -> list[pd.Timestamp]:
 
 
 class _Grid:
-    """The unit's blocks on a ``[series, origin, model]`` grid (metric, scaled bias, points)."""
+    """The unit's blocks on a ``[series, origin, model]`` grid (metric, scaled bias, points), and the
+    position of every table row on it. Built once; a variant takes a subset of its origins."""
 
     def __init__(self, table: pd.DataFrame, spec: ReplaySpec) -> None:
         blocks = block_scores(table, metrics=(spec.metric, "scaled_bias"))
         self.models = sorted(blocks["model"].unique())
-        self.series, s_code = np.unique(blocks["series_id"].to_numpy(dtype=object).astype(str), return_inverse=True)
+        self.series = np.sort(blocks["series_id"].astype(str).unique())
         self.origins = np.sort(blocks["origin"].unique())
-        o_code = np.searchsorted(self.origins, blocks["origin"].to_numpy())
-        m_code = np.searchsorted(np.asarray(self.models, dtype=object), blocks["model"].to_numpy())
+        b_s, b_o, b_m = self._codes(blocks)
         n_s, n_o, n_m = len(self.series), len(self.origins), len(self.models)
         self.metric = np.full((n_s, n_o, n_m), np.nan)  # [series, origin, model]
         self.bias = np.full((n_s, n_o, n_m), np.nan)
         self.exists = np.zeros((n_s, n_o, n_m), dtype=bool)
-        self.metric[s_code, o_code, m_code] = blocks[spec.metric].to_numpy(dtype=np.float64)
-        self.bias[s_code, o_code, m_code] = blocks["scaled_bias"].to_numpy(dtype=np.float64)
-        self.exists[s_code, o_code, m_code] = True
+        self.metric[b_s, b_o, b_m] = blocks[spec.metric].to_numpy(dtype=np.float64)
+        self.bias[b_s, b_o, b_m] = blocks["scaled_bias"].to_numpy(dtype=np.float64)
+        self.exists[b_s, b_o, b_m] = True
         self.demand = np.full((n_s, n_o), "undefined", dtype=object)  # [series, origin]
         if "demand_class" in blocks.columns:
-            self.demand[s_code, o_code] = blocks["demand_class"].to_numpy(dtype=object)
-        # when every target of a (series, origin) block was published: the fold's usable date
-        rs = np.searchsorted(self.series, table["series_id"].to_numpy(dtype=object).astype(str))
-        ro = np.searchsorted(self.origins, table["origin"].to_numpy())
+            self.demand[b_s, b_o] = blocks["demand_class"].to_numpy(dtype=object)
+        rs, ro, rm = self._codes(table)
+        self.rows = (rs, ro, rm)  # every table row's place on the grid
+        # when every target of a (series, origin) block was published: the date a fold becomes usable
         pub = np.full(n_s * n_o, np.iinfo(np.int64).min, dtype=np.int64)
         np.maximum.at(pub, rs * n_o + ro, table["available_at"].to_numpy().astype("datetime64[ns]").view(np.int64))
         self.published = pub.reshape(n_s, n_o)  # [series, origin] ns
         steps = table["step"].to_numpy(dtype=np.int64)
         self.horizon = int(steps.max())
-        rm = np.searchsorted(np.asarray(self.models, dtype=object), table["model"].to_numpy())
         self.point = np.full((n_s, n_o, n_m, self.horizon), np.nan)  # [series, origin, model, step]
         self.point[rs, ro, rm, steps - 1] = table["point"].to_numpy(dtype=np.float64)
+
+    def _codes(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = pd.Categorical(frame["series_id"].astype(str), categories=self.series).codes.astype(np.int64)
+        o = np.searchsorted(self.origins, frame["origin"].to_numpy())
+        m = pd.Categorical(frame["model"], categories=self.models).codes.astype(np.int64)
+        return s, o, m
+
+    def take(self, keep: np.ndarray) -> _Grid:
+        """The grid on the origins ``keep`` (sorted positions) only."""
+        out = object.__new__(_Grid)
+        out.models, out.series, out.origins, out.horizon = self.models, self.series, self.origins[keep], self.horizon
+        for name in ("metric", "bias", "exists", "demand", "published", "point"):
+            setattr(out, name, getattr(self, name)[:, keep])
+        new = np.full(len(self.origins), -1, dtype=np.int64)
+        new[keep] = np.arange(len(keep))
+        rs, ro, rm = self.rows
+        out.rows = (rs, new[ro], rm)  # -1: the row's origin is not in this variant
+        return out
 
 
 def _choose(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, base: int) -> tuple[np.ndarray, ...]:
@@ -221,11 +238,11 @@ def _served_rows(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, chosen: np.
                  replayed: np.ndarray) -> pd.DataFrame:
     """Score-set rows of the served model: the floor's rows of each replayed block with the average of
     the chosen models' points (bands and quantiles dropped: the combination has none of its own)."""
-    floor = table[table["model"] == spec.baseline]
-    rs = np.searchsorted(grid.series, floor["series_id"].to_numpy(dtype=object).astype(str))
-    ro = np.searchsorted(grid.origins, floor["origin"].to_numpy())
-    keep = replayed[rs, ro]
-    rows = floor[keep].copy()
+    rs, ro, rm = grid.rows
+    base = grid.models.index(spec.baseline)
+    keep = (rm == base) & (ro >= 0)
+    keep[keep] = replayed[rs[keep], ro[keep]]
+    rows = table[keep].copy()
     rs, ro = rs[keep], ro[keep]
     h = rows["step"].to_numpy(dtype=np.int64) - 1
     pick = chosen[rs, ro, :]  # [row, model]
@@ -274,8 +291,8 @@ def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray]) -> di
     }
 
 
-def _replay_once(table: pd.DataFrame, spec: ReplaySpec, unit: str, variant: Variant) -> tuple[pd.DataFrame, ...]:
-    grid = _Grid(table, spec)
+def _replay_once(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str,
+                 variant: Variant) -> tuple[pd.DataFrame, ...]:
     if spec.baseline not in grid.models:
         raise InputError(f"the baseline {spec.baseline!r} has no rows in unit {unit!r}; models: {grid.models}")
     names = spec.candidates if spec.candidates is not None else tuple(grid.models)
@@ -290,8 +307,7 @@ def _replay_once(table: pd.DataFrame, spec: ReplaySpec, unit: str, variant: Vari
     # they were copied from the floor's rows, whose scales block_scores has checked against every model
     check_scale_consistency(pd.concat([table[table["model"] == spec.baseline], served_rows], ignore_index=True))
     served_blocks = block_scores(served_rows, metrics=(spec.metric,))
-    s_code = np.searchsorted(grid.series, served_blocks["series_id"].to_numpy(dtype=object).astype(str))
-    o_code = np.searchsorted(grid.origins, served_blocks["origin"].to_numpy())
+    s_code, o_code, _ = grid._codes(served_blocks)
     served = np.full(replayed.shape, np.nan)
     served[s_code, o_code] = served_blocks[spec.metric].to_numpy(dtype=np.float64)
     floor = grid.metric[:, :, base]
@@ -348,9 +364,10 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
     t = table[table["unit"] == unit]
     if t.empty:
         raise InputError(f"no rows for unit {unit!r}; units present: {sorted(table['unit'].unique())}")
-    parts = [_replay_once(t, spec, unit, "all_folds")]
-    thinned = non_overlapping_origins(t)
-    parts.append(_replay_once(t[t["origin"].isin(thinned)], spec, unit, "non_overlapping"))
+    grid = _Grid(t, spec)
+    thinned = np.searchsorted(grid.origins, np.asarray(non_overlapping_origins(t), dtype="datetime64[ns]"))
+    parts = [_replay_once(t, grid, spec, unit, "all_folds"),
+             _replay_once(t, grid.take(thinned), spec, unit, "non_overlapping")]
     return ReplayResult(*(pd.concat([p[i] for p in parts], ignore_index=True) for i in range(3)), spec)  # type: ignore[arg-type]
 
 

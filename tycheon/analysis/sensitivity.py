@@ -417,7 +417,10 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
         mine = [c for n, c in within.items() if _reference_of(n) == prot]
         if not mine:
             continue
-        n_u = np.nanmean(np.stack([c.pss_u for c in mine]), axis=0)  # [series] mean within PSS
+        stack = np.stack([c.pss_u for c in mine])  # [reference, series]
+        n_def = np.isfinite(stack).sum(axis=0)
+        with np.errstate(invalid="ignore"):
+            n_u = np.where(np.isfinite(stack), stack, 0.0).sum(axis=0) / n_def  # [series] mean within PSS
         ok = between.defined & np.isfinite(n_u)
         b_u, n_u = between.pss_u[ok], n_u[ok]
         row: dict[str, object] = {"protocol": prot, "n_references": len(mine), "n_series": int(ok.sum()),
