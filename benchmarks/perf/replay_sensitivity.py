@@ -25,7 +25,15 @@ import time
 
 import numpy as np
 
-from benchmarks.perf.common import HORIZON, N_ORIGINS, N_PERIODS, SPIKINESS, STRIDE, peak_rss_gib, roster
+from benchmarks.perf.common import (
+    HORIZON,
+    N_ORIGINS,
+    N_PERIODS,
+    SPIKINESS,
+    STRIDE,
+    peak_rss_gib,
+    roster,
+)
 
 __all__ = ["TARGET_SECONDS", "main", "measure"]
 
@@ -38,7 +46,11 @@ def measure(*, n_series: int, seed: int, n_jobs: int, n_resamples: int = 2000) -
     """Run the K backtests and the analyses; return timings and the headline numbers."""
     import tycheon
     from tycheon.analysis.replay import ReplaySpec, replay
-    from tycheon.analysis.sensitivity import run_losses, sensitivity_protocols, sensitivity_report
+    from tycheon.analysis.sensitivity import (
+        run_losses,
+        sensitivity_protocols,
+        sensitivity_report,
+    )
     from tycheon.backtest.engine import run
     from tycheon.backtest.factories import forecaster_factory
     from tycheon.backtest.protocol import RollingOrigin
