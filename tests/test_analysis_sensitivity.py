@@ -17,6 +17,7 @@ from tycheon.analysis.sensitivity import (
     run_losses,
     sensitivity_protocols,
     sensitivity_report,
+    sensitivity_runs,
 )
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
@@ -183,3 +184,14 @@ def test_a_global_model_moves_the_ranking_between_static_and_rolling_and_the_rep
     static_within = [c for c in runs if c.startswith("static_")]
     assert row["n_references"] == len(static_within)
     assert set(rep.ranks.columns) >= {"rolling", "static", "mean_rank", "borda_rank", "keep_share", "rank_min"}
+
+
+def test_sensitivity_runs_backtests_and_reduces_every_protocol_as_the_manual_path_does():
+    panel = toy_panel(n_series=6, n_periods=48, seed=6, ragged=False)
+    roster = {"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean())}
+    _, manual = _engine_runs(panel, roster)
+    runs = sensitivity_runs(panel, RollingOrigin(horizon=3, stride=3, n_origins=5), roster)
+    assert list(runs) == list(manual)
+    for name in runs:
+        np.testing.assert_array_equal(runs[name].cells, manual[name].cells)
+        np.testing.assert_allclose(runs[name].coord, manual[name].coord, rtol=0, atol=0)

@@ -42,10 +42,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from tycheon.backtest import engine
+from tycheon.backtest.factories import Factory
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.data.panel import Panel
 from tycheon.errors import InputError
@@ -73,6 +76,7 @@ __all__ = [
     "run_losses",
     "sensitivity_protocols",
     "sensitivity_report",
+    "sensitivity_runs",
 ]
 
 
@@ -220,6 +224,28 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
                      coord=coord, panel_coord=panel_coord,
                      model_mean={str(m): float(msum[k] / mcnt[k]) for k, m in enumerate(models)},
                      cells=cells, periods=np.asarray(periods, dtype="datetime64[ns]"), metric=metric)
+
+
+def sensitivity_runs(panel: Panel, base: RollingOrigin, factories: Mapping[str, Factory], *,
+                     metric: str = "rmsse", unit: str = "series", static_gap: int = 3,
+                     boundary_shifts: Sequence[int] = (-3, -1, 1, 3), refit_shift: int = 2,
+                     min_history: int = 1, **engine_options: Any) -> dict[str, RunLosses]:
+    """Backtest ``factories`` under every protocol of :func:`sensitivity_protocols` and reduce each run
+    with :func:`run_losses` as soon as it ends (one score set in memory at a time).
+
+    ``engine_options`` go to :func:`tycheon.backtest.engine.run` (backend, n_jobs, seed, ...); every run
+    gets the same ones, and models are refitted in every run (audit, section 4.6 step 2). A model that
+    fails in one run and not in another leaves the runs unpaired, which :func:`check_cell_pairing`
+    then refuses.
+    """
+    protocols = sensitivity_protocols(base, panel, static_gap=static_gap, boundary_shifts=boundary_shifts,
+                                      refit_shift=refit_shift, min_history=min_history)
+    out = {}
+    for name, protocol in protocols.items():
+        scores = engine.run(panel, protocol, factories, units=(unit,), min_history=min_history, **engine_options)
+        out[name] = run_losses(scores.table, label=name, metric=metric, unit=unit)
+        del scores
+    return out
 
 
 def _decode(run: RunLosses, key: int) -> str:
