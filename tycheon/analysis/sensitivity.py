@@ -23,8 +23,9 @@ convention noise), then computes per series
     \mathrm{WS}_u = \mathbb 1\Big\{\frac1H\sum_h \mathbb 1\{\arg\min \ell^{(p)}_{u,h\cdot} \ne
         \arg\min \ell^{(q)}_{u,h\cdot}\} > \tfrac12\Big\}
 
-through :func:`tycheon.stats.ranking.pss` and :func:`~tycheon.stats.ranking.winner_swap` (coordinates
-where either run ties every candidate are left out, and counted), their panel means with block-bootstrap
+through :func:`tycheon.stats.ranking.pss_units` (:func:`~tycheon.stats.ranking.pss` and
+:func:`~tycheon.stats.ranking.winner_swap` vectorised over series; coordinates where either run ties every
+candidate are left out, and counted; a model without a forecast for a series is left out of its ranking), their panel means with block-bootstrap
 intervals (:func:`tycheon.stats.bootstrap.paired_block_bootstrap` of the values against zero, i.e. the
 bootstrap of a mean), and the same two measures on the panel-level coordinates (mean loss per step over
 all series, the leaderboard's view).
@@ -57,11 +58,10 @@ from tycheon.metrics.registry import get_metric
 from tycheon.stats.bootstrap import paired_block_bootstrap
 from tycheon.stats.ranking import (
     TOSTResult,
-    pss,
     pss_resolution,
+    pss_units,
     rank_by_mean,
     tost_equivalence,
-    winner_swap,
 )
 
 __all__ = [
@@ -196,16 +196,23 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
     spec = get_metric(metric)
     if spec.step_loss is None or not spec.lower_is_better:
         raise InputError(f"metric {metric!r} has no per-step loss to rank on; use e.g. 'rmsse' or 'mase'")
-    t = table[table["unit"] == unit]
-    if t.empty:
+    if "unit" not in table.columns:
+        raise InputError(f"run {label!r} is not a score-set table (column 'unit' missing)")
+    rows = (table["unit"] == unit).to_numpy()
+    if not rows.any():
         raise InputError(f"run {label!r} has no rows for unit {unit!r}")
-    loss = step_loss(t, metric)
+    # only the columns the loss and the keys need, as arrays: no copy of the whole table
+    col = {c: table[c].to_numpy() if rows.all() else table[c].to_numpy()[rows]
+           for c in ("model", "series_id", "target_period", "step", "actual", "point", "scale_mae", "scale_rmse")}
+    loss = step_loss(pd.DataFrame({c: col[c] for c in ("actual", "point", "scale_mae", "scale_rmse")}), metric)
     ok = np.isfinite(loss)
-    t, loss = t[ok], loss[ok]
-    m_code, models = pd.factorize(t["model"], sort=True)
-    s_code, series = pd.factorize(t["series_id"].astype(str), sort=True)
-    p_code, periods = pd.factorize(t["target_period"], sort=True)
-    step = t["step"].to_numpy(dtype=np.int64)
+    if not ok.all():
+        col = {c: v[ok] for c, v in col.items()}
+        loss = loss[ok]
+    m_code, models = pd.factorize(col["model"], sort=True)
+    s_code, series = pd.factorize(col["series_id"], sort=True)
+    p_code, periods = pd.factorize(col["target_period"], sort=True)
+    step = col["step"].astype(np.int64)
     n_m, n_s, n_p, n_h = len(models), len(series), len(periods), int(step.max())
     flat = (s_code * n_h + (step - 1)) * n_m + m_code
     sums = np.bincount(flat, weights=loss, minlength=n_s * n_h * n_m)
@@ -306,35 +313,15 @@ class Comparison:
     resolution: float
 
 
-def _coord_measures(la: np.ndarray, lb: np.ndarray) -> tuple[float, bool, int] | None:
-    """PSS and winner swap of ``[coord, model]`` losses after dropping coordinates that are incomplete or
-    tied throughout in either run; None when fewer than one coordinate or two candidates remain."""
-    keep_m = np.isfinite(la).all(axis=0) & np.isfinite(lb).all(axis=0)
-    if keep_m.sum() < 2:
-        return None
-    la, lb = la[:, keep_m], lb[:, keep_m]
-    keep_c = (np.ptp(la, axis=1) > 0) & (np.ptp(lb, axis=1) > 0)
-    if not keep_c.any():
-        return None
-    return pss(la[keep_c], lb[keep_c]), winner_swap(la[keep_c], lb[keep_c]), int((~keep_c).sum())
-
-
 def compare_runs(a: RunLosses, b: RunLosses) -> Comparison:
-    """PSS and winner swap of run ``b`` against run ``a`` (after :func:`check_cell_pairing`)."""
+    """PSS and winner swap of run ``b`` against run ``a`` (after :func:`check_cell_pairing`), per series
+    and on the panel-level coordinates, by :func:`tycheon.stats.ranking.pss_units`."""
     check_cell_pairing(a, b)
-    n_s = len(a.series)
-    pss_u = np.full(n_s, np.nan)
-    swap_u = np.zeros(n_s, dtype=bool)
-    dropped = 0
-    for u in range(n_s):
-        got = _coord_measures(a.coord[u], b.coord[u])
-        if got is not None:
-            pss_u[u], swap_u[u], d = got
-            dropped += d
-    panel = _coord_measures(a.panel_coord, b.panel_coord)
+    per = pss_units(a.coord, b.coord)
+    panel = pss_units(a.panel_coord[None], b.panel_coord[None])
     n_m, n_h = len(a.models), a.coord.shape[1]
-    return Comparison(a.label, b.label, pss_u, swap_u, np.isfinite(pss_u), dropped,
-                      np.nan if panel is None else panel[0], False if panel is None else panel[1],
+    return Comparison(a.label, b.label, per.pss, per.winner_swap, np.isfinite(per.pss),
+                      int(per.n_coords_dropped.sum()), float(panel.pss[0]), bool(panel.winner_swap[0]),
                       pss_resolution(n_m, n_h))
 
 
