@@ -183,6 +183,13 @@ def test_a_global_model_moves_the_ranking_between_static_and_rolling_and_the_rep
     row = rep.attribution.set_index("protocol").loc["static"]
     static_within = [c for c in runs if c.startswith("static_")]
     assert row["n_references"] == len(static_within)
+    b_u = compare_runs(runs["rolling"], runs["static"]).pss_u
+    n_u = np.mean([compare_runs(runs["static"], runs[c]).pss_u for c in static_within], axis=0)
+    p_sm = ttost_paired(b_u, n_u, -rep.resolution, rep.resolution)[0]
+    assert row["tost_p"] == pytest.approx(p_sm, rel=1e-10)
+    assert row["diff_mean"] == pytest.approx(np.mean(b_u - n_u))
+    assert rep.tost.p_value == pytest.approx(ttost_paired(b_u, np.zeros_like(b_u), -rep.resolution,
+                                                          rep.resolution)[0], rel=1e-10)
     assert set(rep.ranks.columns) >= {"rolling", "static", "mean_rank", "borda_rank", "keep_share", "rank_min"}
 
 

@@ -361,7 +361,8 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
     """
     if "unit" not in table.columns:
         raise InputError("table must be a score-set table (column 'unit' missing)")
-    t = table[table["unit"] == unit]
+    rows = (table["unit"] == unit).to_numpy()
+    t = table if rows.all() else table[rows]  # no copy when the table holds this unit only
     if t.empty:
         raise InputError(f"no rows for unit {unit!r}; units present: {sorted(table['unit'].unique())}")
     grid = _Grid(t, spec)
