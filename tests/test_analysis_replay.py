@@ -57,6 +57,7 @@ def test_when_one_method_is_best_on_every_block_and_the_others_are_biased_then_s
     assert row["gap_closed"] == pytest.approx(1.0, abs=1e-12)
     assert row["win_share"] == 1.0
     assert row["champion"] == "best" and row["champion_gap_closed"] == pytest.approx(1.0)
+    assert row["champion_full"] == "best"
     # 8 origins, 3 earlier published folds needed: origins 4..8 are replayed on 6 series
     assert row["n_blocks"] == 6 * 5
 

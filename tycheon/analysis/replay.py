@@ -34,7 +34,8 @@ metric :math:`M`:
 with the oracle the best single method per block with hindsight (``oracle="block"``, the paper's
 ceiling) or per series (``oracle="series"``: one method for all of a series' replayed blocks), and the
 *champion*: the one method that, served everywhere with the floor where it has no forecast, has the
-lowest mean (the paper's "adopt the leaderboard's winner everywhere" reference). The *non-overlapping*
+lowest mean (the paper's "adopt the leaderboard's winner everywhere" reference; ``champion_full`` is the
+best among methods with full support, the paper's second such reference). The *non-overlapping*
 variant thins the origins so that no two kept origins share a target period (the paper's production
 spacing) and replays again on those alone.
 """
@@ -123,7 +124,8 @@ class ReplayResult:
     summary : DataFrame
         One row per (unit, variant, demand_class): ``n_blocks``, ``floor``, ``served``, ``oracle``,
         ``gain``, ``wins``, ``win_share``, ``gap_closed``, ``champion``, ``champion_mean``,
-        ``champion_gap_closed``, ``n_fallback``, ``n_zero_scale``.
+        ``champion_gap_closed``, ``champion_full`` / ``champion_full_gap_closed`` (the best method
+        scored on every block of the group, no fallback needed), ``n_fallback``, ``n_zero_scale``.
     blocks : DataFrame
         Every replayed block: unit, variant, series_id, origin, demand_class, floor, served, oracle,
         n_folds, chosen (the served models joined by ``+``).
@@ -273,13 +275,17 @@ def _oracle(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, replayed: np.ndarra
         return np.take_along_axis(metric, np.broadcast_to(best[:, None, None], metric.shape[:2] + (1,)), axis=2)[..., 0]
 
 
-def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray]) -> dict[str, object]:
+def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray],
+                 full_support: dict[str, bool]) -> dict[str, object]:
     floor, served, oracle = (frame[c].to_numpy() for c in ("floor", "served", "oracle"))
     f, s, o = floor.mean(), served.mean(), oracle.mean()
     gap = f - o
     means = {m: float(v.mean()) for m, v in champ_values.items()}
     champion = min(means, key=lambda m: (means[m], m)) if means else None
     cm = means.get(champion, np.nan) if champion else np.nan
+    full = {m: v for m, v in means.items() if full_support[m]}
+    champion_full = min(full, key=lambda m: (full[m], m)) if full else None
+    cf = full.get(champion_full, np.nan) if champion_full else np.nan
     return {
         "n_blocks": len(frame), "floor": float(f), "served": float(s), "oracle": float(o),
         "gain": float((f - s) / f) if f > 0 else np.nan,
@@ -287,6 +293,7 @@ def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray]) -> di
         "gap_closed": float((f - s) / gap) if gap > 0 else np.nan,
         "champion": champion, "champion_mean": float(cm),
         "champion_gap_closed": float((f - cm) / gap) if gap > 0 else np.nan,
+        "champion_full": champion_full, "champion_full_gap_closed": float((f - cf) / gap) if gap > 0 else np.nan,
         "n_fallback": int(frame["fallback"].sum()),
     }
 
@@ -330,7 +337,9 @@ def _replay_once(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str,
                              floor[si[sel], oi[sel]])
                  for k, m in enumerate(grid.models) if cand[k]}
         row = {"unit": unit, "variant": variant, "demand_class": cls}
-        row.update(_summary_row(blocks[sel], champ))
+        full = {m: bool(np.isfinite(grid.metric[si[sel], oi[sel], k]).all())
+                for k, m in enumerate(grid.models) if cand[k]}
+        row.update(_summary_row(blocks[sel], champ, full))
         in_cls = replayed if cls == "all" else replayed & (grid.demand == cls)
         row["n_zero_scale"] = int(in_cls.sum() - sel.sum())
         rows.append(row)
