@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tycheon.analysis.replay import ReplaySpec, non_overlapping_origins, replay
+from tycheon.analysis.replay import (
+    ReplaySpec,
+    non_overlapping_origins,
+    replay,
+    replay_tables,
+)
 from tycheon.errors import InputError, ScaleMismatchError
 from tycheon.metrics.aggregate import block_scores
 
@@ -185,3 +190,16 @@ def test_bad_specs_and_inputs_are_refused_with_what_is_accepted():
         replay(_table({"a": y}, y), spec=ReplaySpec(baseline="nope"))
     with pytest.raises(InputError, match="no rows for unit"):
         replay(_table({"a": y}, y), spec=ReplaySpec(baseline="a"), unit="total")
+
+
+def test_replay_tables_give_one_record_per_unit_with_the_rule_and_the_choice_shares():
+    rng = np.random.default_rng(8)
+    shape = (4, 6, H)
+    y = 10 + rng.normal(size=shape)
+    res = replay(_table({"base": y + 1.0, "a": y, "b": y + 0.5}, y), spec=ReplaySpec(baseline="base", top_k=1,
+                                                                                   bias_threshold=10.0))
+    (rec,) = replay_tables(res)
+    assert rec["unit"] == "series" and rec["rule"]["top_k"] == 1
+    assert {r["variant"] for r in rec["rows"]} == {"all_folds", "non_overlapping"}
+    shares = {(r["variant"], r["model"]): r["share"] for r in rec["chosen_share"]}
+    assert shares[("all_folds", "a")] == 1.0

@@ -16,6 +16,7 @@ from tycheon.analysis.sensitivity import (
     compare_runs,
     run_losses,
     sensitivity_protocols,
+    sensitivity_record,
     sensitivity_report,
     sensitivity_runs,
 )
@@ -202,3 +203,15 @@ def test_sensitivity_runs_backtests_and_reduces_every_protocol_as_the_manual_pat
     for name in runs:
         np.testing.assert_array_equal(runs[name].cells, manual[name].cells)
         np.testing.assert_allclose(runs[name].coord, manual[name].coord, rtol=0, atol=0)
+
+
+def test_the_record_carries_every_run_and_model_with_plain_values():
+    panel = toy_panel(n_series=8, n_periods=60, seed=7, ragged=False, zero_share=0.1)
+    roster = {"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean())}
+    protocols, runs = _engine_runs(panel, roster)
+    rec = sensitivity_record(sensitivity_report(runs, seed=0, n_resamples=100),
+                             runs={n: str(p.describe()) for n, p in protocols.items()})
+    assert [r["name"] for r in rec["runs"]] == list(protocols)
+    assert {r["model"] for r in rec["ranks"]} == {"naive", "year"}
+    assert all(set(r["ranks"]) == set(protocols) for r in rec["ranks"])
+    assert len(rec["comparisons"]) == len(protocols) - 1 and rec["tost"]["high"] == rec["resolution"]

@@ -52,7 +52,8 @@ from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency
 from tycheon.metrics.registry import get_metric
 
-__all__ = ["REPLAY_CLASSES", "ReplayResult", "ReplaySpec", "non_overlapping_origins", "replay", "replay_units"]
+__all__ = ["REPLAY_CLASSES", "ReplayResult", "ReplaySpec", "non_overlapping_origins", "replay", "replay_tables",
+           "replay_units"]
 
 REPLAY_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 """Demand classes reported; ``all`` pools every class (``undefined`` included)."""
@@ -391,3 +392,26 @@ def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...
         raise InputError("no unit with more than one series to replay on")
     return ReplayResult(*(pd.concat([getattr(r, f) for r in results], ignore_index=True)
                           for f in ("summary", "blocks", "served")), spec)
+
+
+def replay_tables(result: ReplayResult) -> list[dict[str, object]]:
+    """The replay as records: one table per unit with the rule, its rows (variant x demand class) and,
+    per variant and class, the share of blocks where each model was among the served ones.
+
+    Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
+    """
+    spec = result.spec
+    rule = {"metric": spec.metric, "baseline": spec.baseline, "min_fold_share": spec.min_fold_share,
+            "bias_threshold": spec.bias_threshold, "top_k": spec.top_k, "min_folds": spec.min_folds,
+            "oracle": spec.oracle, "served_name": spec.served_name}
+    out = []
+    for unit, rows in result.summary.groupby("unit", sort=True):
+        blocks = result.blocks[result.blocks["unit"] == unit]
+        picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
+        n = blocks.groupby("variant").size()
+        share = (picks.groupby(["variant", "model"]).size() / n).rename("share").reset_index()
+        out.append({"unit": unit, "rule": rule,
+                    "rows": rows.drop(columns=["unit"]).to_dict(orient="records"),
+                    "chosen_share": share.sort_values(["variant", "share", "model"],
+                                                      ascending=[True, False, True]).to_dict(orient="records")})
+    return out

@@ -75,6 +75,7 @@ __all__ = [
     "compare_runs",
     "run_losses",
     "sensitivity_protocols",
+    "sensitivity_record",
     "sensitivity_report",
     "sensitivity_runs",
 ]
@@ -462,3 +463,28 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
     ranks = ranks.sort_values(["reference_rank", "borda_rank"]).rename_axis("model")
     return SensitivityReport(pd.DataFrame(rows), pd.DataFrame(attribution), tost, ranks, delta,
                              runs["rolling"].metric, len(runs["rolling"].models), runs["rolling"].coord.shape[1])
+
+
+def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The report as one record: the resolution, the TOST of mean between-protocol PSS, the comparison
+    and attribution rows, and one rank row per model (rank in every run, Borda, range, keep share).
+    ``runs`` maps a run name to its description (e.g. the protocol's ``describe()`` in words).
+
+    Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
+    """
+    order = [c for c in report.ranks.columns if c not in
+             ("mean_rank", "borda_rank", "reference_rank", "rank_min", "rank_max", "keep_share")]
+    t = report.tost
+    ranks = [{"model": str(m), "ranks": {r: int(row[r]) for r in order}, "mean_rank": float(row["mean_rank"]),
+              "borda_rank": int(row["borda_rank"]), "reference_rank": int(row["reference_rank"]),
+              "rank_min": int(row["rank_min"]), "rank_max": int(row["rank_max"]),
+              "keep_share": float(row["keep_share"])} for m, row in report.ranks.iterrows()]
+    return {
+        "metric": report.metric, "n_models": report.n_models, "horizon": report.horizon,
+        "resolution": report.resolution,
+        "runs": [{"name": r, "description": (runs or {}).get(r, r)} for r in order],
+        "tost": {"mean": t.mean, "low": t.low, "high": t.high, "p_value": t.p_value, "equivalent": t.equivalent},
+        "comparisons": report.comparisons.to_dict(orient="records"),
+        "attribution": report.attribution.to_dict(orient="records"),
+        "ranks": ranks,
+    }
