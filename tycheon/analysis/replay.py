@@ -6,7 +6,8 @@ The rule (evaluation-choices paper, section 7 and Table 6), replayed per series 
 1. the *folds* are the series' earlier origins whose targets were all published by ``o`` (``available_at
    <= o``; with overlapping origins the latest earlier folds are not yet complete and are left out), so a
    choice at ``o`` never reads an outcome it could not have seen;
-2. a block is replayed only when it has at least ``min_folds`` folds (the paper needs three);
+2. a block is replayed only when it has at least ``min_folds`` folds (the paper needs three) and the
+   floor forecasts it (the floor is the reference every share is measured against);
 3. a candidate survives when it was scored on at least ``min_fold_share`` of those folds and the mean of
    its scaled bias over them lies within ``bias_threshold`` in absolute value, and it forecasts the block;
 4. survivors are ranked on the mean of the ranking metric (RMSSE by default) over their folds; the best
