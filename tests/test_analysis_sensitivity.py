@@ -14,6 +14,7 @@ from tycheon.analysis.sensitivity import (
     borda,
     check_same_targets,
     compare_runs,
+    fitted_state,
     run_losses,
     sensitivity_protocols,
     sensitivity_record,
@@ -210,8 +211,18 @@ def test_the_record_carries_every_run_and_model_with_plain_values():
     roster = {"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean())}
     protocols, runs = _engine_runs(panel, roster)
     rec = sensitivity_record(sensitivity_report(runs, seed=0, n_resamples=100),
-                             runs={n: str(p.describe()) for n, p in protocols.items()})
+                             runs={n: str(p.describe()) for n, p in protocols.items()},
+                             fitted=fitted_state(roster))
+    assert rec["fitted_state"] == {"naive": False, "year": True}
     assert [r["name"] for r in rec["runs"]] == list(protocols)
     assert {r["model"] for r in rec["ranks"]} == {"naive", "year"}
     assert all(set(r["ranks"]) == set(protocols) for r in rec["ranks"])
     assert len(rec["comparisons"]) == len(protocols) - 1 and rec["tost"]["high"] == rec["resolution"]
+
+
+def test_fitted_state_tells_refit_free_models_from_models_that_learn_when_fitted():
+    from tycheon.backtest.factories import forecaster_factory
+
+    state = fitted_state({"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean()),
+                          "ses": forecaster_factory("ses"), "opaque": lambda history, fit_time: None})
+    assert state == {"naive": False, "year": True, "ses": False, "opaque": True}

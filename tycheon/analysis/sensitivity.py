@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.backtest import engine
-from tycheon.backtest.factories import Factory
+from tycheon.backtest.factories import Factory, factory_unfitted
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.data.panel import Panel
 from tycheon.errors import InputError
@@ -73,6 +73,7 @@ __all__ = [
     "check_cell_pairing",
     "check_same_targets",
     "compare_runs",
+    "fitted_state",
     "run_losses",
     "sensitivity_protocols",
     "sensitivity_record",
@@ -232,6 +233,27 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
                      coord=coord, panel_coord=panel_coord,
                      model_mean={str(m): float(msum[k] / mcnt[k]) for k, m in enumerate(models)},
                      cells=cells, periods=np.asarray(periods, dtype="datetime64[ns]"), metric=metric)
+
+
+def fitted_state(factories: Mapping[str, Factory]) -> dict[str, bool]:
+    """Whether each model learns anything when it is fitted (its class overrides ``Forecaster._fit``).
+
+    A model that does not forecasts from the history published at its origin alone, so every protocol
+    here (they differ only in when and on what a model is fitted) hands it the same information and its
+    forecasts, hence its rank, cannot move: a roster of such models has PSS 0 by construction. An opaque
+    factory (one that does not say what it builds) counts as having fitted state.
+    """
+    out = {}
+    for name, factory in factories.items():
+        unfitted = factory_unfitted(factory)
+        if unfitted is None:
+            out[name] = True
+            continue
+        # the class that defines the _fit hook the model runs: the base Forecaster (which also defines the
+        # fit template method) when no subclass overrides it
+        owner = next(c for c in type(unfitted).__mro__ if "_fit" in vars(c))
+        out[name] = "fit" not in vars(owner)
+    return out
 
 
 def sensitivity_runs(panel: Panel, base: RollingOrigin, factories: Mapping[str, Factory], *,
@@ -465,10 +487,12 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
                              runs["rolling"].metric, len(runs["rolling"].models), runs["rolling"].coord.shape[1])
 
 
-def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | None = None) -> dict[str, object]:
+def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | None = None,
+                       fitted: Mapping[str, bool] | None = None) -> dict[str, object]:
     """The report as one record: the resolution, the TOST of mean between-protocol PSS, the comparison
     and attribution rows, and one rank row per model (rank in every run, Borda, range, keep share).
-    ``runs`` maps a run name to its description (e.g. the protocol's ``describe()`` in words).
+    ``runs`` maps a run name to its description (e.g. the protocol's ``describe()`` in words);
+    ``fitted`` (from :func:`fitted_state`) says which models learn when fitted.
 
     Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
     """
@@ -487,4 +511,5 @@ def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | N
         "comparisons": report.comparisons.to_dict(orient="records"),
         "attribution": report.attribution.to_dict(orient="records"),
         "ranks": ranks,
+        "fitted_state": {str(m): bool(v) for m, v in (fitted or {}).items()},
     }
