@@ -203,3 +203,29 @@ def test_replay_tables_give_one_record_per_unit_with_the_rule_and_the_choice_sha
     assert {r["variant"] for r in rec["rows"]} == {"all_folds", "non_overlapping"}
     shares = {(r["variant"], r["model"]): r["share"] for r in rec["chosen_share"]}
     assert shares[("all_folds", "a")] == 1.0
+
+
+def test_the_series_oracle_lies_between_the_block_oracle_and_the_floor():
+    rng = np.random.default_rng(9)
+    shape = (30, 7, H)
+    y = 10 + rng.normal(size=shape)
+    pts = {m: y + rng.normal(scale=sd, size=shape) for m, sd in (("base", 1.0), ("a", 0.8), ("b", 0.9), ("c", 1.1))}
+    table = _table(pts, y)
+    by_block = replay(table, spec=ReplaySpec(baseline="base", bias_threshold=10.0)).blocks
+    by_series = replay(table, spec=ReplaySpec(baseline="base", bias_threshold=10.0, oracle="series")).blocks
+    merged = by_block.merge(by_series, on=["variant", "series_id", "origin"], suffixes=("_b", "_s"))
+    assert len(merged) == len(by_block) == len(by_series)
+    assert (merged["oracle_b"] <= merged["oracle_s"] + 1e-12).all()
+    per_series = merged.groupby("series_id")[["oracle_s", "floor_s"]].mean()
+    assert (per_series["oracle_s"] <= per_series["floor_s"] + 1e-12).all()
+    assert (merged["oracle_b"] < merged["oracle_s"]).any()  # per block it can do strictly better
+    # the series oracle is one method for all of a series' blocks of a variant
+    for (variant, sid), g in merged.groupby(["variant", "series_id"]):
+        scores = {m: [] for m in pts}
+        for _, r in g.iterrows():
+            for m in pts:
+                sub = table[(table["model"] == m) & (table["series_id"] == sid) & (table["origin"] == r["origin"])]
+                scores[m].append(np.sqrt(np.mean((sub["point"] - sub["actual"]) ** 2)) / sub["scale_rmse"].iloc[0])
+        best = min(pts, key=lambda m: np.mean(scores[m]))
+        np.testing.assert_allclose(g["oracle_s"].to_numpy(), scores[best], rtol=1e-12)
+        break
