@@ -9,13 +9,12 @@ leaves no partial version: the files are written only at the end, atomically.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from benchmarks.cache import CACHE_DIR, ScoreCache
 from benchmarks.config import ConfigError, resolve_benchmark_config
-from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
+from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results, write_results
 
 __all__ = ["find_same_run", "main"]
 
@@ -24,10 +23,10 @@ def find_same_run(results_dir: Path, name: str, fingerprint: dict[str, object]) 
     """An existing version whose provenance matches ``fingerprint`` on every key, or None."""
     for path in existing_versions(results_dir / name):
         try:
-            prov = json.loads(path.read_text())["provenance"]
-        except (OSError, ValueError, KeyError):
+            prov = read_results(path).provenance
+        except (OSError, ValueError):  # unreadable or off-model: not the same run
             continue
-        if all(prov.get(k) == v for k, v in fingerprint.items()):
+        if all(getattr(prov, k, None) == v for k, v in fingerprint.items()):
             return path
     return None
 
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = RunInputs(path, cfg, models, ScoreCache(args.cache_dir, enabled=not args.no_cache), args.progress)
     doc, sidecar = build_results(inputs)
     out = write_results(doc, sidecar, results_dir=args.results_dir)
-    runtime = doc["provenance"]["timings"]["runtime_seconds"]
+    runtime = doc.provenance.timings["runtime_seconds"]
     print(f"[benchmarks.run] wrote {out} ({len(sidecar)} scored records, {runtime:.1f} s)")
     return 0
 
