@@ -21,9 +21,25 @@ from typing import Any
 import pandas as pd
 
 import tycheon
+from benchmarks.analyses import (
+    replay_section,
+    sensitivity_datasets,
+    sensitivity_section,
+)
 from benchmarks.cache import ScoreCache, cache_key
-from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig
-from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
+from benchmarks.config import (
+    BenchmarkConfig,
+    CompetitionEntry,
+    DatasetEntry,
+    ModelConfig,
+)
+from benchmarks.provenance import (
+    code_sha256,
+    environment,
+    fingerprint,
+    git_state,
+    library_sha256,
+)
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
     SCHEMA_VERSION,
@@ -36,11 +52,17 @@ from benchmarks.results_model import (
     ModelRun,
     Protocol,
     Provenance,
+    ReplayTable,
     ResultsBody,
     RunWarning,
+    SensitivityTable,
 )
 from tycheon.analysis.competition import competition_table
-from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
+from tycheon.analysis.leaderboard import (
+    LeaderboardSpec,
+    interval_tables,
+    leaderboard_tables,
+)
 from tycheon.backtest import engine
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
@@ -227,6 +249,9 @@ class DatasetPart:
     intervals: list[IntervalTable] = field(default_factory=list)
     competition: list[CompetitionTable] = field(default_factory=list)
     horizon: int | None = None
+    replay: list[ReplayTable] = field(default_factory=list)
+    sensitivity: list[SensitivityTable] = field(default_factory=list)
+    analysis_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def _engine_facts(ran: Iterable[ScoreSet]) -> EngineFacts:
@@ -261,10 +286,25 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
         intervals = [IntervalTable.model_validate(to_json_value({**tag, **t}))
                      for t in interval_tables(table, point_metric=cfg.metrics[0],
                                               quantile_levels=tuple(cfg.quantile_levels))]
+    warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
+    replays, sensitivity, seconds = [], [], {}
+    if table is not None:
+        replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
+    if table is not None and dataset in sensitivity_datasets(cfg):
+        ran = {}
+        for m, status in run.statuses.items():
+            if status == "ran":
+                forecaster_id, params = inputs.models[m].factory_spec()
+                ran[m] = forecaster_factory(forecaster_id, **params)
+        audit, notes, seconds["sensitivity"] = sensitivity_section(
+            loaded.panel, cfg=cfg, entry=entry, rolling=rolling, factories=ran, min_history=min_history,
+            protocol="rolling_origin")
+        sensitivity = [audit] if audit is not None else []
+        warnings += notes
     return DatasetPart(
         run=run, sidecar=_tagged(run.ran, dataset, "rolling_origin"), dataset=info, origins=origins,
-        warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats],
-        leaderboards=leaderboards, intervals=intervals)
+        warnings=warnings, leaderboards=leaderboards, intervals=intervals, replay=replays,
+        sensitivity=sensitivity, analysis_seconds=seconds)
 
 
 def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:
@@ -312,7 +352,9 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
         "timings": {"started_at": started.isoformat(timespec="seconds"),
                     "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "runtime_seconds": round(time.perf_counter() - t0, 3)},
+                    "runtime_seconds": round(time.perf_counter() - t0, 3),
+                    **{f"{kind}_seconds": round(sum(p.analysis_seconds.get(kind, 0.0) for p in rolling_parts), 3)
+                       for kind in ("replay", "sensitivity")}},
     }))
     doc = ResultsBody(
         schema_version=SCHEMA_VERSION,
@@ -328,6 +370,8 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         leaderboards=[lb for p in parts for lb in p.leaderboards],
         intervals=[t for p in parts for t in p.intervals],
         competition=[t for p in parts for t in p.competition],
+        replay=[t for p in parts for t in p.replay],
+        sensitivity=[t for p in parts for t in p.sensitivity],
     )
     frames = [p.sidecar for p in parts if len(p.sidecar)]
     sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)

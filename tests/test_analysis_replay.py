@@ -229,3 +229,10 @@ def test_the_series_oracle_lies_between_the_block_oracle_and_the_floor():
         best = min(pts, key=lambda m: np.mean(scores[m]))
         np.testing.assert_allclose(g["oracle_s"].to_numpy(), scores[best], rtol=1e-12)
         break
+
+
+def test_when_no_block_has_enough_earlier_folds_the_summary_is_empty_with_its_columns():
+    y = np.ones((2, 3, H))
+    res = replay(_table({"base": y + 1.0, "a": y}, y), spec=ReplaySpec(baseline="base"))
+    assert res.summary.empty and list(res.summary.columns)[:3] == ["unit", "variant", "demand_class"]
+    assert replay_tables(res) == []

@@ -59,6 +59,11 @@ __all__ = ["REPLAY_CLASSES", "ReplayResult", "ReplaySpec", "non_overlapping_orig
 REPLAY_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 """Demand classes reported; ``all`` pools every class (``undefined`` included)."""
 
+SUMMARY_COLUMNS = ("unit", "variant", "demand_class", "n_blocks", "floor", "served", "oracle", "gain", "wins",
+                   "win_share", "gap_closed", "champion", "champion_mean", "champion_gap_closed", "champion_full",
+                   "champion_full_gap_closed", "n_fallback", "n_zero_scale")
+"""Columns of :attr:`ReplayResult.summary`, in order."""
+
 Variant = Literal["all_folds", "non_overlapping"]
 OracleKind = Literal["block", "series"]
 
@@ -346,7 +351,7 @@ def _replay_once(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str,
         row["n_zero_scale"] = int(in_cls.sum() - sel.sum())
         rows.append(row)
     served_rows.insert(0, "variant", variant)
-    return pd.DataFrame(rows), blocks, served_rows
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS), blocks, served_rows
 
 
 def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> ReplayResult:
@@ -406,7 +411,7 @@ def replay_tables(result: ReplayResult) -> list[dict[str, object]]:
             "bias_threshold": spec.bias_threshold, "top_k": spec.top_k, "min_folds": spec.min_folds,
             "oracle": spec.oracle, "served_name": spec.served_name}
     out = []
-    for unit, rows in result.summary.groupby("unit", sort=True):
+    for unit, rows in result.summary.groupby("unit", sort=True) if len(result.summary) else ():
         blocks = result.blocks[result.blocks["unit"] == unit]
         picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
         n = blocks.groupby("variant").size()
