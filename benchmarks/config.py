@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 from tycheon.metrics.registry import metric_names
 
@@ -205,6 +213,36 @@ class CompetitionEntry(_Strict):
         return self.label or self.dataset
 
 
+class ReplayConfig(_Strict):
+    """The selection-rule replay run on every rolling dataset's per-series unit (evaluation-choices
+    paper, section 7; :class:`tycheon.analysis.replay.ReplaySpec`). The floor is ``production_baseline``."""
+
+    enabled: StrictBool = True
+    metric: Literal["rmsse", "mase"] = "rmsse"
+    min_fold_share: Annotated[float, Field(gt=0, le=1)] = 0.5
+    bias_threshold: Annotated[float, Field(ge=0)] = 0.5
+    top_k: Annotated[StrictInt, Field(ge=1)] = 3
+    min_folds: Annotated[StrictInt, Field(ge=1)] = 3
+    oracle: Literal["block", "series"] = "block"
+
+
+class SensitivityConfig(_Strict):
+    """Which rolling datasets get a protocol-sensitivity audit (:mod:`tycheon.analysis.sensitivity`):
+    the roster backtested again under a static split and the intraprotocol references, per series.
+
+    ``datasets`` None: the first synthetic dataset and the first real one of the config. ``models``
+    None: every configured model. An empty ``datasets`` list turns the audit off.
+    """
+
+    datasets: list[Annotated[str, Field(pattern=SLUG)]] | None = None
+    models: list[Annotated[str, Field(pattern=SLUG)]] | None = None
+    metric: Literal["rmsse", "mase"] = "rmsse"
+    static_gap: Annotated[StrictInt, Field(ge=0)] = 3
+    boundary_shifts: list[StrictInt] = Field(default_factory=lambda: [-3, -1, 1, 3])
+    refit_shift: Annotated[StrictInt, Field(ge=0)] = 2
+    n_resamples: Annotated[StrictInt, Field(ge=1)] = 2000
+
+
 class BenchmarkConfig(_Strict):
     """A benchmark: datasets, protocol, roster and the two mandatory reference models."""
 
@@ -237,6 +275,8 @@ class BenchmarkConfig(_Strict):
     backend: Literal["sequential", "joblib", "dask"] = "sequential"
     datasets: list[DatasetEntry] = Field(min_length=1)
     competition: list[CompetitionEntry] = Field(default_factory=list)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    sensitivity: SensitivityConfig = Field(default_factory=SensitivityConfig)
 
     @pydantic.model_validator(mode="after")
     def _check(self) -> BenchmarkConfig:
@@ -268,6 +308,12 @@ class BenchmarkConfig(_Strict):
         keys = [d.key for d in self.datasets]
         if len(set(keys)) != len(keys):
             raise ValueError(f"dataset names/labels must be unique, got {keys}")
+        unknown = sorted(set(self.sensitivity.datasets or ()) - set(keys))
+        if unknown:
+            raise ValueError(f"sensitivity.datasets {unknown} are not datasets of this config; datasets: {keys}")
+        unknown = sorted(set(self.sensitivity.models or ()) - set(self.models))
+        if unknown:
+            raise ValueError(f"sensitivity.models {unknown} are not models of this config; models: {self.models}")
         return self
 
 

@@ -106,6 +106,7 @@ def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, leve
         "min_history": s.min_history, "quantile_levels": list(s.quantile_levels), "n_samples": 0,
         "metrics": list(s.metrics), "random_walk": s.random_walk, "production_baseline": s.baseline,
         "alpha": s.alpha, "verdict_adjust": s.verdict_adjust, "min_cell": s.min_cell, "n_jobs": s.n_jobs,
+        "n_calibration_origins": s.n_calibration_origins,
         "backend": s.backend, "models": list(s.models),
     }
     if s.time_budget is not None:
@@ -123,6 +124,8 @@ def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, leve
             user[key] = value
     lines = ["# Written by tycheon evaluate; rerun with python -m benchmarks.run --config this-file.", ""]
     lines += [f"{k} = {_toml_value(v)}" for k, v in top.items()]
+    # the protocol-sensitivity audit backtests the roster eight more times: opt-in for a user's own file
+    lines += ["", "[sensitivity]", "datasets = []"]
     lines += ["", "[[datasets]]", f"name = {_toml_value(name)}", f"units = {_toml_value(list(s.units))}",
               "", "[datasets.file]"]
     lines += [f"{k} = {_toml_value(v)}" for k, v in user.items()]

@@ -25,6 +25,7 @@ from benchmarks.analyses import DatasetAnalyses, across_table, dataset_analyses,
 from benchmarks.cache import ScoreCache, cache_key
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
+from benchmarks.replay_audit import replay_section, sensitivity_datasets, sensitivity_section
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
     SCHEMA_VERSION,
@@ -38,12 +39,18 @@ from benchmarks.results_model import (
     ModelRun,
     Protocol,
     Provenance,
+    ReplayTable,
     ResultsBody,
     RunWarning,
+    SensitivityTable,
     SweepTable,
 )
 from tycheon.analysis.competition import competition_table
-from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
+from tycheon.analysis.leaderboard import (
+    LeaderboardSpec,
+    interval_tables,
+    leaderboard_tables,
+)
 from tycheon.backtest import engine
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
@@ -251,6 +258,9 @@ class DatasetPart:
     horizon: int | None = None
     analyses: DatasetAnalyses = field(default_factory=DatasetAnalyses)
     sweep: SweepTable | None = None
+    replay: list[ReplayTable] = field(default_factory=list)
+    sensitivity: list[SensitivityTable] = field(default_factory=list)
+    analysis_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def _engine_facts(metas: Iterable[dict[str, Any]]) -> EngineFacts:
@@ -289,12 +299,27 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
     analyses, sweep = DatasetAnalyses(), None
     if table is not None:
         analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
+    warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
+    replays, sensitivity, seconds = [], [], {}
+    if table is not None:
+        replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
+    if table is not None and dataset in sensitivity_datasets(cfg):
+        ran = {}
+        for m, status in run.statuses.items():
+            if status == "ran":
+                forecaster_id, params = inputs.models[m].factory_spec()
+                ran[m] = forecaster_factory(forecaster_id, **params)
+        audit, notes, seconds["sensitivity"] = sensitivity_section(
+            loaded.panel, cfg=cfg, entry=entry, rolling=rolling, factories=ran, min_history=min_history,
+            protocol="rolling_origin")
+        sensitivity = [audit] if audit is not None else []
+        warnings += notes
+    warnings += [RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}")
+                 for n in analyses.notes]
     return DatasetPart(
         run=replace(run, table=None), sidecar=_tagged(table, dataset, "rolling_origin"), dataset=info,
-        origins=origins,
-        warnings=[RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
-        + [RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes],
-        leaderboards=leaderboards, intervals=intervals, analyses=analyses, sweep=sweep)
+        origins=origins, warnings=warnings, leaderboards=leaderboards, intervals=intervals, analyses=analyses,
+        sweep=sweep, replay=replays, sensitivity=sensitivity, analysis_seconds=seconds)
 
 
 def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rolling: RollingOrigin,
@@ -384,7 +409,9 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
         "timings": {"started_at": started.isoformat(timespec="seconds"),
                     "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "runtime_seconds": round(time.perf_counter() - t0, 3)},
+                    "runtime_seconds": round(time.perf_counter() - t0, 3),
+                    **{f"{kind}_seconds": round(sum(p.analysis_seconds.get(kind, 0.0) for p in rolling_parts), 3)
+                       for kind in ("replay", "sensitivity")}},
     }))
     doc = ResultsBody(
         schema_version=SCHEMA_VERSION,
@@ -411,6 +438,8 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
                                 [r for p in rolling_parts for r in p.analyses.relative],
                                 metric=cfg.metrics[0], random_walk=cfg.random_walk),
         ),
+        replay=[t for p in parts for t in p.replay],
+        sensitivity=[t for p in parts for t in p.sensitivity],
     )
     frames = [p.sidecar for p in parts if len(p.sidecar)]
     sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)

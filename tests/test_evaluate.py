@@ -72,10 +72,16 @@ def test_when_more_origins_are_asked_than_fit_then_the_limit_is_named():
         plan_evaluation(panel, horizon=6, n_origins=9)
 
 
-def test_when_origins_are_too_few_for_bands_then_the_plan_warns_before_running():
-    panel = toy_panel(n_series=3, n_periods=60, seed=1, ragged=False)
-    assert any("no conformal bands" in w for w in plan_evaluation(panel, horizon=6, n_origins=4).warnings)
-    assert not any("no conformal bands" in w for w in plan_evaluation(panel, horizon=6, n_origins=5).warnings)
+def test_when_no_calibration_origin_fits_then_the_plan_warns_before_running_and_otherwise_says_how_many():
+    # one series, first scored origin at column 16: a calibration origin needs 13 periods of history
+    # (the seasonal scale) and a published horizon by the scored origin, so none fits before column 10
+    short = toy_panel(n_series=1, n_periods=22, seed=1, ragged=False)
+    plan = plan_evaluation(short, horizon=6, n_origins=1, min_history=16)
+    assert any("too few residuals for conformal bands" in w for w in plan.warnings)
+    long = toy_panel(n_series=3, n_periods=60, seed=1, ragged=False)
+    plan = plan_evaluation(long, horizon=6, n_origins=4)
+    assert not any("conformal bands" in w for w in plan.warnings)
+    assert any("bands calibrated on 12 unscored origin(s)" in n for n in plan.notes)
 
 
 def test_when_one_series_has_one_origin_then_the_plan_warns_that_there_are_no_verdicts():
@@ -124,8 +130,11 @@ def test_when_a_leaderboard_does_not_exist_then_the_existing_ones_are_listed(eva
 
 
 def test_the_api_warns_before_running_when_the_data_are_too_short_for_bands():
-    with pytest.warns(EvaluationWarning, match="no conformal bands"):
-        evaluate(_user_table(n_series=4), n_origins=3, n_jobs=1, models="naive,snaive_momentum")
+    table = _user_table(n_series=1)
+    first = sorted(table["ds"].unique())[:22]
+    with pytest.warns(EvaluationWarning, match="too few residuals for conformal bands"):
+        evaluate(table[table["ds"].isin(first)], horizon=6, n_origins=1, min_history=16, n_jobs=1,
+                 models="naive,snaive_momentum")
 
 
 def test_to_results_writes_the_same_tables_through_the_published_pipeline(evaluation, tmp_path):

@@ -17,11 +17,13 @@ Planning rules (one place, used by the API and ``tycheon evaluate``):
 - origins are non-overlapping (``stride = horizon``, ADR-0006 decision 5) and the latest ones that leave a
   full horizon of actuals; each needs ``min_history`` periods before it (default two seasons, at least one
   horizon); by default as many as fit, at most :data:`MAX_DEFAULT_ORIGINS`;
-- a split-conformal 80% band exists from the 5th origin on (4 earlier errors) and a 95% band from the 20th
-  (:mod:`tycheon.backtest.conformal`); the verdict against the random walk needs a CRPS leg (read from
-  those bands, :mod:`tycheon.analysis.leaderboard`) and more than two (series, origin) blocks for its DM
-  tests (:mod:`tycheon.stats.dm`); a table with fewer than ``min_cell`` blocks names no winner; the plan
-  warns when the data cannot give them.
+- every model's conformal bands are calibrated on up to :data:`N_CALIBRATION_ORIGINS` unscored stride-1
+  origins before the first scored one, from scaled residuals pooled per (model, unit, step)
+  (:mod:`tycheon.backtest.calibration`, WP26 section 3.6): a cell needs 4 residuals for an 80% band and
+  19 for a 95% band; the verdict against the random walk needs a CRPS leg (read from those bands,
+  :mod:`tycheon.analysis.leaderboard`) and more than two (series, origin) blocks for its DM tests
+  (:mod:`tycheon.stats.dm`); a table with fewer than ``min_cell`` blocks names no winner; the plan warns
+  when the data cannot give them.
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ import pandas as pd
 from tycheon._typing import Backend, EdgeNan, NanPolicy
 from tycheon.analysis.leaderboard import DEMAND_CLASSES, LeaderboardSpec, interval_tables, leaderboard_tables
 from tycheon.backtest import engine
+from tycheon.backtest.calibration import calibration_min_history
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
-from tycheon.backtest.protocol import RollingOrigin
+from tycheon.backtest.protocol import RollingOrigin, calibration_plan
 from tycheon.data.panel import Panel
 from tycheon.data.userfile import panel_from_frame
 from tycheon.errors import InputError
@@ -80,8 +83,9 @@ QUANTILE_LEVELS: tuple[float, ...] = (0.025, 0.1, 0.5, 0.9, 0.975)
 MAX_DEFAULT_ORIGINS = 12
 DEFAULT_SEED = 20261005
 DEFAULT_HORIZON: dict[str, int] = {"MS": 6, "QS": 4, "YS": 2, "W": 8, "D": 14, "h": 24}
-BAND80_ORIGINS = 5  # 4 earlier errors calibrate the 80% band: ceil(5 * 0.8) = 4 <= 4
-BAND95_ORIGINS = 20  # ceil(20 * 0.95) = 19 <= 19
+N_CALIBRATION_ORIGINS = 12  # unscored origins that calibrate the bands (the small benchmark's measurement)
+BAND80_RESIDUALS = 4  # ceil(5 * 0.8) = 4 <= 4
+BAND95_RESIDUALS = 19  # ceil(20 * 0.95) = 19 <= 19
 
 
 class EvaluationError(InputError):
@@ -130,10 +134,17 @@ class Settings:
     alpha: float = 0.05
     verdict_adjust: str = "bh"
     min_cell: int = 30  # fewest blocks for a table to name a winner and give verdicts (WP26 section 6)
+    n_calibration_origins: int = N_CALIBRATION_ORIGINS
 
     @property
     def stride(self) -> int:
         return self.horizon
+
+    def protocol(self, *, n_origins: int | None = None) -> RollingOrigin:
+        """The rolling-origin protocol these settings run (calibration origins included)."""
+        return RollingOrigin(horizon=self.horizon, stride=self.stride,
+                             n_origins=self.n_origins if n_origins is None else n_origins,
+                             n_calibration_origins=self.n_calibration_origins)
 
     @property
     def backend(self) -> Backend:
@@ -278,18 +289,28 @@ def plan_evaluation(
                         models=roster, units=tuple(dict.fromkeys(units)), seed=seed, n_jobs=jobs,
                         time_budget=time_budget)
     try:
-        origins = RollingOrigin(horizon=settings.horizon, stride=settings.stride,
-                                n_origins=settings.n_origins).origins(panel, min_history=settings.min_history)
+        protocol = settings.protocol()
+        origins = protocol.origins(panel, min_history=settings.min_history)
+        calibration = calibration_plan(protocol, panel, min_history=settings.min_history,
+                                       calibration_min_history=calibration_min_history(
+                                           settings.min_history, panel.season_length))
     except ValueError as err:
         raise EvaluationError(f"too few origins: {err}") from err
     warnings = []
-    if settings.n_origins < BAND80_ORIGINS:
+    n_cal = len(calibration.used)
+    # residuals per (model, unit, step) cell at the first scored origin: every series of the per-series
+    # unit pools its calibration errors; a one-series unit (the total) has one per calibration origin
+    per_series = n_cal * panel.n_series
+    if per_series < BAND80_RESIDUALS:
         warnings.append(
-            f"{settings.n_origins} origins give no conformal bands (an 80% band needs {BAND80_ORIGINS} "
-            "origins, 4 to calibrate it): no interval scores and no verdicts against the random walk "
-            "(the verdict's CRPS leg reads the bands)")
-    elif settings.n_origins < BAND95_ORIGINS:
-        notes.append(f"80% bands from origin {BAND80_ORIGINS} on; 95% bands need {BAND95_ORIGINS} origins")
+            f"{n_cal} calibration origin(s) fit before the first scored origin: too few residuals for "
+            f"conformal bands (an 80% band needs {BAND80_RESIDUALS}), so no interval scores and no verdicts "
+            "against the random walk at the first origins (the verdict's CRPS leg reads the bands)")
+    else:
+        notes.append(f"bands calibrated on {n_cal} unscored origin(s) before the first scored one"
+                     + (f" ({len(calibration.skipped)} more had too little history)" if calibration.skipped else "")
+                     + ("; a one-series unit (the total) needs 19 for its 95% band and gets more from each "
+                        "scored origin" if n_cal < BAND95_RESIDUALS and "total" in settings.units else ""))
     if panel.n_series * settings.n_origins <= 2:
         warnings.append(
             f"{panel.n_series * settings.n_origins} (series, origin) blocks: too few for the DM tests, so no "
@@ -311,7 +332,7 @@ def probe_seconds_per_fit(panel: Panel, plan: EvaluationPlan, model: str, *, n_s
     s = plan.settings
     ids = panel.lengths().sort_values(ascending=False, kind="stable").index[:n_series]
     probe = panel.subset(list(ids))
-    protocol = RollingOrigin(horizon=s.horizon, stride=s.stride, n_origins=1)
+    protocol = RollingOrigin(horizon=s.horizon, stride=s.stride, n_origins=1)  # cost of fits: no calibration
     t0 = time.perf_counter()
     try:
         scores = engine.run(probe, protocol, {model: forecaster_factory(model)}, units=["series"],
@@ -329,7 +350,7 @@ def _run_one(panel: Panel, plan: EvaluationPlan, model: str, *, progress: bool) 
     s = plan.settings
     # one chunk of series per worker: the benchmark pipeline's rule, so the rows equal the pipeline's
     chunk = None if s.backend == "sequential" else max(32, -(-panel.n_series // s.n_jobs))
-    protocol = RollingOrigin(horizon=s.horizon, stride=s.stride, n_origins=s.n_origins)
+    protocol = s.protocol()
     try:
         scores = engine.run(panel, protocol, {model: forecaster_factory(model)}, units=list(s.units),
                             chunk_size=chunk, quantile_levels=s.quantile_levels, min_history=s.min_history,

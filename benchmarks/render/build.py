@@ -15,6 +15,8 @@ from benchmarks.results_model import (
     ModelEntry,
     ModelRun,
     ModelSource,
+    ReplayTable,
+    SensitivityTable,
 )
 
 from . import charts
@@ -74,6 +76,8 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
             "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
             "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb), "notes": null_notes(lb.rows),
             "dataset_page": site.dataset_page(run.name, key.dataset),
+            "stability_page": (site.sensitivity_page(run.name, key.dataset)
+                               if any(t.dataset == key.dataset for t in run.data.sensitivity) else None),
         })
         pages.append(page)
         by_unit.setdefault(_unit_key(lb), []).append(page)
@@ -113,6 +117,16 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             path = site.intervals_page(name, dataset)
             pages.append(interval_page(site, run, dataset, intervals, path))
             ds_nav.children.append(NavNode(title="Intervals", page=path))
+        replays = [t for t in run.data.replay if t.dataset == dataset]
+        if replays:
+            path = site.replay_page(name, dataset)
+            pages.append(replay_page(site, run, dataset, replays, path))
+            ds_nav.children.append(NavNode(title="Selection rule", page=path))
+        audit = next((t for t in run.data.sensitivity if t.dataset == dataset), None)
+        if audit is not None:
+            path = site.sensitivity_page(name, dataset)
+            pages.append(sensitivity_page(site, run, audit, path))
+            ds_nav.children.append(NavNode(title="How stable is this order", page=path))
         competition = [t for t in run.data.competition if t.dataset == dataset]
         if competition:
             path = site.competition_page(name, dataset)
@@ -127,6 +141,8 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
             "robustness_page": robustness.path if robustness is not None else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
+            "replay_page": site.replay_page(name, dataset) if replays else None,
+            "sensitivity_page": site.sensitivity_page(name, dataset) if audit is not None else None,
             "warnings": site.warnings_for(run, dataset), "not_ran": site.not_ran(run, dataset=dataset),
             "provenance": site.provenance(run),
         }))
@@ -184,6 +200,38 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,
         "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
+
+
+def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTable], path: str) -> Page:
+    """The selection-rule replay of one dataset: a floor/served/oracle chart and table per unit."""
+    sections = []
+    for t in sorted(tables, key=lambda t: (t.protocol, t.unit)):
+        rows = [r for r in t.rows if r.variant == "all_folds"]
+        order = {c: i for i, c in enumerate(CLASS_ORDER)}
+        rows.sort(key=lambda r: order.get(r.demand_class, 99))
+        figure = charts.to_json(charts.replay_figure(
+            classes=[r.demand_class for r in rows], floor=[r.floor for r in rows], served=[r.served for r in rows],
+            oracle=[r.oracle for r in rows], metric=t.rule.metric))
+        top = [c for c in t.chosen_share if c.variant == "all_folds"][:5]
+        sections.append({"table": t, "figure": figure, "top_choices": top})
+    rule = tables[0].rule
+    return Page(path=path, template="replay.md.j2", title="Selection rule", context={
+        "run": run, "dataset": dataset, "sections": sections, "rule": rule,
+        "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
+        "dataset_page": site.dataset_page(run.name, dataset)})
+
+
+def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: str) -> Page:
+    """How stable is this order: the ranking-variance report of one dataset, with a bump chart."""
+    names = {mid: m.display_name for mid, m in site.models(run).items()}
+    runs = [r.name for r in table.runs]
+    figure = charts.to_json(charts.bump_figure(runs=runs, models=[
+        (names.get(r.model, r.model), [r.ranks[n] for n in runs], site.styles[r.model]) for r in table.ranks]))
+    return Page(path=path, template="sensitivity.md.j2", title="How stable is this order", context={
+        "run": run, "dataset": table.dataset, "table": table, "figure": figure, "names": names,
+        "learners": sorted(m for m, learns in table.fitted_state.items() if learns),
+        "warnings": site.warnings_for(run, table.dataset), "provenance": site.provenance(run),
+        "dataset_page": site.dataset_page(run.name, table.dataset)})
 
 
 def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[CompetitionTable], path: str) -> Page:

@@ -180,3 +180,46 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
 def to_json(figure: dict[str, Any]) -> str:
     """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable."""
     return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def replay_figure(*, classes: Sequence[str], floor: Sequence[float | None], served: Sequence[float | None],
+                  oracle: Sequence[float | None], metric: str) -> dict[str, Any]:
+    """Selection-rule replay: floor (production baseline), served (the rule) and oracle (hindsight) mean
+    metric per demand class, as grouped bars (evaluation-choices paper, Table 6)."""
+    bars = (("floor (always the baseline)", floor, "#D55E00", ""), ("served (the rule)", served, "#0072B2", "/"),
+            ("oracle (hindsight)", oracle, "#009E73", "."))
+    data = [{
+        "type": "bar", "name": name, "x": [plotly_text(c) for c in classes],
+        "y": [None if v is None else _r(v) for v in values],
+        "marker": {"color": colour, "pattern": {"shape": pattern}},  # pattern: no distinction by colour alone
+        "hovertemplate": f"{name}<br>%{{x}}: mean {plotly_text(metric)} %{{y:.4f}}<extra></extra>",
+    } for name, values, colour, pattern in bars]
+    layout = {
+        "barmode": "group", "height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+        "xaxis": {"title": {"text": "demand class"}},
+        "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}, "rangemode": "tozero"},
+        "legend": {"orientation": "h", "y": 1.12}, "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff",
+        "font": {"size": 13},
+    }
+    return {"data": data, "layout": layout}
+
+
+def bump_figure(*, runs: Sequence[str], models: Sequence[tuple[str, Sequence[int], Style]]) -> dict[str, Any]:
+    """Rank against protocol run: one line per model through its rank (1 = best, at the top) in each run
+    of the sensitivity audit; a flat line is an order the protocol does not move."""
+    data = [{
+        "type": "scatter", "mode": "lines+markers", "name": plotly_text(label),
+        "x": [plotly_text(r) for r in runs], "y": list(ranks),
+        "line": {"color": style.colour, "width": 2},
+        "marker": {"color": style.colour, "symbol": style.symbol, "size": 10, "line": {"color": "#000000", "width": 1}},
+        "hovertemplate": f"{plotly_text(label)}<br>%{{x}}: rank %{{y}}<extra></extra>",
+    } for label, ranks, style in models]
+    k = len(models)
+    layout = {
+        "height": int(200 + 28 * k), "margin": {"l": 50, "r": 20, "t": 30, "b": 110},
+        "xaxis": {"title": {"text": "protocol run"}, "tickangle": -30},
+        "yaxis": {"title": {"text": "rank (1 = best)"}, "autorange": "reversed", "dtick": 1},
+        "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
+        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+    }
+    return {"data": data, "layout": layout}

@@ -44,6 +44,13 @@ def num(value: float | None, digits: int = 3) -> str:
     return f"{value:,.{digits}f}"
 
 
+def pct(value: float | None, digits: int = 1) -> str:
+    """A share as a percentage (0.547 -> ``54.7%``), or an en dash for a missing value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "\u2013"
+    return f"{100.0 * value:,.{digits}f}%"
+
+
 def integer(value: int | None) -> str:
     return "\u2013" if value is None else f"{value:,d}"
 

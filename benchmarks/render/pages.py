@@ -123,6 +123,14 @@ class SiteModel:
         return f"benchmarks/{slugify(name)}/{slugify(dataset)}/intervals.md"
 
     @staticmethod
+    def replay_page(name: str, dataset: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/selection-rule.md"
+
+    @staticmethod
+    def sensitivity_page(name: str, dataset: str) -> str:
+        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/sensitivity.md"
+
+    @staticmethod
     def competition_page(name: str, dataset: str) -> str:
         return f"benchmarks/{slugify(name)}/{slugify(dataset)}/competition.md"
 

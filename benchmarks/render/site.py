@@ -53,7 +53,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
-    env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
+    env.filters.update(num=fmt.num, pct=fmt.pct, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
                        sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify)
     env.globals.update(url=fmt.relurl)
     return env

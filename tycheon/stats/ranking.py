@@ -13,7 +13,8 @@ from tycheon.errors import StatisticInputError
 
 __all__ = [
     "rank_by_mean",
-    "TOSTResult", "kendall_tau_b", "pss", "pss_resolution", "spearman", "spearman_test", "tost_equivalence",
+    "TOSTResult", "UnitDisplacement", "kendall_tau_b", "pss", "pss_resolution", "pss_units", "spearman",
+    "spearman_test", "tost_equivalence",
     "winner_swap",
 ]
 
@@ -245,3 +246,73 @@ def rank_by_mean(means: dict[str, float]) -> dict[str, int]:
                 continue
         ranks[m] = pos
     return ranks
+
+
+@dataclass(frozen=True, eq=False)
+class UnitDisplacement:
+    """PSS and winner swap of many units at once (:func:`pss_units`)."""
+
+    pss: np.ndarray  # [unit], NaN where no coordinate is defined
+    winner_swap: np.ndarray  # [unit] bool
+    n_coords: np.ndarray  # [unit] coordinates used
+    n_coords_dropped: np.ndarray  # [unit] coordinates left out (tau-b undefined: tied throughout)
+
+
+def pss_units(losses_p: object, losses_q: object, *, chunk: int = 4096) -> UnitDisplacement:
+    r""":func:`pss` and :func:`winner_swap` for every unit of ``[unit, coordinate, candidate]`` losses,
+    vectorised over units, with equal weights over each unit's *defined* coordinates.
+
+    .. math::
+
+        \mathrm{PSS}_u = \frac{1}{|C_u|}\sum_{c \in C_u} \big(1 - \tau_b(\ell^{(p)}_{uc\cdot},
+            \ell^{(q)}_{uc\cdot})\big), \qquad
+        \mathrm{WS}_u = \mathbb 1\Big\{\frac{1}{|C_u|}\sum_{c \in C_u} \mathbb 1\{\arg\min_m
+            \ell^{(p)}_{ucm} \ne \arg\min_m \ell^{(q)}_{ucm}\} > \tfrac12\Big\}
+
+    A NaN loss means the candidate is absent at that coordinate (both configurations must agree on
+    where): pairs involving it count neither as concordant, discordant nor untied, which is tau-b on the
+    present candidates. :math:`C_u` is the set of coordinates where tau-b is defined (at least one untied
+    pair on each side); the others are counted in ``n_coords_dropped``. A unit without one has NaN PSS
+    and no swap. Ties for the minimum resolve to the first candidate in column order, as in
+    :func:`winner_swap`.
+
+    References
+    ----------
+    Protocol-sensitivity audit, section 4, eqs. (1)-(2); Kendall (1945).
+    """
+    p = as_float_array(losses_p, "losses_p", ndim=(3,))
+    q = as_float_array(losses_q, "losses_q", ndim=(3,))
+    same_shape(losses_p=p, losses_q=q)
+    if not np.array_equal(np.isnan(p), np.isnan(q)):
+        raise StatisticInputError("losses_p and losses_q must have NaN (absent candidates) in the same cells")
+    if np.isinf(p).any() or np.isinf(q).any():
+        raise StatisticInputError("losses must be finite or NaN (absent)")
+    n_u, n_c, n_m = p.shape
+    if n_m < 2:
+        raise StatisticInputError("need at least two candidates per coordinate")
+    tau = np.empty((n_u, n_c))
+    for start in range(0, n_u, chunk):
+        sl = slice(start, start + chunk)
+        a, b = p[sl].reshape(-1, n_m), q[sl].reshape(-1, n_m)
+        with np.errstate(invalid="ignore"):
+            t = _tau_b_rows(np.nan_to_num(a, nan=0.0) + 0.0, np.nan_to_num(b, nan=0.0) + 0.0)
+        if np.isnan(a).any():  # recompute rows with absent candidates on their present pairs only
+            rows = np.flatnonzero(np.isnan(a).any(axis=1))
+            sx = np.sign(a[rows, :, None] - a[rows, None, :])
+            sy = np.sign(b[rows, :, None] - b[rows, None, :])
+            iu = np.triu_indices(n_m, 1)
+            sx = np.nan_to_num(sx[:, iu[0], iu[1]], nan=0.0)
+            sy = np.nan_to_num(sy[:, iu[0], iu[1]], nan=0.0)
+            den = np.sqrt(np.sum(sx != 0, axis=1) * np.sum(sy != 0, axis=1).astype(np.float64))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                t[rows] = np.where(den > 0, np.sum(sx * sy, axis=1) / den, np.nan)
+        tau[sl] = t.reshape(-1, n_c)
+    defined = np.isfinite(tau)  # [unit, coord]
+    n_def = defined.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pss_u = np.where(defined, 1.0 - tau, 0.0).sum(axis=1) / n_def
+        differ = (np.argmin(np.where(np.isnan(p), np.inf, p), axis=2)
+                  != np.argmin(np.where(np.isnan(q), np.inf, q), axis=2))  # [unit, coord]
+        share = np.where(defined, differ, False).sum(axis=1) / n_def
+    swap = np.where(n_def > 0, share > 0.5, False)
+    return UnitDisplacement(np.where(n_def > 0, pss_u, np.nan), swap, n_def, n_c - n_def)

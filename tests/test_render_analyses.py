@@ -1,0 +1,72 @@
+"""The replay and sensitivity pages: rendered from a results file's typed sections, with their charts, and
+linked from every leaderboard page of the dataset ("how stable is this order")."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+
+from benchmarks.render import render_site
+from benchmarks.results_io import to_json_value
+from benchmarks.results_model import parse_document
+from tests.test_analysis_replay import _table as replay_table
+from tests.test_analysis_sensitivity import _table as sens_table
+from tests.test_render_site import _fixture, _write
+from tycheon.analysis.replay import ReplaySpec, replay, replay_tables
+from tycheon.analysis.sensitivity import (
+    run_losses,
+    sensitivity_record,
+    sensitivity_report,
+)
+
+RUNS = ("rolling", "static", "static_boundary-3", "static_boundary-1", "static_boundary+1", "static_boundary+3",
+        "rolling_embargo1", "rolling_refit-2")
+
+
+def _sections() -> tuple[list[dict], list[dict]]:
+    rng = np.random.default_rng(0)
+    y = 10 + rng.normal(size=(6, 6, 3))
+    pts = {"snaive_momentum": y + 1.0, "naive": y + rng.normal(scale=0.3, size=y.shape),
+           "ses": y + rng.normal(scale=0.5, size=y.shape)}
+    res = replay(replay_table(pts, y), spec=ReplaySpec(baseline="snaive_momentum", bias_threshold=10.0))
+    replay_secs = [to_json_value({"dataset": "synthetic_marketplace", "protocol": "rolling_origin", **t})
+                   for t in replay_tables(res)]
+    runs = {}
+    for name in RUNS:
+        noisy = {m: y + rng.normal(scale=sd, size=y.shape) for m, sd in (("naive", 0.5), ("ses", 0.55),
+                                                                          ("snaive_momentum", 0.9))}
+        runs[name] = run_losses(sens_table(noisy, y), label=name)
+    rec = sensitivity_record(sensitivity_report(runs, seed=0, n_resamples=50), runs={n: n for n in RUNS},
+                             fitted={"naive": False, "ses": False, "snaive_momentum": False})
+    sens = [to_json_value({"dataset": "synthetic_marketplace", "protocol": "rolling_origin", "unit": "series", **rec})]
+    return replay_secs, sens
+
+
+def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_leaderboards(tmp_path):
+    data = _fixture()
+    data["replay"], data["sensitivity"] = _sections()
+    parse_document(data)  # the sections validate against the typed model
+    results = tmp_path / "results"
+    _write(results, data)
+    out = tmp_path / "site"
+    render_site(results_dir=results, out=out)
+    docs = out / "docs" if (out / "docs").exists() else out
+    replay_page = next(docs.rglob("selection-rule.md"))
+    sens_page = next(docs.rglob("sensitivity.md"))
+    text = replay_page.read_text()
+    assert "data-figure" in text and "Gap closed" in text and "snaive_momentum" in text
+    stable = sens_page.read_text()
+    assert "data-figure" in stable and "how stable is this order" in stable.lower()
+    assert "Every model of this roster is refit-free" in stable  # fitted_state says none learns
+    figure = json.loads(html.unescape(stable.split('data-figure="')[1].split('"')[0]))
+    assert figure["layout"]["yaxis"]["autorange"] == "reversed"  # rank 1 at the top
+    assert len(figure["data"]) == 3 and all(len(t["y"]) == len(RUNS) for t in figure["data"])
+    bars = json.loads(html.unescape(text.split('data-figure="')[1].split('"')[0]))
+    assert [t["type"] for t in bars["data"]] == ["bar"] * 3
+    boards = [p for p in docs.rglob("*.md") if "/synthetic_marketplace/rolling_origin/" in p.as_posix()
+              and p.name != "index.md"]
+    assert boards and all('../../sensitivity.html">How stable is this order?' in p.read_text() for p in boards)
+    others = [p for p in docs.rglob("*.md") if "/m3_monthly/rolling_origin/" in p.as_posix() and p.name != "index.md"]
+    assert others and all("No protocol-sensitivity audit was run" in p.read_text() for p in others)
