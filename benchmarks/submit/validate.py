@@ -9,12 +9,11 @@ parameters under a new name. Every reason names the file and the field.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import ConfigError, ModelConfig, load_model_config
+from benchmarks.config import ConfigError, ModelConfig, load_model_config, read_toml
 
 __all__ = ["Verdict", "validate_submission"]
 
@@ -37,9 +36,8 @@ class Verdict:
 
 def _raw(path: Path) -> dict[str, Any] | None:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        return read_toml(path)
+    except ConfigError:
         return None
 
 
