@@ -1,0 +1,289 @@
+"""Run a piece of model work in a separate, limited process, and get back its result or why it failed.
+
+A contributed model is code that tycheon did not write; a hang, a crash, ``sys.exit`` or a runaway
+allocation inside it must be a recorded failure, never a stuck or aborted run. :func:`run_isolated` starts
+a fresh interpreter (``python -m tycheon.backtest.isolation``) with
+
+- a scrubbed environment: only ``PATH``, locale, the thread-count and numba-cache variables, and a
+  ``HOME``/``TMPDIR`` inside a scratch directory (no tokens, no credentials of the parent);
+- the scratch directory as its working directory (removed afterwards);
+- resource limits set by the child on itself before it reads the work (``setrlimit``): CPU seconds
+  (``RLIMIT_CPU``), address space (``RLIMIT_AS``), largest file written (``RLIMIT_FSIZE``), no core dumps;
+- a wall-clock limit enforced by the parent: the child signals when its imports are done, and from then on
+  the whole process group is killed (``SIGKILL``) once ``wall_seconds`` have passed.
+
+The work travels *to* the child pickled (the parent trusts what it sends); the result comes *back* as
+data only, written by ``write(result, path)`` in the child and read by ``read(path)`` in the parent (for
+a score set: parquet), never as a pickle the parent would have to execute. Any ``BaseException`` in the
+child (``SystemExit``, ``KeyboardInterrupt``, ``MemoryError``) becomes an :class:`IsolatedFailure` with its
+type, message and traceback tail.
+
+Limits: this is process isolation, not a sandbox. The child can still read files its user can read and
+write where its user can write (the working directory and ``HOME`` point into scratch, but nothing stops an
+absolute path); a container or a seccomp/landlock policy is the next layer and is not provided here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["IsolatedFailure", "Limits", "WallClockExceeded", "run_isolated", "wall_clock_limit"]
+
+T = TypeVar("T")
+
+_PASS_ENV = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMBA_NUM_THREADS", "NUMBA_CACHE_DIR")
+_TAIL = 12
+_NESTED = "TYCHEON_ISOLATED"
+_STARTUP_SECONDS = 120.0  # imports of a cold interpreter (numba, sktime) on a loaded machine
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one isolated run.
+
+    Parameters
+    ----------
+    wall_seconds : float
+        Wall-clock seconds from the end of the child's imports until it is killed.
+    cpu_seconds : float or None
+        CPU seconds of the child process (``RLIMIT_CPU``; ``SIGXCPU`` beyond it).
+    memory_bytes : int or None
+        Address space of the child process (``RLIMIT_AS``); an allocation beyond it raises ``MemoryError``.
+    file_bytes : int or None
+        Largest file the child may write (``RLIMIT_FSIZE``).
+    """
+
+    wall_seconds: float
+    cpu_seconds: float | None = None
+    memory_bytes: int | None = 8 * 1024**3
+    file_bytes: int | None = 4 * 1024**3
+
+    def __post_init__(self) -> None:
+        if not self.wall_seconds > 0:
+            raise ValueError(f"wall_seconds must be positive, got {self.wall_seconds!r}")
+
+
+class IsolatedFailure(RuntimeError):
+    """The isolated work did not return a result; ``reason`` says why, ``traceback`` shows where."""
+
+    def __init__(self, reason: str, traceback_text: str = "", *, error_type: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.traceback = traceback_text
+        self.error_type = error_type  # the exception's class name when the work raised one
+
+
+class WallClockExceeded(BaseException):
+    """Raised in the main thread by :func:`wall_clock_limit` when its seconds are up.
+
+    A ``BaseException``, so that model code catching ``Exception`` cannot swallow it.
+    """
+
+
+@contextlib.contextmanager
+def wall_clock_limit(seconds: float | None, *, label: str = "model") -> Iterator[None]:
+    """Raise :class:`WallClockExceeded` in the main thread after ``seconds`` of wall-clock time.
+
+    The in-process counterpart of :func:`run_isolated`'s kill, for code tycheon trusts (its own
+    forecasters): a ``SIGALRM`` timer, so it interrupts Python code (and a joblib/Dask wait in the main
+    thread) but not a C call that never returns to the interpreter. Outside the main thread, or with
+    ``seconds=None``, it does nothing.
+    """
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _alarm(signum: int, frame: Any) -> None:
+        raise WallClockExceeded(f"{label}: stopped at its wall-clock limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _env(scratch: Path) -> dict[str, str]:
+    env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update({_NESTED: "1"}, HOME=str(scratch), TMPDIR=str(scratch), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join(os.path.abspath(p or os.curdir) for p in sys.path))
+    return env
+
+
+def _tail(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 8192))
+            lines = fh.read().decode("utf-8", "replace").rstrip().splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-_TAIL:])
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, deadline: float) -> bool:
+    """Wait until ``path`` exists or the child ends or ``deadline`` passes; True if the file exists."""
+    while time.monotonic() < deadline:
+        if path.exists():
+            return True
+        if proc.poll() is not None:
+            return path.exists()
+        time.sleep(0.05)
+    return path.exists()
+
+
+def run_isolated(
+    work: Callable[[], T],
+    *,
+    write: Callable[[T, Path], None],
+    read: Callable[[Path], T],
+    limits: Limits,
+    label: str = "model",
+) -> T:
+    """Run ``work()`` in a limited child process and return ``read(path)`` of what it wrote.
+
+    Parameters
+    ----------
+    work : callable
+        Zero-argument and picklable (a module-level function, a ``functools.partial``).
+    write, read : callable
+        ``write(result, path)`` runs in the child, ``read(path)`` in the parent; both module-level.
+    limits : Limits
+    label : str
+        Named in the failure reasons.
+
+    Raises
+    ------
+    IsolatedFailure
+        The work raised (any ``BaseException``), hit a resource limit, was killed at the wall-clock limit,
+        or died without a result; the reason names which.
+    """
+    if os.environ.get(_NESTED) == "1":  # an isolated child that tries to isolate again: a fork bomb
+        raise IsolatedFailure(f"{label}: refused to start an isolated process from inside one")
+    scratch = Path(tempfile.mkdtemp(prefix="tycheon-isolated-"))
+    out = Path(tempfile.mkdtemp(prefix="tycheon-result-"))
+    try:
+        (out / "work.pkl").write_bytes(pickle.dumps((work, write)))
+        cmd = [sys.executable, "-m", "tycheon.backtest.isolation", str(out),
+               json.dumps({"cpu": limits.cpu_seconds, "memory": limits.memory_bytes, "file": limits.file_bytes})]
+        with (out / "stderr.txt").open("wb") as err:
+            proc = subprocess.Popen(cmd, cwd=scratch, env=_env(scratch), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            try:
+                started = _wait_for(out / "started", proc, time.monotonic() + _STARTUP_SECONDS)
+                if not started and proc.poll() is None:
+                    _kill_group(proc)
+                    raise IsolatedFailure(f"{label}: the isolated process did not start within "
+                                          f"{_STARTUP_SECONDS:g} s", _tail(out / "stderr.txt"))
+                try:
+                    proc.wait(timeout=limits.wall_seconds)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc)
+                    raise IsolatedFailure(
+                        f"{label}: killed at its wall-clock limit of {limits.wall_seconds:g} s (still running)"
+                    ) from None
+            finally:
+                if proc.poll() is None:
+                    _kill_group(proc)
+        return _outcome(proc.returncode, out, read=read, limits=limits, label=label)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _outcome(returncode: int, out: Path, *, read: Callable[[Path], T], limits: Limits, label: str) -> T:
+    status_path = out / "status.json"
+    if status_path.exists():
+        try:
+            status = json.loads(status_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise IsolatedFailure(f"{label}: the isolated process left an unreadable status ({err})") from err
+        if status.get("ok") is True and returncode == 0:
+            return read(out / "result")
+        raise IsolatedFailure(f"{label}: {status.get('error', 'failed without a message')}",
+                              str(status.get("traceback", "")), error_type=str(status.get("type", "")) or None)
+    tail = _tail(out / "stderr.txt")
+    if returncode < 0:
+        sig = signal.Signals(-returncode)
+        why = {signal.SIGXCPU: f"hit its CPU-time limit of {limits.cpu_seconds:g} s" if limits.cpu_seconds else
+               "hit its CPU-time limit",
+               signal.SIGXFSZ: "wrote a file beyond its file-size limit",
+               signal.SIGKILL: "was killed (SIGKILL; out of memory or killed by the system)"}.get(
+            sig, f"died from signal {sig.name}")
+        raise IsolatedFailure(f"{label}: the isolated process {why}", tail)
+    raise IsolatedFailure(f"{label}: the isolated process exited with code {returncode} without a result", tail)
+
+
+def _set_limits(spec: dict[str, Any]) -> None:
+    import resource
+
+    def cap(kind: int, soft: int) -> None:
+        _, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(kind, (soft, hard if hard != resource.RLIM_INFINITY else soft))
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if spec.get("cpu"):
+        secs = int(spec["cpu"]) + 1
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        resource.setrlimit(resource.RLIMIT_CPU, (secs, secs + 5 if hard == resource.RLIM_INFINITY else hard))
+    if spec.get("memory"):
+        cap(resource.RLIMIT_AS, int(spec["memory"]))
+    if spec.get("file"):
+        cap(resource.RLIMIT_FSIZE, int(spec["file"]))
+
+
+def _child(out: Path, spec: dict[str, Any]) -> int:
+    _set_limits(spec)
+    status: dict[str, Any]
+    try:
+        import numpy  # noqa: F401 - the heavy imports happen before the wall clock starts
+        import pandas  # noqa: F401
+
+        import tycheon.forecasters  # noqa: F401
+
+        work, write = pickle.loads((out / "work.pkl").read_bytes())
+        (out / "started").touch()
+        result = work()
+        write(result, out / "result")
+        status = {"ok": True}
+    except BaseException as err:  # noqa: BLE001 - everything from the work is reported, SystemExit included
+        lines = "".join(traceback.format_exception(type(err), err, err.__traceback__)).rstrip().splitlines()
+        status = {"ok": False, "type": type(err).__name__, "error": f"{type(err).__name__}: {err}",
+                  "traceback": "\n".join(lines[-_TAIL:])}
+    tmp = out / "status.json.tmp"
+    tmp.write_text(json.dumps(status), encoding="utf-8")
+    os.replace(tmp, out / "status.json")
+    return 0 if status["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_child(Path(sys.argv[1]), json.loads(sys.argv[2])))
