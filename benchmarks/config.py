@@ -25,6 +25,7 @@ import inspect
 import math
 import tomllib
 import typing
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -55,6 +56,8 @@ SLUG = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
 # A registered id or a class name: letters, digits, '_' and '-' only. No '.', ':', '/', so never a path.
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$"
 MAX_CONFIG_BYTES = 256 * 1024
+# Unicode categories that render as nothing or control the terminal: refused in display names.
+_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
 UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)$"
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
@@ -99,6 +102,18 @@ class ModelConfig(_Strict):
     tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list)
     licence: Annotated[str, Field(min_length=1, max_length=80)]
     contributor: Annotated[str, Field(min_length=1, max_length=120)]
+
+    @pydantic.field_validator("display_name")
+    @classmethod
+    def _visible(cls, name: str) -> str:
+        hidden = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _INVISIBLE})
+        if hidden:
+            raise ValueError(f"contains invisible or control characters ({', '.join(hidden)}); use visible text")
+        if not name.strip():
+            raise ValueError("is only whitespace; a display name must say what the model is")
+        if name != name.strip():
+            raise ValueError("starts or ends with whitespace")
+        return name
 
     def factory_spec(self) -> tuple[str, dict[str, Any]]:
         """``(forecaster_id, params)`` for :func:`tycheon.backtest.engine.forecaster_factory`."""

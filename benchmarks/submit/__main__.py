@@ -24,7 +24,7 @@ from benchmarks.config import BENCHMARKS_DIR, MODELS_DIR, ConfigError
 from benchmarks.results_io import RESULTS_DIR
 from benchmarks.submit import bench
 from benchmarks.submit.changes import GitError, changed_model_configs
-from benchmarks.submit.summary import ran_anywhere, rejection_summary, results_summary
+from benchmarks.submit.summary import rejection_summary, results_summary, scored_anywhere
 from benchmarks.submit.validate import Verdict, validate_submission
 
 ROOT = BENCHMARKS_DIR.parent
@@ -79,7 +79,7 @@ def check(args: argparse.Namespace) -> int:
     except LookaheadError as err:
         _emit(f"## Submission check: rejected\n\nLeakage: {err}\n", args.summary)
         return REJECTED
-    ran = {m.id: ran_anywhere(run.doc, m.id) for m in submitted}
+    ran = {m.id: scored_anywhere(run.doc, m.id) for m in submitted}
     try:
         site = bench.render(results_dir=results_dir, site_dir=work / "site", html=args.html)
     except Exception as err:  # noqa: BLE001 - the renderer's errors differ by stage; report any with its cause
@@ -89,7 +89,8 @@ def check(args: argparse.Namespace) -> int:
     text = results_summary(run.doc, [m.id for m in submitted], accepted=accepted,
                            results_path=str(run.results_path), site_path=str(site))
     if not accepted:
-        text += "\n" + "\n".join(f"Rejected: `{m}` produced no scores on any dataset (reasons above)."
+        text += "\n" + "\n".join(f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; "
+                                 "reasons above)."
                                  for m, ok in ran.items() if not ok) + "\n"
     (work / "summary.md").write_text(text, encoding="utf-8")
     _emit(text, args.summary)

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 __all__ = ["ChangeSet", "GitError", "changed_model_configs", "classify"]
 
 MODELS = PurePosixPath("benchmarks/models")
+REFERENCE_MODELS = frozenset({"naive", "snaive_momentum"})  # as benchmarks.submit.validate.REFERENCE_MODELS
 RESULTS = PurePosixPath("benchmarks/results")
 
 
@@ -47,7 +48,12 @@ def classify(name_status: str) -> ChangeSet:
                     "remove this change (a submission adds or edits benchmarks/models/<id>.toml only)"
                 )
             elif path.parent == MODELS:
-                if path.suffix != ".toml":
+                if path.stem in REFERENCE_MODELS and path.suffix == ".toml":
+                    out.problems.append(
+                        f"{raw}: a reference model (random walk or production baseline) that every "
+                        "leaderboard is measured against; a pull request may not add, change or remove it"
+                    )
+                elif path.suffix != ".toml":
                     if not gone:
                         out.problems.append(f"{raw}: benchmarks/models/ holds only <id>.toml model configs")
                 elif gone:
