@@ -102,7 +102,8 @@ def wall_clock_limit(seconds: float | None, *, label: str = "model") -> Iterator
 
     The in-process counterpart of :func:`run_isolated`'s kill, for code tycheon trusts (its own
     forecasters): a ``SIGALRM`` timer, so it interrupts Python code (and a joblib/Dask wait in the main
-    thread) but not a C call that never returns to the interpreter. Outside the main thread, or with
+    thread) but not a C call that never returns to the interpreter. Once expired it fires again every half
+    second until the block ends, so nothing under the block outlives it. Outside the main thread, or with
     ``seconds=None``, it does nothing.
     """
     if seconds is None or threading.current_thread() is not threading.main_thread():
@@ -113,7 +114,9 @@ def wall_clock_limit(seconds: float | None, *, label: str = "model") -> Iterator
         raise WallClockExceeded(f"{label}: stopped at its wall-clock limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    # after the first alarm it repeats every half second: the engine records the first one as the model's
+    # failure in one task and would otherwise run the model's next task without a limit
+    signal.setitimer(signal.ITIMER_REAL, float(seconds), 0.5)
     try:
         yield
     finally:

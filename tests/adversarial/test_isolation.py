@@ -1,0 +1,83 @@
+"""Probes: a model that hangs, exits, crashes or allocates without bound is a recorded failure with its
+reason; the run goes on and writes the other models' results."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.adversarial import _models
+from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated
+
+
+def _isolated(work, **limits):
+    return run_isolated(work, write=_models.write_text, read=_models.read_text,
+                        limits=Limits(**{"wall_seconds": 30, **limits}), label="probe")
+
+
+def _runs(bench, config_name: str = "adv") -> dict[str, list[dict]]:
+    doc = json.loads((bench.results / config_name / "v0001.json").read_text())
+    return {m["id"]: m["runs"] for m in doc["models"]}
+
+
+@pytest.mark.slow
+def test_a_hanging_model_is_stopped_at_its_budget_and_recorded(bench, hostile):
+    bench.model("hang", 'kind = "tycheon"\nforecaster = "adv_hang"')
+    budget = 2.0
+    t0 = time.monotonic()
+    assert bench.run(bench.config(["naive", "snaive_momentum", "hang"], budget=budget)) == 0
+    assert time.monotonic() - t0 < budget + 10
+    (run,) = _runs(bench)["hang"]
+    assert run["status"] == "failed"
+    assert run["reason"] == "WallClockExceeded: hang: stopped at its wall-clock limit of 7 s"
+    assert {r["status"] for r in _runs(bench)["naive"]} == {"ran"}
+
+
+def test_sys_exit_in_a_model_is_recorded_and_the_engine_goes_on(bench, hostile):
+    bench.model("quitter", 'kind = "tycheon"\nforecaster = "adv_exit"')
+    assert bench.run(bench.config(["naive", "snaive_momentum", "quitter"])) == 0
+    (run,) = _runs(bench)["quitter"]
+    assert (run["status"], run["reason"]) == ("failed", "SystemExit: 3")
+    assert {r["status"] for r in _runs(bench)["snaive_momentum"]} == {"ran"}
+
+
+def test_a_crash_and_crossed_quantiles_are_recorded_failures(bench, hostile):
+    bench.model("crash", 'kind = "tycheon"\nforecaster = "adv_crash"')
+    bench.model("crossed", 'kind = "tycheon"\nforecaster = "adv_crossed"')
+    assert bench.run(bench.config(["naive", "snaive_momentum", "crash", "crossed"])) == 0
+    runs = _runs(bench)
+    assert runs["crash"][0]["reason"] == "RuntimeError: crashed on purpose"
+    assert runs["crossed"][0]["status"] == "failed"
+    assert runs["crossed"][0]["reason"].startswith("ForecasterError: Crossed: quantiles cross in ")
+    assert "q0.025 > q0.1; quantiles must not decrease as their level increases" in runs["crossed"][0]["reason"]
+
+
+def test_isolated_process_returns_data_and_sees_a_scrubbed_environment(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "secret-token")
+    assert _isolated(_models.ok) == "fine"
+    names = _isolated(_models.environment).splitlines()
+    assert "GITHUB_TOKEN" not in names
+    cwd = names[-1].removeprefix("cwd=")
+    assert "tycheon-isolated-" in cwd
+
+
+@pytest.mark.parametrize(("work", "limits", "reason"), [
+    (_models.spin, {"wall_seconds": 2}, "probe: killed at its wall-clock limit of 2 s (still running)"),
+    (_models.leave_exit, {}, "probe: SystemExit: 4"),
+    (_models.segfault, {}, "probe: the isolated process died from signal SIGSEGV"),
+    (_models.allocate, {"memory_bytes": 2 * 1024**3}, "probe: MemoryError: "),
+])
+def test_isolated_failures_are_contained_with_their_reason(work, limits, reason):
+    t0 = time.monotonic()
+    with pytest.raises(IsolatedFailure) as info:
+        _isolated(work, **limits)
+    assert info.value.reason == reason
+    assert time.monotonic() - t0 < limits.get("wall_seconds", 30) + 10
+
+
+@pytest.mark.slow
+def test_isolated_cpu_limit_stops_a_busy_loop():
+    with pytest.raises(IsolatedFailure, match=r"probe: the isolated process hit its CPU-time limit of 1 s"):
+        _isolated(_models.spin, cpu_seconds=1)
