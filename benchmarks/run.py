@@ -14,13 +14,12 @@ nothing and exits 1 naming the failures.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from benchmarks.cache import CACHE_DIR, ScoreCache
 from benchmarks.config import ConfigError, resolve_benchmark_config
-from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
+from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results, write_results
 
 __all__ = ["find_same_run", "main"]
 
@@ -29,10 +28,10 @@ def find_same_run(results_dir: Path, name: str, fingerprint: dict[str, object]) 
     """An existing version whose provenance matches ``fingerprint`` on every key, or None."""
     for path in existing_versions(results_dir / name):
         try:
-            prov = json.loads(path.read_text())["provenance"]
-        except (OSError, ValueError, KeyError):
+            prov = read_results(path).provenance
+        except (OSError, ValueError):  # unreadable or off-model: not the same run
             continue
-        if all(prov.get(k) == v for k, v in fingerprint.items()):
+        if all(getattr(prov, k, None) == v for k, v in fingerprint.items()):
             return path
     return None
 
@@ -92,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     except CacheMismatchError as err:
         print(f"[benchmarks.run] nothing written; the score cache failed verification: {err}", file=sys.stderr)
         return 1
-    runtime = doc["provenance"]["timings"]["runtime_seconds"]
+    runtime = doc.provenance.timings["runtime_seconds"]
     print(f"[benchmarks.run] wrote {out} ({len(sidecar)} scored records, {runtime:.1f} s)")
     return 0
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,14 @@ def results_lock(directory: Path) -> Iterator[Path]:
         os.close(fd)  # closing releases the flock
 
 
-def ranking_failures(doc: Mapping[str, Any], *, random_walk: str, production_baseline: str) -> list[str]:
+def ranking_failures(doc: Any, *, random_walk: str, production_baseline: str) -> list[str]:
     """Why this results document cannot rank anything (empty when it can).
 
     Every leaderboard is relative to the random walk and the production baseline, so each must have run on
     every dataset and protocol; and there must be at least one leaderboard or competition table.
     """
+    if hasattr(doc, "model_dump"):  # the typed results document
+        doc = doc.model_dump(mode="json")
     problems = []
     for model in doc.get("models", []):
         if model.get("id") not in (random_walk, production_baseline):

@@ -1,5 +1,6 @@
-"""``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
-their sidecar hash. Prints every problem and exits 1 if any file is invalid, 0 otherwise."""
+"""``python -m benchmarks.validate PATH [PATH ...]``: read results files through the results model
+(:mod:`benchmarks.results_model`, from which the published schema is generated) and check their sidecar
+hash and row count. Prints every problem and exits 1 if any file is invalid, 0 otherwise."""
 
 from __future__ import annotations
 

@@ -122,3 +122,16 @@ def test_when_config_is_invalid_then_the_runner_exits_2_naming_the_problem(tmp_p
     assert _run(tmp_path, config=config) == 2
     assert "origins overlap: stride 1 < horizon 3" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
+
+
+def test_when_the_manifest_hash_of_a_dataset_differs_then_the_run_stops_naming_it(tmp_path):
+    from benchmarks.config import resolve_benchmark_config
+    from benchmarks.pipeline import MANIFEST, RunInputs, build_results
+    from tycheon.data.manifest import ManifestHashError, read_manifest
+
+    recorded = read_manifest(MANIFEST)["synthetic_marketplace"].sha256
+    tampered = tmp_path / "datasets.toml"
+    tampered.write_text(MANIFEST.read_text().replace(recorded, "ab" * 32))
+    path, cfg, models = resolve_benchmark_config(str(TINY), models_dir=MODELS_DIR)
+    with pytest.raises(ManifestHashError, match=f"{'ab' * 32}"):
+        build_results(RunInputs(path, cfg, models, manifest=tampered))

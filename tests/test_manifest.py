@@ -123,3 +123,22 @@ def test_content_hash_matches_an_independent_rendering_of_the_canonical_bytes():
             + ns("2020-01-01") + ns("2020-02-01") + ns("2020-02-01") + ns("2020-03-01")
             + np.array([1.5, 2.0], dtype="<f8").tobytes())
     assert content_hash(panel) == hashlib.sha256(body).hexdigest()
+
+
+def test_when_other_options_are_asked_then_the_manifest_content_is_verified_first(tmp_path):
+    path = tmp_path / "datasets.toml"
+    sha = content_hash(load("synthetic_marketplace", **SMALL))
+    path.write_text(_entry(sha=sha))
+    variant = load_verified("synthetic_marketplace", manifest_path=path, options={**SMALL, "n_entities": 7})
+    assert variant.n_series == 7 and variant.meta["verified_sha256"] == sha and "sha256" not in variant.meta
+    path.write_text(_entry(sha="cd" * 32))
+    with pytest.raises(ManifestHashError, match="cd" * 32):
+        load_verified("synthetic_marketplace", manifest_path=path, options={**SMALL, "n_entities": 7})
+
+
+def test_the_library_names_no_manifest_location():
+    library = Path(__file__).resolve().parents[1] / "tycheon"
+    sources = {p: p.read_text(encoding="utf-8") for p in (library / "data").glob("*.py")}
+    assert not [p.name for p, text in sources.items() if "datasets.toml\"" in text or "\"benchmarks\"" in text]
+    with pytest.raises(TypeError, match="manifest_path"):
+        load_verified("synthetic_marketplace")  # type: ignore[call-arg]

@@ -28,7 +28,6 @@ from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, avail
 from tycheon.data.demand import CLASSES, demand_classes
 from tycheon.data.fpp3 import Fpp3DatasetError
 from tycheon.data.manifest import (
-    DEFAULT_MANIFEST,
     ManifestError,
     ManifestHashError,
     content_hash,
@@ -39,6 +38,9 @@ from tycheon.data.panel import Panel, PanelValidationError
 from tycheon.data.synthetic import SyntheticConfigError
 
 __all__ = ["main", "class_mix"]
+
+# The command line runs from a checkout; the library itself names no manifest.
+DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
 _BAD_INPUT: tuple[type[Exception], ...] = (

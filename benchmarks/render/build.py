@@ -3,54 +3,79 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, get_args
+
+from benchmarks.results_model import (
+    CompetitionTable,
+    IntervalRow,
+    IntervalTable,
+    Leaderboard,
+    LeaderboardRow,
+    LeaderboardTests,
+    ModelEntry,
+    ModelRun,
+    ModelSource,
+)
 
 from . import charts
-from .definitions import read_package, schema_columns
+from .definitions import model_columns, read_package
 from .fmt import safe_label
 from .load import Run
-from .pages import CLASS_ORDER, NavNode, Page, SiteModel, lb_key, null_notes
+from .pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
 
 
-def _cd(site: SiteModel, run: Run, lb: dict[str, Any]) -> str | None:
-    ranked = sorted((r for r in lb["rows"] if r["mean_rank"] is not None), key=lambda r: (r["mean_rank"], r["model"]))
+class UnitKey(NamedTuple):
+    """The leaderboards of one unit of analysis: every (demand class, metric) of it."""
+
+    dataset: str
+    protocol: str
+    unit: str
+
+
+def _unit_key(lb: Leaderboard) -> UnitKey:
+    return UnitKey(lb.dataset, lb.protocol, lb.unit)
+
+
+def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
+    ranked = sorted((r for r in lb.rows if r.mean_rank is not None), key=lambda r: (r.mean_rank, r.model))
     if not ranked:
         return None
-    methods = [(r["display_name"] + ("\u2020" if not r["full_support"] else ""), r["mean_rank"], site.styles[r["model"]])
+    methods = [(r.display_name + ("\u2020" if not r.full_support else ""), r.mean_rank, site.styles[r.model])
                for r in ranked]
-    tests = lb["tests"]
-    return charts.to_json(charts.cd_figure(methods=methods, cd=tests["nemenyi_cd"], conservative_cd=tests["conservative_cd"]))
+    return charts.to_json(charts.cd_figure(methods=methods, cd=lb.tests.nemenyi_cd,
+                                           conservative_cd=lb.tests.conservative_cd))
 
 
-def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[tuple[str, str, str], list[Page]]]:
+def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
     """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
     lbs = site.leaderboards(run)
-    paths = {lb_key(lb): site.leaderboard_page(run.name, lb_key(lb)) for lb in lbs}
+    paths = {lb.key: site.leaderboard_page(run.name, lb.key) for lb in lbs}
     pages: list[Page] = []
-    by_unit: dict[tuple[str, str, str], list[Page]] = {}
-    datasets = {d["name"]: d for d in run.data["datasets"]}
+    by_unit: dict[UnitKey, list[Page]] = {}
+    datasets = {d.name: d for d in run.data.datasets}
     for lb in lbs:
-        key = lb_key(lb)
-        dataset, protocol, unit, demand_class, metric = key
+        key = lb.key
         path = paths[key]
-        siblings = [k for k in paths if k[:3] == key[:3]]
-        switch_class = [(k[3], paths[k]) for k in siblings if k[4] == metric]
-        switch_metric = [(k[4], paths[k]) for k in siblings if k[3] == demand_class]
+        siblings = [k for k in paths if (k.dataset, k.protocol, k.unit) == _unit_key(lb)]
+        switch_class = [(k.demand_class, paths[k]) for k in siblings if k.metric == key.metric]
+        switch_metric = [(k.metric, paths[k]) for k in siblings if k.demand_class == key.demand_class]
         switch_unit = []
-        for u in dict.fromkeys(k[2] for k in paths if k[:2] == key[:2]):
-            same = (dataset, protocol, u, demand_class, metric)
-            switch_unit.append((u, paths.get(same, site.unit_page(run.name, dataset, protocol, u))))
-        page = Page(path=path, template="leaderboard.md.j2", title=safe_label(f"{demand_class}, {metric}"), context={
-            "run": run, "lb": lb, "dataset": datasets.get(dataset), "cd_figure": _cd(site, run, lb),
-            "not_scored": site.not_scored(run, dataset=dataset, protocol=protocol, present={r["model"] for r in lb["rows"]}),
-            "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
-            "protocol": next((p for p in run.data["protocols"] if p["id"] == protocol), None),
+        for u in dict.fromkeys(k.unit for k in paths if (k.dataset, k.protocol) == (key.dataset, key.protocol)):
+            same = key._replace(unit=u)
+            switch_unit.append((u, paths.get(same, site.unit_page(run.name, key.dataset, key.protocol, u))))
+        title = safe_label(f"{key.demand_class}, {key.metric}")
+        present = {r.model for r in lb.rows}
+        page = Page(path=path, template="leaderboard.md.j2", title=title, context={
+            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb),
+            "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
+            "warnings": site.warnings_for(run, key.dataset), "provenance": site.provenance(run),
+            "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
             "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
-            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb), "notes": null_notes(lb["rows"]),
-            "dataset_page": site.dataset_page(run.name, dataset),
+            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb), "notes": null_notes(lb.rows),
+            "dataset_page": site.dataset_page(run.name, key.dataset),
         })
         pages.append(page)
-        by_unit.setdefault(key[:3], []).append(page)
+        by_unit.setdefault(_unit_key(lb), []).append(page)
     return pages, by_unit
 
 
@@ -60,34 +85,34 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     lbs = site.leaderboards(run)
     pages: list[Page] = []
     nav = NavNode(title=safe_label(name), page=site.bench_page(name))
-    dataset_names = list(dict.fromkeys([d["name"] for d in run.data["datasets"]] + [lb["dataset"] for lb in lbs]))
+    dataset_names = list(dict.fromkeys([d.name for d in run.data.datasets] + [lb.dataset for lb in lbs]))
     dataset_entries = []
     for dataset in dataset_names:
-        info = next((d for d in run.data["datasets"] if d["name"] == dataset), None)
+        info = next((d for d in run.data.datasets if d.name == dataset), None)
         ds_nav = NavNode(title=safe_label(dataset), page=site.dataset_page(name, dataset))
         matrices = []
         for (ds, protocol, unit), unit_pages in by_unit.items():
             if ds != dataset:
                 continue
             unit_lbs = [p.context["lb"] for p in unit_pages]
-            metrics = list(dict.fromkeys(lb["metric"] for lb in unit_lbs))
-            classes = [c for c in CLASS_ORDER if any(lb["demand_class"] == c for lb in unit_lbs)]
-            cells = {(lb["demand_class"], lb["metric"]): p.path for lb, p in zip(unit_lbs, unit_pages)}
-            winners = {(lb["demand_class"], lb["metric"]): [r for r in lb["rows"] if r["rank"] == 1] for lb in unit_lbs}
+            metrics = list(dict.fromkeys(lb.metric for lb in unit_lbs))
+            classes = [c for c in CLASS_ORDER if any(lb.demand_class == c for lb in unit_lbs)]
+            cells = {(lb.demand_class, lb.metric): p.path for lb, p in zip(unit_lbs, unit_pages, strict=True)}
+            winners = {(lb.demand_class, lb.metric): [r for r in lb.rows if r.rank == 1] for lb in unit_lbs}
             matrix = {"protocol": protocol, "unit": unit, "metrics": metrics, "classes": classes, "cells": cells,
                       "winners": winners, "unit_page": site.unit_page(name, dataset, protocol, unit)}
             matrices.append(matrix)
-            unit_title = unit if sum(1 for k in by_unit if k[0] == ds and k[2] == unit) == 1 else f"{unit} ({protocol})"
+            unit_title = unit if sum(1 for k in by_unit if (k.dataset, k.unit) == (ds, unit)) == 1 else f"{unit} ({protocol})"
             pages.append(Page(path=matrix["unit_page"], template="unit.md.j2", title=safe_label(unit_title),
                               context={"run": run, "dataset": dataset, "matrix": matrix}))
             ds_nav.children.append(NavNode(title=safe_label(unit_title), page=matrix["unit_page"],
                                            children=[NavNode(title=p.title, page=p.path) for p in unit_pages]))
-        intervals = [t for t in run.data["intervals"] if t["dataset"] == dataset]
+        intervals = [t for t in run.data.intervals if t.dataset == dataset]
         if intervals:
             path = site.intervals_page(name, dataset)
             pages.append(interval_page(site, run, dataset, intervals, path))
             ds_nav.children.append(NavNode(title="Intervals", page=path))
-        competition = [t for t in run.data["competition"] if t["dataset"] == dataset]
+        competition = [t for t in run.data.competition if t.dataset == dataset]
         if competition:
             path = site.competition_page(name, dataset)
             pages.append(competition_page(site, run, dataset, competition, path))
@@ -117,35 +142,43 @@ _INTERVAL_COLUMNS = (("coverage80", "coverage 80%"), ("coverage95", "coverage 95
                      ("msis80", "MSIS 80%"), ("msis95", "MSIS 95%"))
 
 
-def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str, Any]], path: str) -> Page:
+class NamedIntervalRow(NamedTuple):
+    """An interval row with the model's display name beside it."""
+
+    row: IntervalRow
+    display_name: str
+
+
+def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[IntervalTable], path: str) -> Page:
     order = {c: i for i, c in enumerate(CLASS_ORDER)}
-    tables = sorted(tables, key=lambda t: (t["protocol"], t["unit"], order.get(t["demand_class"], 99)))
+    tables = sorted(tables, key=lambda t: (t.protocol, t.unit, order.get(t.demand_class, 99)))
     models = site.models(run)
+    name = {mid: m.display_name for mid, m in models.items()}
     sections = []
     for t in tables:
-        rows = [dict(r, display_name=models[r["model"]]["display_name"] if r["model"] in models else r["model"]) for r in t["rows"]]
-        empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(r[key] is None for r in rows)]
+        rows = [NamedIntervalRow(r, name.get(r.model, r.model)) for r in t.rows]
+        empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
         sections.append({"table": t, "rows": rows, "empty": empty, "not_scored": site.not_scored(
-            run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"]})})
+            run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows})})
     pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
-    for protocol, unit in dict.fromkeys((t["protocol"], t["unit"]) for t in tables):
-        group = [t for t in tables if (t["protocol"], t["unit"]) == (protocol, unit)]
-        classes = [t["demand_class"] for t in group]
-        model_ids = list(dict.fromkeys(r["model"] for t in group for r in t["rows"]))
-        cells = {(t["demand_class"], r["model"]): r for t in group for r in t["rows"]}
-        no95 = bool(cells) and all(r["coverage95"] is None and r["msis95"] is None for r in cells.values())
+    for protocol, unit in dict.fromkeys((t.protocol, t.unit) for t in tables):
+        group = [t for t in tables if (t.protocol, t.unit) == (protocol, unit)]
+        classes = [t.demand_class for t in group]
+        model_ids = list(dict.fromkeys(r.model for t in group for r in t.rows))
+        cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
+        no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
         pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": [
-            (mid, models[mid]["display_name"] if mid in models else mid) for mid in model_ids]})
+            (mid, name.get(mid, mid)) for mid in model_ids]})
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
 
-def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[str, Any]], path: str) -> Page:
+def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[CompetitionTable], path: str) -> Page:
     sections = []
-    for t in sorted(tables, key=lambda t: (t["competition"], t["metric"], t["protocol"])):
+    for t in sorted(tables, key=lambda t: (t.competition, t.metric, t.protocol)):
         sections.append({"table": t, "not_scored": site.not_scored(
-            run, dataset=dataset, protocol=t["protocol"], present={r["model"] for r in t["rows"] if r["status"] == "ran"})})
+            run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows if r.status == "ran"})})
     return Page(path=path, template="competition.md.j2", title="Competition", context={
         "run": run, "dataset": dataset, "sections": sections, "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
@@ -153,23 +186,23 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[dict[
 
 def _diff(old: Run, new: Run) -> dict[str, Any]:
     """Which models moved between two consecutive versions, table by table (nothing is recomputed)."""
-    old_lbs = {lb_key(lb): lb for lb in old.data["leaderboards"]}
-    new_lbs = {lb_key(lb): lb for lb in new.data["leaderboards"]}
+    old_lbs = {lb.key: lb for lb in old.data.leaderboards}
+    new_lbs = {lb.key: lb for lb in new.data.leaderboards}
     tables = []
     for key in sorted(set(old_lbs) & set(new_lbs)):
-        before = {r["model"]: r for r in old_lbs[key]["rows"]}
-        after = {r["model"]: r for r in new_lbs[key]["rows"]}
+        before = {r.model: r for r in old_lbs[key].rows}
+        after = {r.model: r for r in new_lbs[key].rows}
         moves = []
         for model in sorted(set(before) | set(after)):
             b, a = before.get(model), after.get(model)
-            if b and a and b["rank"] == a["rank"] and b["mean"] == a["mean"]:
+            if b and a and b.rank == a.rank and b.mean == a.mean:
                 continue
             moves.append({
-                "model": model, "display_name": (a or b)["display_name"],
-                "rank_before": b["rank"] if b else None, "rank_after": a["rank"] if a else None,
-                "mean_before": b["mean"] if b else None, "mean_after": a["mean"] if a else None,
-                "rank_change": (b["rank"] - a["rank"]) if (a and b) else None,
-                "mean_change": (a["mean"] - b["mean"]) if (a and b and a["mean"] is not None and b["mean"] is not None) else None,
+                "model": model, "display_name": (a or b).display_name,
+                "rank_before": b.rank if b else None, "rank_after": a.rank if a else None,
+                "mean_before": b.mean if b else None, "mean_after": a.mean if a else None,
+                "rank_change": (b.rank - a.rank) if (a and b) else None,
+                "mean_change": (a.mean - b.mean) if (a and b and a.mean is not None and b.mean is not None) else None,
             })
         moves.sort(key=lambda m: (-(abs(m["rank_change"]) if m["rank_change"] is not None else 1e9), m["model"]))
         tables.append({"key": key, "moves": moves, "unchanged": len(set(before) & set(after)) - sum(
@@ -177,8 +210,8 @@ def _diff(old: Run, new: Run) -> dict[str, Any]:
     status_changes = []
     old_models, new_models = SiteModel.models(old), SiteModel.models(new)
     for mid in sorted(set(old_models) | set(new_models)):
-        o = {(r["dataset"], r["protocol"]): r["status"] for r in old_models.get(mid, {}).get("runs", [])}
-        n = {(r["dataset"], r["protocol"]): r["status"] for r in new_models.get(mid, {}).get("runs", [])}
+        o = {(r.dataset, r.protocol): r.status for r in _runs(old_models.get(mid))}
+        n = {(r.dataset, r.protocol): r.status for r in _runs(new_models.get(mid))}
         for k in sorted(set(o) | set(n)):
             if o.get(k) != n.get(k):
                 status_changes.append({"model": mid, "dataset": k[0], "protocol": k[1],
@@ -186,26 +219,30 @@ def _diff(old: Run, new: Run) -> dict[str, Any]:
     return {"old": old.version, "new": new.version, "tables": tables,
             "added": sorted(set(new_lbs) - set(old_lbs)), "removed": sorted(set(old_lbs) - set(new_lbs)),
             "status_changes": status_changes,
-            "config_changed": old.data["provenance"]["config_sha256"] != new.data["provenance"]["config_sha256"],
-            "code_changed": old.data["provenance"]["code_sha256"] != new.data["provenance"]["code_sha256"]}
+            "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
+            "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256}
+
+
+def _runs(model: ModelEntry | None) -> list[ModelRun]:
+    return model.runs if model is not None else []
 
 
 def history_page(site: SiteModel, name: str) -> Page:
     runs = site.by_name[name]
     versions = []
     for run in reversed(runs):
-        statuses = [r["status"] for m in run.data["models"] for r in m["runs"]]
-        versions.append({"run": run, "prov": run.data["provenance"], "ran": statuses.count("ran"),
+        statuses = [r.status for m in run.data.models for r in m.runs]
+        versions.append({"run": run, "prov": run.data.provenance, "ran": statuses.count("ran"),
                          "skipped": statuses.count("skipped"), "failed": statuses.count("failed"),
-                         "n_leaderboards": len(run.data["leaderboards"])})
+                         "n_leaderboards": len(run.data.leaderboards)})
     diffs = [_diff(old, new) for old, new in zip(runs[:-1], runs[1:])][::-1]
     return Page(path=site.history_page(name), template="history.md.j2", title="Version history",
                 context={"name": name, "versions": versions, "diffs": diffs,
-                         "lb_paths": {lb_key(lb): site.leaderboard_page(name, lb_key(lb)) for lb in site.latest(name).data["leaderboards"]}})
+                         "lb_paths": {lb.key: site.leaderboard_page(name, lb.key) for lb in site.latest(name).data.leaderboards}})
 
 
-def _cost(run_record: dict[str, Any]) -> float | None:
-    t = run_record["timings"]
+def _cost(run_record: ModelRun) -> float | None:
+    t = run_record.timings
     fit, predict = t.get("fit_seconds"), t.get("predict_seconds")
     if fit is None and predict is None:
         return None
@@ -223,30 +260,30 @@ def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any
         run = site.latest(name)
         models = site.models(run)
         for lb in site.leaderboards(run):
-            if lb["demand_class"] != "all":
+            if lb.demand_class != "all":
                 continue
-            units = next((d["units"] for d in run.data["datasets"] if d["name"] == lb["dataset"]), [])
-            if units and lb["unit"] != units[0]:
+            units = next((d.units for d in run.data.datasets if d.name == lb.dataset), [])
+            if units and lb.unit != units[0]:
                 continue
-            if highlight is not None and highlight not in {r["model"] for r in lb["rows"]}:
+            if highlight is not None and highlight not in {r.model for r in lb.rows}:
                 continue
             points, missing = [], []
-            for row in lb["rows"]:
-                record = next((r for r in models.get(row["model"], {}).get("runs", [])
-                               if r["dataset"] == lb["dataset"] and r["protocol"] == lb["protocol"]), None)
+            for row in lb.rows:
+                record = next((r for r in _runs(models.get(row.model))
+                               if r.dataset == lb.dataset and r.protocol == lb.protocol), None)
                 seconds = _cost(record) if record else None
-                if seconds is None or seconds <= 0 or row["mean"] is None:
-                    missing.append(row["display_name"])
+                if seconds is None or seconds <= 0 or row.mean is None:
+                    missing.append(row.display_name)
                     continue
-                points.append(charts.CostPoint(row["display_name"], seconds, row["mean"], site.styles[row["model"]],
-                                               highlight=row["model"] == highlight))
+                points.append(charts.CostPoint(row.display_name, seconds, row.mean, site.styles[row.model],
+                                               highlight=row.model == highlight))
             if not points:
                 continue
             front = charts.pareto_front(points)
             found.append({"name": name, "version": run.version, "lb": lb, "missing": missing,
                           "front": [p.label for p in front],
-                          "figure": charts.to_json(charts.cost_accuracy_figure(points=points, metric=lb["metric"])),
-                          "page": site.leaderboard_page(name, lb_key(lb))})
+                          "figure": charts.to_json(charts.cost_accuracy_figure(points=points, metric=lb.metric)),
+                          "page": site.leaderboard_page(name, lb.key)})
     return found
 
 
@@ -267,23 +304,23 @@ def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
                 if is_latest:
                     config = model
                 for lb in site.leaderboards(run):
-                    row = next((r for r in lb["rows"] if r["model"] == mid), None)
+                    row = next((r for r in lb.rows if r.model == mid), None)
                     if row is None:
                         continue
-                    entry = {"name": name, "version": run.version, "lb": lb, "row": row, "n": len(lb["rows"]),
-                             "page": site.leaderboard_page(name, lb_key(lb)) if is_latest else None}
+                    entry = {"name": name, "version": run.version, "lb": lb, "row": row, "n": len(lb.rows),
+                             "page": site.leaderboard_page(name, lb.key) if is_latest else None}
                     if is_latest:
                         appearances.append(entry)
-                    if lb["demand_class"] == "all":
+                    if lb.demand_class == "all":
                         history.append(entry)
-        runs = [(name, r) for name in site.names for r in site.models(site.latest(name)).get(mid, {}).get("runs", [])]
+        runs = [(name, r) for name in site.names for r in _runs(site.models(site.latest(name)).get(mid))]
         title = safe_label(mid)
         pages.append(Page(path=site.model_page(mid), template="model.md.j2", title=title, context={
             "model": config, "mid": mid, "appearances": appearances, "history": history, "runs": runs,
             "charts": cost_charts(site, highlight=mid), "style": site.styles[mid]}))
         nav.children.append(NavNode(title=title, page=site.model_page(mid)))
         summary.append({"mid": mid, "model": config, "runs": runs,
-                        "wins": sum(1 for a in appearances if a["row"]["rank"] == 1), "tables": len(appearances)})
+                        "wins": sum(1 for a in appearances if a["row"].rank == 1), "tables": len(appearances)})
     pages.append(Page(path="models/index.md", template="models.md.j2", title="Models", context={
         "models": summary, "charts": cost_charts(site, highlight=None)}))
     return pages, nav
@@ -296,10 +333,10 @@ def home_page(site: SiteModel) -> Page:
         tables = []
         for lb in site.leaderboards(run):
             baseline = site.baseline_row(lb)
-            tables.append({"lb": lb, "page": site.leaderboard_page(name, lb_key(lb)),
-                           "winners": [r for r in lb["rows"] if r["rank"] == 1],
+            tables.append({"lb": lb, "page": site.leaderboard_page(name, lb.key),
+                           "winners": [r for r in lb.rows if r.rank == 1],
                            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
-                           "baseline_rank": baseline["rank"] if baseline else None, "n": len(lb["rows"]),
+                           "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
                            "rw": site.rw_row(lb)})
         benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
                            "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
@@ -307,34 +344,33 @@ def home_page(site: SiteModel) -> Page:
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
 
 
-def methodology_page(site: SiteModel, *, schema: dict[str, Any], root: Path) -> Page:
+def methodology_page(site: SiteModel, *, root: Path) -> Page:
     protocols = []
     seen = set()
     for name in site.names:
-        for p in site.latest(name).data["protocols"]:
-            key = (p["id"], p["description"])
+        for p in site.latest(name).data.protocols:
+            key = (p.id, p.description)
             if key not in seen:
                 seen.add(key)
-                protocols.append({"name": name, **p})
-    tests = sorted({(lb["tests"].get("dm_loss"), lb["tests"]["alpha"], lb["tests"].get("dm_overlap_lag"))
-                    for name in site.names for lb in site.latest(name).data["leaderboards"]}, key=repr)
+                protocols.append({"name": name, **p.model_dump()})
+    tests = sorted({(lb.tests.dm_loss, lb.tests.alpha, lb.tests.dm_overlap_lag)
+                    for name in site.names for lb in site.latest(name).data.leaderboards}, key=repr)
     packages = [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")]
     verdict_defs = [d for d in packages[1].definitions if "verdict" in d.name]
     return Page(path="methodology.md", template="methodology.md.j2", title="Methodology", context={
         "packages": packages, "verdict_defs": verdict_defs,
-        "row_columns": schema_columns(schema, "leaderboard_row"), "test_columns": schema_columns(schema, "tests"),
-        "interval_columns": schema_columns(schema, "interval_row"), "protocols": protocols, "tests": tests})
+        "row_columns": model_columns(LeaderboardRow), "test_columns": model_columns(LeaderboardTests),
+        "interval_columns": model_columns(IntervalRow), "protocols": protocols, "tests": tests})
 
 
-def submit_page(*, schema: dict[str, Any], root: Path) -> Page:
+def submit_page(*, root: Path) -> Page:
     contributing = root / "CONTRIBUTING.md"
-    model_spec = schema.get("$defs", {}).get("model", {})
     examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
     example = examples[0] if examples else None
     return Page(path="submit.md", template="submit.md.j2", title="Submit a model", context={
         "contributing": contributing.read_text(encoding="utf-8") if contributing.exists() else None,
-        "fields": [(k, v.get("description", "")) for k, v in model_spec.get("properties", {}).items()
+        "fields": [(k, f.description or "") for k, f in ModelEntry.model_fields.items()
                    if k not in {"runs", "config_sha256", "roles"}],
-        "source_kinds": model_spec.get("properties", {}).get("source", {}).get("properties", {}).get("kind", {}).get("enum", []),
+        "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
         "example_name": example.name if example else None,
         "example": example.read_text(encoding="utf-8") if example else None})

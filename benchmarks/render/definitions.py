@@ -2,7 +2,7 @@
 
 Docstrings of the public functions in ``tycheon/metrics`` and ``tycheon/stats`` are read with ``ast``
 (the renderer never imports library internals), and column meanings come from the descriptions in the
-results schema. A module that is missing or has no documented public function is reported as such.
+results model (:mod:`benchmarks.results_model`). A module that is missing or has no documented public function is reported as such.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,6 @@ def read_package(root: Path, package: str) -> Package:
     return Package(package, tuple(definitions), note)
 
 
-def schema_columns(schema: dict[str, Any], definition: str) -> list[tuple[str, str]]:
-    """``(field, description)`` for every described property of ``$defs[definition]``, in schema order."""
-    properties = schema.get("$defs", {}).get(definition, {}).get("properties", {})
-    return [(name, spec["description"]) for name, spec in properties.items() if "description" in spec]
+def model_columns(model: type[BaseModel]) -> list[tuple[str, str]]:
+    """``(field, description)`` for every described field of a results model, in declaration order."""
+    return [(name, f.description) for name, f in model.model_fields.items() if f.description]

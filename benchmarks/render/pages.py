@@ -11,6 +11,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.results_model import (
+    Leaderboard,
+    LeaderboardRow,
+    ModelEntry,
+    RunWarning,
+    TableKey,
+)
+
 from . import charts
 from .fmt import slugify
 from .load import Run
@@ -35,17 +43,13 @@ class NavNode:
     children: list[NavNode] = field(default_factory=list)
 
 
-def lb_key(lb: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    return (lb["dataset"], lb["protocol"], lb["unit"], lb["demand_class"], lb["metric"])
-
-
 _NULL_CELLS = (  # (column, value shown, reason the schema records when that value is null, column label)
     ("dm", "dm_p_bh", "dm_reason", "DM p against the production baseline"),
     ("verdict", "verdict_vs_rw", "verdict_reason", "verdict against the random walk"),
 )
 
 
-def null_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def null_notes(rows: list[LeaderboardRow]) -> dict[str, Any]:
     """Footnotes for a leaderboard's empty DM p and verdict cells, from the reasons the results file records.
 
     One note per (column, reason), numbered in row order, naming every model it applies to; ``marks`` maps
@@ -57,15 +61,15 @@ def null_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
     marks: dict[tuple[str, str], int] = {}
     for row in rows:
         for column, value_key, reason_key, label in _NULL_CELLS:
-            reason = row.get(reason_key)
-            if row[value_key] is not None or not reason:
+            reason = getattr(row, reason_key)
+            if getattr(row, value_key) is not None or not reason:
                 continue
             if (column, reason) not in numbers:
                 numbers[(column, reason)] = len(notes) + 1
                 notes.append({"number": len(notes) + 1, "label": label, "reason": reason, "models": []})
             number = numbers[(column, reason)]
-            notes[number - 1]["models"].append(row["display_name"])
-            marks[(row["model"], column)] = number
+            notes[number - 1]["models"].append(row.display_name)
+            marks[(row.model, column)] = number
     return {"notes": notes, "marks": marks}
 
 
@@ -79,7 +83,7 @@ class SiteModel:
         for versions in self.by_name.values():
             versions.sort(key=lambda r: r.version)
         self.names = sorted(self.by_name)
-        model_ids = sorted({m["id"] for run in runs for m in run.data["models"]})
+        model_ids = sorted({m.id for run in runs for m in run.data.models})
         self.styles = {mid: charts.style_for(i) for i, mid in enumerate(model_ids)}
         self.model_ids = model_ids
 
@@ -87,8 +91,8 @@ class SiteModel:
         return self.by_name[name][-1]
 
     @staticmethod
-    def models(run: Run) -> dict[str, dict[str, Any]]:
-        return {m["id"]: m for m in run.data["models"]}
+    def models(run: Run) -> dict[str, ModelEntry]:
+        return {m.id: m for m in run.data.models}
 
     # Paths -----------------------------------------------------------------------------------------
     @staticmethod
@@ -108,11 +112,10 @@ class SiteModel:
         return f"benchmarks/{slugify(name)}/{slugify(dataset)}/{slugify(protocol)}/{slugify(unit)}/index.md"
 
     @staticmethod
-    def leaderboard_page(name: str, key: tuple[str, str, str, str, str]) -> str:
-        dataset, protocol, unit, demand_class, metric = key
+    def leaderboard_page(name: str, key: TableKey) -> str:
         return (
-            f"benchmarks/{slugify(name)}/{slugify(dataset)}/{slugify(protocol)}/{slugify(unit)}/"
-            f"{slugify(demand_class)}-{slugify(metric)}.md"
+            f"benchmarks/{slugify(name)}/{slugify(key.dataset)}/{slugify(key.protocol)}/{slugify(key.unit)}/"
+            f"{slugify(key.demand_class)}-{slugify(key.metric)}.md"
         )
 
     @staticmethod
@@ -128,46 +131,42 @@ class SiteModel:
         return f"models/{slugify(model_id)}.md"
 
     # Shared blocks ---------------------------------------------------------------------------------
-    def leaderboards(self, run: Run) -> list[dict[str, Any]]:
+    def leaderboards(self, run: Run) -> list[Leaderboard]:
         """The run's leaderboards in display order: dataset, protocol, unit, class, metric."""
         data = run.data
-        datasets = [d["name"] for d in data["datasets"]]
-        protocols = [p["id"] for p in data["protocols"]]
-        units = [u for d in data["datasets"] for u in d["units"]]
-        metrics = list(data["config"].get("metrics", [])) if isinstance(data["config"].get("metrics"), list) else []
-        order = {
-            0: {v: i for i, v in enumerate(dict.fromkeys(datasets))},
-            1: {v: i for i, v in enumerate(protocols)},
-            2: {v: i for i, v in enumerate(dict.fromkeys(units))},
-            3: {v: i for i, v in enumerate(CLASS_ORDER)},
-            4: {v: i for i, v in enumerate(dict.fromkeys(str(m) for m in metrics))},
+        metrics = data.config.get("metrics", [])
+        order: dict[str, dict[str, int]] = {  # display position of each value, per TableKey field
+            "dataset": {v: i for i, v in enumerate(dict.fromkeys(d.name for d in data.datasets))},
+            "protocol": {v: i for i, v in enumerate(p.id for p in data.protocols)},
+            "unit": {v: i for i, v in enumerate(dict.fromkeys(u for d in data.datasets for u in d.units))},
+            "demand_class": {v: i for i, v in enumerate(CLASS_ORDER)},
+            "metric": {v: i for i, v in enumerate(dict.fromkeys(map(str, metrics if isinstance(metrics, list) else [])))},
         }
 
-        def key(lb: dict[str, Any]) -> tuple[Any, ...]:
-            k = lb_key(lb)
-            return tuple((order[i].get(v, len(order[i])), v) for i, v in enumerate(k))
+        def key(lb: Leaderboard) -> tuple[tuple[int, str], ...]:
+            return tuple((order[f].get(v, len(order[f])), v) for f, v in lb.key._asdict().items())
 
-        return sorted(data["leaderboards"], key=key)
+        return sorted(data.leaderboards, key=key)
 
     def not_scored(self, run: Run, *, dataset: str, protocol: str, present: set[str]) -> list[dict[str, Any]]:
         """Models that would have appeared in a (dataset, protocol) table but did not, with the reason."""
         rows = []
-        for model in sorted(run.data["models"], key=lambda m: m["id"]):
-            if model["id"] in present:
+        for model in sorted(run.data.models, key=lambda m: m.id):
+            if model.id in present:
                 continue
-            runs = [r for r in model["runs"] if r["dataset"] == dataset and r["protocol"] == protocol]
+            runs = [r for r in model.runs if r.dataset == dataset and r.protocol == protocol]
             if not runs:
                 status, reason = "not run", "not configured for this dataset and protocol"
             else:
-                status = runs[0]["status"]
-                reason = runs[0]["reason"] or (
+                status = runs[0].status
+                reason = runs[0].reason or (
                     "ran, but scored no block in this table" if status == "ran" else "no reason recorded"
                 )
-            rows.append({"model": model["id"], "display_name": model["display_name"], "status": status,
-                         "reason": reason, "traceback": runs[0]["traceback"] if runs else None})
+            rows.append({"model": model.id, "display_name": model.display_name, "status": status,
+                         "reason": reason, "traceback": runs[0].traceback if runs else None})
         return rows
 
-    def warnings_for(self, run: Run, dataset: str | None) -> list[dict[str, Any]]:
+    def warnings_for(self, run: Run, dataset: str | None) -> list[RunWarning]:
         """Data warnings about this dataset plus run-wide ones (dataset null).
 
         Only facts about the data are kept: warnings of kind ``model`` (the schema's kind for a skipped or
@@ -176,23 +175,23 @@ class SiteModel:
         ``redistributable`` flags are shown too when the harness wrote no warning of that kind, so a page
         can never omit them.
         """
-        found = [w for w in run.data["warnings"] if w["dataset"] in (dataset, None) and w["kind"] != MODEL_WARNING]
-        info = next((d for d in run.data["datasets"] if d["name"] == dataset), None)
-        kinds = {w["kind"] for w in found if w["dataset"] == dataset}
-        if info is not None and info["synthetic"] and "synthetic" not in kinds:
-            found.append({"dataset": dataset, "kind": "synthetic", "message": "the dataset is flagged synthetic"})
-        if info is not None and not info["redistributable"] and "not_redistributable" not in kinds:
-            found.append({"dataset": dataset, "kind": "not_redistributable",
-                          "message": "the dataset is flagged not redistributable: do not publish its values"})
+        found = [w for w in run.data.warnings if w.dataset in (dataset, None) and w.kind != MODEL_WARNING]
+        info = next((d for d in run.data.datasets if d.name == dataset), None)
+        kinds = {w.kind for w in found if w.dataset == dataset}
+        if info is not None and info.synthetic and "synthetic" not in kinds:
+            found.append(RunWarning(dataset=dataset, kind="synthetic", message="the dataset is flagged synthetic"))
+        if info is not None and not info.redistributable and "not_redistributable" not in kinds:
+            found.append(RunWarning(dataset=dataset, kind="not_redistributable",
+                                    message="the dataset is flagged not redistributable: do not publish its values"))
         return found
 
-    def run_warnings(self, run: Run) -> list[dict[str, Any]]:
+    def run_warnings(self, run: Run) -> list[RunWarning]:
         """Data warnings of the whole run: run-wide ones, then each dataset's (see :meth:`warnings_for`)."""
-        found = [w for w in run.data["warnings"] if w["dataset"] is None and w["kind"] != MODEL_WARNING]
-        names = list(dict.fromkeys([d["name"] for d in run.data["datasets"]]
-                                   + [w["dataset"] for w in run.data["warnings"] if w["dataset"] is not None]))
+        found = [w for w in run.data.warnings if w.dataset is None and w.kind != MODEL_WARNING]
+        names = list(dict.fromkeys([d.name for d in run.data.datasets]
+                                   + [w.dataset for w in run.data.warnings if w.dataset is not None]))
         for name in names:
-            found.extend(w for w in self.warnings_for(run, name) if w["dataset"] is not None)
+            found.extend(w for w in self.warnings_for(run, name) if w.dataset is not None)
         return found
 
     @staticmethod
@@ -205,47 +204,47 @@ class SiteModel:
         protocol.
         """
         entries = []
-        for model in sorted(run.data["models"], key=lambda m: m["id"]):
+        for model in sorted(run.data.models, key=lambda m: m.id):
             outcomes: dict[tuple[str, str], dict[str, list[str]]] = {}
-            for r in model["runs"]:
-                if r["status"] == "ran" or (dataset is not None and r["dataset"] != dataset):
+            for r in model.runs:
+                if r.status == "ran" or (dataset is not None and r.dataset != dataset):
                     continue
-                key = (r["status"], r["reason"] or "no reason recorded")
-                outcomes.setdefault(key, {}).setdefault(r["dataset"], []).append(r["protocol"])
+                key = (r.status, r.reason or "no reason recorded")
+                outcomes.setdefault(key, {}).setdefault(r.dataset, []).append(r.protocol)
             for (status, reason), where in outcomes.items():
                 clauses: dict[tuple[str, ...], list[str]] = {}
                 for name, protocols in where.items():
                     clauses.setdefault(tuple(dict.fromkeys(protocols)), []).append(name)
-                entries.append({"model": model["id"], "display_name": model["display_name"], "status": status,
+                entries.append({"model": model.id, "display_name": model.display_name, "status": status,
                                 "reason": reason, "where": [{"datasets": names, "protocols": list(protocols)}
                                                             for protocols, names in clauses.items()]})
         return entries
 
     @staticmethod
     def provenance(run: Run) -> dict[str, Any]:
-        prov = run.data["provenance"]
+        prov = run.data.provenance
         return {
             "name": run.name, "version": run.version, "file": f"benchmarks/results/{run.name}/{run.version}.json",
-            "prov": prov, "sidecar": run.data["sidecar"],
-            "runtime": prov["timings"].get("runtime_seconds"),
-            "packages": sorted(prov["environment"]["packages"].items()),
-            "seeds": sorted(prov["seeds"].items()),
+            "prov": prov, "sidecar": run.data.sidecar,
+            "runtime": prov.timings.get("runtime_seconds"),
+            "packages": sorted(prov.environment.packages.items()),
+            "seeds": sorted(prov.seeds.items()),
         }
 
     @staticmethod
-    def verdict_counts(lb: dict[str, Any]) -> dict[str, int]:
-        counts = Counter(r["verdict_vs_rw"] for r in lb["rows"] if not r["is_random_walk"])
+    def verdict_counts(lb: Leaderboard) -> dict[str, int]:
+        counts = Counter(r.verdict_vs_rw for r in lb.rows if not r.is_random_walk)
         return {v: counts.get(v, 0) for v in (*VERDICTS, None)}
 
     @staticmethod
-    def dm_counts(lb: dict[str, Any]) -> dict[str, int]:
-        counts = Counter(r["dm_direction"] for r in lb["rows"] if not r["is_baseline"])
+    def dm_counts(lb: Leaderboard) -> dict[str, int]:
+        counts = Counter(r.dm_direction for r in lb.rows if not r.is_baseline)
         return {"better": counts.get("better", 0), "worse": counts.get("worse", 0), "none": counts.get("none", 0)}
 
     @staticmethod
-    def baseline_row(lb: dict[str, Any]) -> dict[str, Any] | None:
-        return next((r for r in lb["rows"] if r["is_baseline"]), None)
+    def baseline_row(lb: Leaderboard) -> LeaderboardRow | None:
+        return next((r for r in lb.rows if r.is_baseline), None)
 
     @staticmethod
-    def rw_row(lb: dict[str, Any]) -> dict[str, Any] | None:
-        return next((r for r in lb["rows"] if r["is_random_walk"]), None)
+    def rw_row(lb: Leaderboard) -> LeaderboardRow | None:
+        return next((r for r in lb.rows if r.is_random_walk), None)

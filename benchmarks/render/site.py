@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
@@ -24,7 +23,7 @@ from benchmarks.owned_dir import reset_owned_dir
 
 from . import fmt
 from .build import benchmark_pages, home_page, methodology_page, model_pages, submit_page
-from .load import ROOT, ResultsFileError, load_results, load_schema
+from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
 
 TEMPLATES = ROOT / "templates"
@@ -81,7 +80,7 @@ def _prepare(out: Path) -> None:
                     note="written by python -m benchmarks.render; this folder is wiped on every render\n")
 
 
-def build_pages(site: SiteModel, *, schema: dict[str, Any], root: Path) -> tuple[list[Page], list[NavNode]]:
+def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNode]]:
     pages: list[Page] = [home_page(site)]
     nav: list[NavNode] = [NavNode(title="Home", page="index.md")]
     bench_nav = []
@@ -94,8 +93,8 @@ def build_pages(site: SiteModel, *, schema: dict[str, Any], root: Path) -> tuple
     models, model_nav = model_pages(site)
     pages.extend(models)
     nav.append(model_nav)
-    pages.append(methodology_page(site, schema=schema, root=root))
-    pages.append(submit_page(schema=schema, root=root))
+    pages.append(methodology_page(site, root=root))
+    pages.append(submit_page(root=root))
     nav.extend([NavNode(title="Methodology", page="methodology.md"), NavNode(title="Submit a model", page="submit.md")])
     paths = [p.path for p in pages]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
@@ -111,10 +110,9 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
     Returns the written paths, sorted. Raises :class:`ResultsFileError` for an invalid results file and
     :class:`RenderTargetError` if ``out`` holds files it did not write.
     """
-    schema = load_schema()
-    runs = load_results(results_dir, schema=schema)
+    runs = load_results(results_dir)
     site = SiteModel(runs)
-    pages, nav = build_pages(site, schema=schema, root=root)
+    pages, nav = build_pages(site, root=root)
     env = environment()
     mkdocs_yml = out.parent / "mkdocs.yml"
     if mkdocs_yml.exists() and not mkdocs_yml.read_text(encoding="utf-8").startswith(MKDOCS_HEADER):

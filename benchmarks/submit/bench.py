@@ -13,12 +13,12 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchmarks.cache import ScoreCache
 from benchmarks.config import BenchmarkConfig, ConfigError, ModelConfig, resolve_benchmark_config
 from benchmarks.owned_dir import reset_owned_dir
-from benchmarks.results_io import write_results
+from benchmarks.results_io import read_results, write_results
+from benchmarks.results_model import ResultsDocument
 from benchmarks.submit.tomlout import write_benchmark_config
 
 __all__ = ["SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render", "run_benchmark"]
@@ -35,7 +35,7 @@ class SubmissionRun:
     """What a submission run wrote: the results JSON, its document, and the config that ran."""
 
     results_path: Path
-    doc: dict[str, Any]
+    doc: ResultsDocument
     config_path: Path
 
 
@@ -99,7 +99,7 @@ def run_benchmark(
     inputs = RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress)
     doc, sidecar = build_results(inputs)
     out = write_results(doc, sidecar, results_dir=results_dir)
-    return SubmissionRun(results_path=out, doc={**doc, "version": out.stem}, config_path=config_path)
+    return SubmissionRun(results_path=out, doc=read_results(out), config_path=config_path)
 
 
 def render(*, results_dir: Path, site_dir: Path, html: bool) -> Path:

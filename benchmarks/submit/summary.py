@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.results_model import ModelRun, ResultsDocument
 from benchmarks.submit.validate import Verdict
 
 __all__ = ["model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
@@ -34,63 +35,63 @@ def rejection_summary(verdicts: list[Verdict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def model_failures(doc: dict[str, Any], model_id: str) -> list[dict[str, Any]]:
+def model_failures(doc: ResultsDocument, model_id: str) -> list[ModelRun]:
     """The runs of ``model_id`` that did not produce scores (skipped or failed), with their reasons."""
-    entry = next((m for m in doc["models"] if m["id"] == model_id), None)
-    return [] if entry is None else [r for r in entry["runs"] if r["status"] != "ran"]
+    entry = next((m for m in doc.models if m.id == model_id), None)
+    return [] if entry is None else [r for r in entry.runs if r.status != "ran"]
 
 
-def scored_anywhere(doc: dict[str, Any], model_id: str) -> bool:
+def scored_anywhere(doc: ResultsDocument, model_id: str) -> bool:
     """Whether ``model_id`` ran *and* forecast at least one scored series somewhere (support > 0); a model
     that ran but abstained everywhere (e.g. a window longer than every history) has nothing to rank."""
-    entry = next((m for m in doc["models"] if m["id"] == model_id), None)
-    return entry is not None and any(r["status"] == "ran" and r.get("support", 0) > 0 for r in entry["runs"])
+    entry = next((m for m in doc.models if m.id == model_id), None)
+    return entry is not None and any(r.status == "ran" and r.support > 0 for r in entry.runs)
 
 
-def _placements(doc: dict[str, Any], model_id: str) -> list[str]:
+def _placements(doc: ResultsDocument, model_id: str) -> list[str]:
     rows = []
-    for lb in doc["leaderboards"]:
-        if lb["demand_class"] != "all":
+    for lb in doc.leaderboards:
+        if lb.demand_class != "all":
             continue
-        mine = next((r for r in lb["rows"] if r["model"] == model_id), None)
+        mine = next((r for r in lb.rows if r.model == model_id), None)
         if mine is None:
             continue
-        dm = "baseline" if mine["is_baseline"] else (
-            f"{mine['dm_direction'] or 'n/a'} (BH p = {_num(mine['dm_p_bh'])})")
-        rows.append(f"| {_cell(lb['dataset'])} | {_cell(lb['unit'])} | {lb['metric']} | {mine['rank']} of "
-                    f"{len(lb['rows'])} | {_num(mine['mean'])} | {_VERDICT.get(mine['verdict_vs_rw'], 'n/a')} | {dm} |")
+        dm = "baseline" if mine.is_baseline else (
+            f"{mine.dm_direction or 'n/a'} (BH p = {_num(mine.dm_p_bh)})")
+        rows.append(f"| {_cell(lb.dataset)} | {_cell(lb.unit)} | {lb.metric} | {mine.rank} of "
+                    f"{len(lb.rows)} | {_num(mine.mean)} | {_VERDICT.get(mine.verdict_vs_rw, 'n/a')} | {dm} |")
     if not rows:
         return ["No leaderboard ranks this model (it produced no scores)."]
     return ["| dataset | unit | metric | place | mean | vs random walk | DM vs production baseline |",
             "|---|---|---|---|---|---|---|", *rows]
 
 
-def _competition(doc: dict[str, Any], model_id: str) -> list[str]:
+def _competition(doc: ResultsDocument, model_id: str) -> list[str]:
     rows = []
-    for table in doc["competition"]:
-        mine = next((r for r in table["rows"] if r["model"] == model_id), None)
+    for table in doc.competition:
+        mine = next((r for r in table.rows if r.model == model_id), None)
         if mine is None:
             continue
-        ranked = sum(1 for r in table["rows"] if r["rank"] is not None)
-        place = f"{mine['rank']} of {ranked}" if mine["rank"] is not None else mine["status"]
-        rows.append(f"| {_cell(table['dataset'])} | {table['competition']} | {table['metric']} | {place} | "
-                    f"{_num(mine['value'])} |")
+        ranked = sum(1 for r in table.rows if r.rank is not None)
+        place = f"{mine.rank} of {ranked}" if mine.rank is not None else mine.status
+        rows.append(f"| {_cell(table.dataset)} | {table.competition} | {table.metric} | {place} | "
+                    f"{_num(mine.value)} |")
     if not rows:
         return []
     return ["", "Competition protocol:", "", "| dataset | competition | metric | place | value |",
             "|---|---|---|---|---|", *rows]
 
 
-def results_summary(doc: dict[str, Any], model_ids: list[str], *, accepted: bool, results_path: str,
+def results_summary(doc: ResultsDocument, model_ids: list[str], *, accepted: bool, results_path: str,
                     site_path: str) -> str:
     """Markdown for the step summary and the terminal: placement, verdict and failures per submitted model."""
     status = "accepted" if accepted else "rejected"
     lines = [f"## Submission check: {status}", "",
-             f"Benchmark `{doc['name']}` {doc['version']}: `{results_path}`; site: `{site_path}`.",
-             f"Random walk: `{doc['config']['random_walk']}`; production baseline: "
-             f"`{doc['config']['production_baseline']}`. The verdict needs both one-sided tests (squared error "
-             f"and CRPS) below {doc['config']['alpha']:g} (ADR-0006 decision 6).", ""]
-    names = {m["id"]: m["display_name"] for m in doc["models"]}
+             f"Benchmark `{doc.name}` {doc.version}: `{results_path}`; site: `{site_path}`.",
+             f"Random walk: `{doc.config['random_walk']}`; production baseline: "
+             f"`{doc.config['production_baseline']}`. The verdict needs both one-sided tests (squared error "
+             f"and CRPS) below {doc.config['alpha']:g} (ADR-0006 decision 6).", ""]
+    names = {m.id: m.display_name for m in doc.models}
     for model_id in model_ids:
         lines += [f"### {_cell(names.get(model_id, model_id))} (`{model_id}`)", ""]
         lines += _placements(doc, model_id)
@@ -98,6 +99,6 @@ def results_summary(doc: dict[str, Any], model_ids: list[str], *, accepted: bool
         failures = model_failures(doc, model_id)
         if failures:
             lines += ["", "Did not run:", ""]
-            lines += [f"- {_cell(r['dataset'])} ({r['protocol']}): {r['status']}: {_cell(r['reason'])}" for r in failures]
+            lines += [f"- {_cell(r.dataset)} ({r.protocol}): {r.status}: {_cell(r.reason)}" for r in failures]
         lines.append("")
     return "\n".join(lines)

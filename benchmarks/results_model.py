@@ -1,0 +1,410 @@
+"""The results document as typed models: the one definition that writes, validates and reads results.
+
+The pipeline builds a :class:`ResultsBody` from these models, :func:`benchmarks.results_io.write_results`
+adds the version and sidecar block to make a :class:`ResultsDocument`, and ``validate``, ``render`` and
+``submit`` read files back through :func:`parse_document`. The published JSON Schema
+(``benchmarks/schema/results-v1.schema.json``) is generated from these models by
+``python -m benchmarks.schema``; a test fails when the committed file is stale.
+
+Every model forbids unknown fields and is strict about types (no string-to-number coercion), as the
+hand-written schema of results version 1 was. Fields that version 1 made optional have defaults, and
+writing drops the fields that were never set (``exclude_unset``), so files written before these models
+existed (v0001-v0004) validate, and a field added here later is one edit: declare it with a default.
+
+Leaderboard tables are identified by :class:`TableKey`, a named (dataset, protocol, unit, demand class,
+metric) tuple, never by position.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CompetitionRow",
+    "CompetitionTable",
+    "DatasetInfo",
+    "DemandClass",
+    "EngineFacts",
+    "IntervalRow",
+    "IntervalTable",
+    "Leaderboard",
+    "LeaderboardRow",
+    "LeaderboardTests",
+    "ModelEntry",
+    "ModelRun",
+    "Protocol",
+    "Provenance",
+    "ResultsBody",
+    "ResultsDocument",
+    "Sidecar",
+    "TableKey",
+    "RunWarning",
+    "WarningKind",
+    "document_problems",
+    "json_schema",
+    "parse_document",
+]
+
+SCHEMA_VERSION = "1.1.0"
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+Num = float | None
+Prob = Annotated[float, Field(ge=0, le=1)] | None
+Status = Literal["ran", "skipped", "failed"]
+DemandClass = Literal["all", "smooth", "erratic", "intermittent", "lumpy", "undefined"]
+Direction = Literal["better", "worse", "none"]
+Verdict = Literal["beats", "indistinguishable", "worse"]
+WarningKind = Literal["synthetic", "not_redistributable", "survivorship", "subsample", "model", "other"]
+"""What a warning is about: the data's origin (``synthetic``), its licence (``not_redistributable``), a
+survivorship bias, a documented subsample, a model that did not run (``model``), or anything else."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class TableKey(NamedTuple):
+    """What identifies a leaderboard within a results version."""
+
+    dataset: str
+    protocol: str
+    unit: str
+    demand_class: str
+    metric: str
+
+
+class Environment(_Model):
+    python: str
+    platform: str
+    cpu_count: int | None = None
+    packages: dict[str, str | None]
+
+
+class Provenance(_Model):
+    tycheon_version: str
+    git_commit: str | None = Field(description="HEAD commit, null outside a git checkout.")
+    git_dirty: bool | None
+    config_sha256: Sha256 = Field(description="sha256 of the benchmark config file bytes.")
+    model_configs_sha256: dict[str, Sha256] = Field(default_factory=dict)
+    manifest_sha256: Sha256 | None = Field(description="sha256 of the dataset manifest; null if absent.")
+    code_sha256: Sha256 = Field(
+        description="sha256 over the tycheon package sources and the harness; part of the cache key.")
+    environment: Environment
+    seeds: dict[str, int]
+    cache: dict[str, str] = Field(default_factory=dict, description=(
+        "Informational: which (dataset, protocol, model) work came from the cache. Excluded from the "
+        "determinism comparison along with timings."))
+    timings: dict[str, float | str | None] = Field(
+        description="Wall-clock facts; excluded from the determinism comparison.")
+
+
+class Protocol(_Model):
+    id: Slug = Field(description="Referenced by every table entry (e.g. rolling_origin, competition).")
+    kind: Literal["rolling_origin", "competition"]
+    horizon: int = Field(ge=1)
+    stride: int | None = Field(default=None, ge=1)
+    n_origins: int | None = Field(default=None, ge=1)
+    embargo: int | None = Field(default=None, ge=0)
+    min_history: int | None = Field(default=None, ge=1)
+    origins: dict[str, list[str]] = Field(default_factory=dict, description="Origin dates per dataset (ISO).")
+    quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(default_factory=list)
+    description: str
+
+
+class EngineFacts(_Model):
+    """Engine facts for one dataset, summed over the models that ran; empty when none ran."""
+
+    abstained: dict[str, dict[str, dict[str, int]]] = Field(
+        default_factory=dict, description="Blocks the engine abstained on: unit -> origin -> reason -> count.")
+    guard_checks: dict[str, int] = Field(
+        default_factory=dict, description="Look-ahead guard checks passed, by guard point.")
+    overlap_lag: int | None = Field(default=None, ge=0)
+
+
+class DatasetInfo(_Model):
+    name: str
+    content_hash: Sha256
+    description: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    n_series: int = Field(ge=1)
+    n_series_total: int | None = Field(
+        default=None, description="Series in the source before any documented subsample.")
+    freq: str
+    season_length: int = Field(ge=1)
+    start: str | None = None
+    end: str | None = None
+    synthetic: bool
+    redistributable: bool
+    warnings: list[str] = Field(description="The dataset's warning messages (typed in the top-level list).")
+    units: list[str]
+    engine: EngineFacts = Field(default_factory=EngineFacts, description=(
+        "Engine facts for this dataset: guard_checks, abstained counts, overlap lag."))
+
+
+class ModelRun(_Model):
+    dataset: str
+    protocol: Slug
+    status: Status
+    reason: str | None
+    traceback: str | None = Field(description="Short traceback (last frames) for failures.")
+    support: int = Field(ge=0, description="Blocks (series x origin, all units) scored.")
+    timings: dict[str, float | None] = Field(
+        description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison.")
+
+
+class ModelSource(_Model):
+    kind: Literal["tycheon", "sktime"]
+    forecaster: str | None = None
+    estimator: str | None = None
+
+
+class ModelEntry(_Model):
+    id: Slug
+    display_name: str = Field(max_length=80)
+    family: str
+    source: ModelSource
+    params: dict[str, Any]
+    tags: list[str]
+    licence: str
+    contributor: str
+    config_sha256: Sha256
+    roles: list[Literal["random_walk", "production_baseline", "scale_reference"]]
+    runs: list[ModelRun]
+
+
+class Sidecar(_Model):
+    path: str = Field(description="File name relative to the results JSON; the name contains the sha256.")
+    sha256: Sha256
+    format: Literal["parquet"]
+    n_rows: int = Field(ge=0)
+    columns: list[str] = Field(default_factory=list)
+
+
+class RunWarning(_Model):
+    dataset: str | None
+    kind: WarningKind
+    message: str
+
+
+class LeaderboardRow(_Model):
+    rank: int = Field(ge=1, description="Position by mean (ties share the lower rank).")
+    model: Slug
+    display_name: str
+    mean: Num
+    median: Num
+    mean_rank: Num = Field(description="Friedman mean rank over complete blocks (1 = best).")
+    beats_baseline_blocks: int | None = Field(ge=0, description=(
+        "Blocks where this model's metric is below the production baseline's; null for the baseline itself."))
+    dm_stat: Num
+    dm_p: Prob = Field(description=(
+        "Two-sided DM (HLN, overlap-corrected) p vs the production baseline on pooled per-step losses."))
+    dm_p_bh: Prob = Field(description="Benjamini-Hochberg adjusted within this table's family.")
+    dm_direction: Direction | None = Field(description=(
+        "Sign of the DM statistic when dm_p_bh < 0.05, else none; null for the baseline."))
+    verdict_vs_rw: Verdict | None = Field(description=(
+        "ADR-0006 decision 6 (both one-sided tests, squared error and CRPS, vs naive); null for the random "
+        "walk itself or when not computable."))
+    dm_reason: str | None = Field(default=None, description=(
+        "Why dm_stat/dm_p are null (the refusing test's message, or 'is the production baseline'); null "
+        "when computed."))
+    verdict_p_se: Prob = Field(default=None, description=(
+        "One-sided pooled DM p (challenger's squared error lower than the random walk's) behind the verdict."))
+    verdict_p_crps: Prob = Field(default=None, description=(
+        "One-sided pooled DM p on CRPS (own quantiles, else conformal 80% band) behind the verdict."))
+    verdict_reason: str | None = Field(default=None, description=(
+        "Why verdict_vs_rw is null (e.g. no CRPS of one kind for both models, too few blocks); null when "
+        "computed."))
+    dm_unscaled_p: Prob = Field(default=None, description=(
+        "The paper's variant of dm_p: two-sided pooled DM on unscaled per-step absolute errors."))
+    dm_unscaled_p_bh: Prob = Field(default=None, description="dm_unscaled_p, BH-adjusted within the family.")
+    dm_unscaled_direction: Direction | None = Field(default=None, description=(
+        "dm_direction of the unscaled variant."))
+    verdict_p_se_adj: Prob = Field(default=None, description=(
+        "verdict_p_se adjusted within the table's family (tests.verdict_adjust)."))
+    verdict_p_crps_adj: Prob = Field(default=None, description=(
+        "verdict_p_crps adjusted within the table's family (tests.verdict_adjust)."))
+    verdict_vs_rw_unscaled: Verdict | None = Field(default=None, description=(
+        "The verdict rule on unscaled losses (the paper's variant)."))
+    verdict_p_se_unscaled: Prob = None
+    verdict_p_crps_unscaled: Prob = None
+    verdict_p_se_adj_unscaled: Prob = None
+    verdict_p_crps_adj_unscaled: Prob = None
+    verdict_reason_unscaled: str | None = Field(default=None, description=(
+        "Why verdict_vs_rw_unscaled is null; null when computed."))
+    support: int = Field(ge=0, description="Blocks scored by this model in this table.")
+    full_support: bool = Field(description=(
+        "False: fewer blocks than the most-supported model (the site shows a dagger)."))
+    is_baseline: bool
+    is_random_walk: bool
+
+
+class LeaderboardTests(_Model):
+    friedman_statistic: Num
+    friedman_p: Prob
+    nemenyi_cd: Num
+    conservative_cd: Num = Field(description="CD on one origin per series (independent blocks).")
+    n_blocks: int = Field(ge=0, description="Complete blocks the Friedman test ran on.")
+    dropped_blocks: int = Field(ge=0, description="Blocks dropped because some model did not score them.")
+    n_models: int = Field(ge=0)
+    alpha: float
+    dm_loss: str | None = Field(default=None, description="Per-step loss pooled by the DM test (e.g. absolute error).")
+    dm_family_size: int | None = Field(default=None, ge=0)
+    dm_overlap_lag: int | None = Field(default=None, ge=0)
+    friedman_reason: str | None = Field(default=None, description=(
+        "Why the Friedman/Nemenyi values are null; null when computed."))
+    conservative_cd_reason: str | None = Field(default=None, description=(
+        "Why conservative_cd is null; null when computed."))
+    dm_unscaled_loss: str | None = Field(default=None, description="Per-step loss of the dm_unscaled_* columns.")
+    verdict_point_loss: str | None = Field(default=None, description="Per-step point loss of the verdict's DM leg.")
+    verdict_adjust: Literal["bh", "holm", "none"] | None = Field(default=None, description=(
+        "Multiplicity adjustment of the verdict p-values within the table's family."))
+    crps_kind: str | None = Field(default=None, description=(
+        "CRPS kind of the table (one kind for every model): conformal_band_quantiles or approx_quantiles."))
+    crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
+    verdict_crps_kind: str | None = Field(default=None, description="CRPS kind of the verdict's CRPS leg.")
+    verdict_crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
+    verdict_crps_scale: str | None = Field(default=None, description=(
+        "Score-set column that scales the verdict's CRPS (scale_mae: the MASE scale)."))
+    n_zero_scale_blocks: int | None = Field(default=None, ge=0, description=(
+        "Blocks left out because their scale is zero."))
+    cell_ok: bool | None = Field(default=None, description=(
+        "Whether the table reaches the minimum cell (WP26 section 6); if not, no winner, DM or verdict."))
+    cell_count: int | None = Field(default=None, ge=0, description="What the minimum cell counts, counted.")
+    cell_counts: str | None = Field(default=None, description=(
+        "What the minimum cell counts: scored blocks or scored per-step losses."))
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
+    cell_reason: str | None = Field(default=None, description="Why the table is below the minimum cell; null if not.")
+
+
+class Leaderboard(_Model):
+    dataset: str
+    protocol: Slug
+    unit: str = Field(description="series, total, level:<attr>, groups:<k>, groups_random:<k>.")
+    demand_class: DemandClass
+    metric: str = Field(description="Ranking metric (mase, rmsse, wape, crps...), lower is better.")
+    baseline: Slug = Field(description="Production baseline for the beats / DM columns.")
+    random_walk: Slug
+    n_blocks_total: int = Field(ge=0)
+    winner: Slug | None = Field(default=None, description=(
+        "The model ranked first when the table reaches the minimum cell and its metric ranks; else null."))
+    rows: list[LeaderboardRow]
+    tests: LeaderboardTests
+
+    @property
+    def key(self) -> TableKey:
+        return TableKey(self.dataset, self.protocol, self.unit, self.demand_class, self.metric)
+
+
+class IntervalRow(_Model):
+    model: Slug
+    n_records: int = Field(ge=0)
+    coverage80: Prob
+    coverage95: Prob
+    msis80: Num
+    msis95: Num
+    rank_point: int | None = None
+    rank_interval: int | None = None
+
+
+class IntervalTable(_Model):
+    dataset: str
+    protocol: Slug
+    unit: str
+    demand_class: DemandClass
+    band: Literal["conformal"] = Field(description=(
+        "Split-conformal bands built by the engine on each model's own point errors."))
+    interval_metric: Literal["msis95", "msis80"] | None = Field(default=None, description=(
+        "The MSIS level the interval ranking uses: the widest band every ranked model has."))
+    point_vs_interval_spearman: Num = None
+    point_vs_interval_p: Prob = None
+    max_move: int | None = None
+    rows: list[IntervalRow]
+
+
+class CompetitionRow(_Model):
+    rank: int | None = Field(ge=1)
+    model: Slug
+    display_name: str
+    value: Num
+    n_series: int = Field(ge=0)
+    status: Status
+
+
+class CompetitionTable(_Model):
+    dataset: str
+    protocol: Slug
+    competition: str = Field(description="M1, M3 or Tourism.")
+    horizon: int = Field(ge=1)
+    metric: str = Field(description="smape (M3), mape or mase (Tourism), ...")
+    metric_definition: str
+    reference: str | None = Field(default=None, description="Published table this can be held against.")
+    rows: list[CompetitionRow]
+
+
+class ResultsBody(_Model):
+    """A results document as the pipeline builds it: everything but the version and the sidecar block."""
+
+    schema_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]+\.[0-9]+$")] = Field(
+        description="Semantic version of this schema; major 1.")
+    name: Slug = Field(description="Benchmark config name (the <name> in benchmarks/results/<name>/).")
+    provenance: Provenance
+    config: dict[str, Any] = Field(description=(
+        "The benchmark config exactly as loaded (after validation), for the site to display."))
+    protocols: list[Protocol]
+    datasets: list[DatasetInfo]
+    models: list[ModelEntry]
+    warnings: list[RunWarning]
+    leaderboards: list[Leaderboard]
+    intervals: list[IntervalTable]
+    competition: list[CompetitionTable]
+
+
+class ResultsDocument(ResultsBody):
+    """One benchmark run: provenance, the config as run, datasets, per-model status and cost, and every
+    table the site shows (ranked leaderboards with tests, interval quality, competition tables).
+
+    Self-contained: the renderer never recomputes a statistic. Every number that depends on the
+    evaluation design carries the id of the protocol that produced it. All wall-clock facts live under
+    keys named 'timings' (and 'cache'), so two runs with the same config and seeds are identical once
+    those keys are removed. NaN is written as null. Schema evolution within major version 1 is additive
+    only."""
+
+    version: Annotated[str, StringConstraints(pattern=r"^v[0-9]{4}$")] = Field(description=(
+        "Append-only run version within the name: v0001, v0002, ..."))
+    sidecar: Sidecar
+
+    def model(self, model_id: str) -> ModelEntry | None:
+        return next((m for m in self.models if m.id == model_id), None)
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return "/".join(map(str, loc)) or "(root)"
+
+
+def document_problems(error: ValidationError) -> list[str]:
+    """Each problem of a failed validation as ``<json path>: <message> (got <value>)``."""
+    out = []
+    for e in error.errors(include_url=False):
+        got = "" if e["type"] == "missing" else f" (got {e['input']!r:.80})"
+        out.append(f"{_location(e['loc'])}: {e['msg']}{got}")
+    return out
+
+
+def parse_document(data: Any) -> ResultsDocument:
+    """A results document from decoded JSON (raises :class:`pydantic.ValidationError`)."""
+    return ResultsDocument.model_validate(data)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a results document, as committed under ``benchmarks/schema/``."""
+    schema = ResultsDocument.model_json_schema(mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://tycheon.dev/schema/results-v1.schema.json",
+        "title": f"tycheon benchmark results, schema version {SCHEMA_VERSION}",
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
