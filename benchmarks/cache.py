@@ -27,6 +27,7 @@ import os
 import platform
 import tempfile
 import warnings
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 from tycheon.backtest.scoreset import ScoreSet
 
 __all__ = ["CACHE_DIR", "CacheMismatchError", "CacheWarning", "ScoreCache", "cache_key", "forecast_packages",
-           "same_scores"]
+           "harness_code_sha256", "same_scores"]
 
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 # Packages whose code computes or stores forecasts: a new version may change a number.
@@ -61,6 +62,16 @@ def forecast_packages() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+@lru_cache(maxsize=1)
+def harness_code_sha256() -> str:
+    """sha256 of the harness's Python sources that produce numbers (not its configs, models, results or
+    cache, which enter the key through their own hashes or are outputs)."""
+    from benchmarks.provenance import HARNESS_DIR, HARNESS_OUTPUTS, HARNESS_READERS, files_sha256, package_files
+
+    files = [p for p in package_files(HARNESS_DIR, skip=HARNESS_READERS | HARNESS_OUTPUTS) if p.suffix == ".py"]
+    return files_sha256(HARNESS_DIR, files)
 
 
 def cache_key(**parts: Any) -> str:

@@ -28,7 +28,14 @@ from typing import Any
 import pandas as pd
 
 import tycheon
-from benchmarks.cache import CacheMismatchError, ScoreCache, cache_key, forecast_packages, same_scores
+from benchmarks.cache import (
+    CacheMismatchError,
+    ScoreCache,
+    cache_key,
+    forecast_packages,
+    harness_code_sha256,
+    same_scores,
+)
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.results_io import to_json_value
@@ -54,7 +61,7 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -149,7 +156,7 @@ def _run_model(
     key = cache_key(dataset=loaded.info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
                     units=units, backend=cfg.backend, n_jobs=cfg.n_jobs, min_history=min_history, quantiles=list(cfg.quantile_levels),
                     n_samples=cfg.n_samples, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
-                    library=library_sha256(), harness=code_sha256(), tycheon=tycheon.__version__,
+                    library=library_sha256(), harness=harness_code_sha256(), tycheon=tycheon.__version__,
                     packages=forecast_packages())
     cached = inputs.cache.get(key)
     if cached is not None and not inputs.cache.should_verify(key):
@@ -214,7 +221,10 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
 
 
 def _tagged(scores: list[ScoreSet], dataset: str, protocol_id: str) -> pd.DataFrame:
-    tables = [s.table[list(SCORESET_COLUMNS)] for s in scores if len(s.table)]
+    # the quantile columns too: without them the CRPS of a model's own quantiles, and so the published
+    # tables, could not be recomputed from the sidecar (benchmarks.verify)
+    tables = [s.table[list(SCORESET_COLUMNS) + [quantile_column(q) for q in s.quantile_levels]]
+              for s in scores if len(s.table)]
     if not tables:
         return pd.DataFrame(columns=_SIDECAR_COLUMNS)
     frame = pd.concat(tables, ignore_index=True)
