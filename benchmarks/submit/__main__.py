@@ -73,7 +73,7 @@ def check(args: argparse.Namespace) -> int:
         run = bench.run_benchmark(config=args.config, submitted=submitted, models_dir=args.models_dir,
                                   results_dir=results_dir, cache_dir=args.cache_dir, work_dir=work,
                                   progress=args.progress)
-    except (ConfigError, bench.WorkDirError) as err:
+    except (ConfigError, bench.WorkDirError, bench.CannotRankError) as err:
         print(f"submit check could not run: {err}", file=sys.stderr)
         return ERROR
     except LookaheadError as err:

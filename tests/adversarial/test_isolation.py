@@ -81,3 +81,21 @@ def test_isolated_failures_are_contained_with_their_reason(work, limits, reason)
 def test_isolated_cpu_limit_stops_a_busy_loop():
     with pytest.raises(IsolatedFailure, match=r"probe: the isolated process hit its CPU-time limit of 1 s"):
         _isolated(_models.spin, cpu_seconds=1)
+
+
+@pytest.mark.slow
+def test_an_isolated_sktime_model_gives_the_same_rows_as_in_process(bench, monkeypatch):
+    import pandas as pd
+
+    from benchmarks import pipeline
+
+    bench.model("sk_mean", 'kind = "sktime"\nestimator = "NaiveForecaster"', 'strategy = "mean"')
+    config = bench.config(["naive", "snaive_momentum", "sk_mean"])
+    assert bench.run(config, "--no-cache") == 0
+    monkeypatch.setattr(pipeline, "contributed", lambda model: False)
+    assert bench.run(config, "--no-cache") == 0
+    docs = [json.loads((bench.results / "adv" / f"v000{i}.json").read_text()) for i in (1, 2)]
+    isolated, in_process = (pd.read_parquet(bench.results / "adv" / d["sidecar"]["path"]) for d in docs)
+    assert (isolated["model"] == "sk_mean").sum() > 0
+    pd.testing.assert_frame_equal(isolated, in_process, check_exact=True)
+    assert docs[0]["sidecar"]["sha256"] == docs[1]["sidecar"]["sha256"]

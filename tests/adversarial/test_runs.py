@@ -48,3 +48,19 @@ def test_a_run_where_every_model_fails_writes_nothing(bench, capsys):
     assert "needs a dask_client" in err
     assert "no leaderboard or competition table could be built" in err
     assert not list(bench.results.rglob("v*.json"))
+
+
+def test_a_submission_check_whose_random_walk_failed_writes_nothing(bench, hostile, tmp_path, capsys, monkeypatch):
+    from benchmarks.submit.__main__ import main as submit_main
+    from tests.adversarial._models import Crash
+    from tycheon.forecasters import registry
+
+    path = bench.model("mine", 'kind = "tycheon"\nforecaster = "ses"', "alpha = 0.45")
+    monkeypatch.setitem(registry._REGISTRY, "naive", Crash)
+    code = submit_main(["check", str(path), "--config", str(bench.config(["naive", "snaive_momentum"])),
+                        "--models-dir", str(bench.models), "--work-dir", str(tmp_path / "work"),
+                        "--results-dir", str(bench.results), "--cache-dir", str(bench.cache)])
+    assert code == 2
+    assert "submit check could not run: the benchmark cannot rank, so nothing was written: the random walk " \
+           "'naive' failed" in capsys.readouterr().err
+    assert not list(bench.results.rglob("v*.json"))
