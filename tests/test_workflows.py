@@ -86,8 +86,8 @@ def lint(doc: dict[str, Any], *, file: str = "") -> list[str]:
         writes = _writes(job.get("permissions"))
         if pr and writes:
             problems.append(f"job {name}: write permissions {sorted(writes)} in a pull-request workflow")
-        elif writes - WRITE_OK - WRITE_OK_BY_JOB.get((file, name), set()):
-            problems.append(f"job {name}: write permissions {sorted(writes - WRITE_OK - WRITE_OK_BY_JOB.get((file, name), set()))}")
+        elif extra := writes - WRITE_OK - WRITE_OK_BY_JOB.get((file, name), set()):
+            problems.append(f"job {name}: write permissions {sorted(extra)}")
         for i, step in enumerate(job.get("steps") or []):
             where = f"job {name} step {step.get('name') or step.get('uses') or i}"
             uses = step.get("uses")

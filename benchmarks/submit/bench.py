@@ -21,7 +21,8 @@ from benchmarks.results_io import read_results, write_results
 from benchmarks.results_model import ResultsDocument
 from benchmarks.submit.tomlout import write_benchmark_config
 
-__all__ = ["CannotRankError", "SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render", "run_benchmark"]
+__all__ = ["CannotRankError", "SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render",
+           "run_benchmark"]
 
 MARKER = ".tycheon-submit"
 

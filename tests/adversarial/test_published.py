@@ -14,7 +14,8 @@ from benchmarks.validate import main as validate_main
 
 
 def _render(published) -> int:
-    return render_main(["--results", str(published.parent.parent), "--out", str(published.parent.parent.parent / "docs")])
+    results = published.parent.parent
+    return render_main(["--results", str(results), "--out", str(results.parent / "docs")])
 
 
 @pytest.fixture
@@ -39,7 +40,8 @@ def test_an_edited_leaderboard_number_is_named_and_render_refuses_it(published, 
     capsys.readouterr()
     assert validate_main([str(published)]) == 1
     out = capsys.readouterr().out
-    assert "leaderboards[0].rows[0].mean: published" in out and "the published numbers are not those of the sidecar" in out
+    assert "leaderboards[0].rows[0].mean: published" in out
+    assert "the published numbers are not those of the sidecar" in out
     assert _render(published) == 2
     assert "leaderboards[0].rows[0].mean: published" in capsys.readouterr().err
 

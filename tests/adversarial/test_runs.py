@@ -24,9 +24,8 @@ def test_a_concurrent_run_is_refused_before_computing_and_loses_nothing(bench, c
 
 
 def test_a_run_whose_random_walk_failed_writes_nothing(bench, hostile, capsys, monkeypatch):
-    from tycheon.forecasters import registry
-
     from tests.adversarial._models import Crash
+    from tycheon.forecasters import registry
 
     monkeypatch.setitem(registry._REGISTRY, "naive", Crash)
     config = bench.config(["naive", "snaive_momentum"])

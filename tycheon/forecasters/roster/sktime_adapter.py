@@ -4,8 +4,9 @@ The class is looked up by *exact* name in :mod:`.sktime_allowlist` (``sktime_all
 sktime's whole registry (some registered classes ``eval`` a string parameter) and never by importing a
 caller's module path; ``params`` are checked against the list's rules when the forecaster is constructed,
 so a parameter off the list, of the wrong type, out of range or non-finite is refused before anything runs.
-The class is built with ``params`` and fitted to each series on its own at every origin: a ``pd.Series`` on a ``PeriodIndex`` of the series' observed periods (an integer
-index where the frequency has no period equivalent), forecasting ``fh = 1..h``. Quantiles come from
+The class is built with ``params`` and fitted to each series on its own at every origin: a ``pd.Series``
+on a ``PeriodIndex`` of the series' observed periods (an integer index where the frequency has no period
+equivalent), forecasting ``fh = 1..h``. Quantiles come from
 ``predict_quantiles`` when the estimator has the ``capability:pred_int`` tag; otherwise the engine's
 conformal bands are its intervals.
 
