@@ -34,6 +34,11 @@ class Exit(_Base):
         sys.exit(3)
 
 
+class Interrupt(_Base):
+    def _predict(self, history, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+        raise KeyboardInterrupt
+
+
 class Crash(_Base):
     def _predict(self, history, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
         raise RuntimeError("crashed on purpose")

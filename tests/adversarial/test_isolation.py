@@ -99,3 +99,30 @@ def test_an_isolated_sktime_model_gives_the_same_rows_as_in_process(bench, monke
     assert (isolated["model"] == "sk_mean").sum() > 0
     pd.testing.assert_frame_equal(isolated, in_process, check_exact=True)
     assert docs[0]["sidecar"]["sha256"] == docs[1]["sidecar"]["sha256"]
+
+
+@pytest.mark.slow
+def test_keyboard_interrupt_and_sys_exit_inside_joblib_workers_are_recorded_per_model(small_panel):
+    from tycheon.backtest import engine
+    from tycheon.backtest.factories import forecaster_factory, instance_factory
+    from tycheon.backtest.protocol import RollingOrigin
+
+    scores = engine.run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=2),
+                        {"interrupt": instance_factory(_models.Interrupt()), "quit": instance_factory(_models.Exit()),
+                         "naive": forecaster_factory("naive")},
+                        backend="joblib", n_jobs=2, chunk_size=6, min_history=12)
+    status = scores.meta["models"]
+    assert (status["interrupt"]["status"], status["interrupt"]["reason"]) == (
+        "failed", "KeyboardInterrupt: raised inside a worker")
+    assert (status["quit"]["status"], status["quit"]["reason"]) == ("failed", "SystemExit: 3")
+    assert status["naive"]["status"] == "ran" and set(scores.table["model"]) == {"naive"}
+
+
+def test_ctrl_c_in_the_main_process_still_stops_a_sequential_run(small_panel):
+    from tycheon.backtest import engine
+    from tycheon.backtest.factories import instance_factory
+    from tycheon.backtest.protocol import RollingOrigin
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=2),
+                   {"interrupt": instance_factory(_models.Interrupt())}, min_history=12)
