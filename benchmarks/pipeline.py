@@ -19,7 +19,7 @@ import functools
 import hashlib
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,17 +169,8 @@ def _run_model(
         chunk_size=chunk, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples, min_history=min_history,
         backend=cfg.backend, n_jobs=cfg.n_jobs, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
         progress=inputs.progress)
-    budget = cfg.time_budget_seconds
     try:
-        if contributed(model):
-            wall = (budget if budget is not None else ISOLATED_WALL_SECONDS) + HARD_LIMIT_GRACE_SECONDS
-            limits = Limits(wall_seconds=wall, cpu_seconds=wall * max(1, cfg.n_jobs),
-                            memory_bytes=ISOLATED_MEMORY_BYTES)
-            scores = run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits,
-                                  label=model.id)
-        else:
-            with wall_clock_limit(None if budget is None else budget + HARD_LIMIT_GRACE_SECONDS, label=model.id):
-                scores = run()
+        scores = _execute(run, model, cfg)
     except LookaheadError:
         raise
     except IsolatedFailure as err:
@@ -204,6 +195,19 @@ def _run_model(
     if status["status"] == "ran":
         inputs.cache.put(key, scores)
     return ModelOutcome(scores, status, "computed")
+
+
+def _execute(run: Callable[[], ScoreSet], model: ModelConfig, cfg: BenchmarkConfig) -> ScoreSet:
+    """``run()`` under the model's hard limits: in a separate limited process for a contributed model,
+    in process under a wall-clock alarm for tycheon's own (both at the budget plus the grace)."""
+    budget = cfg.time_budget_seconds
+    if contributed(model):
+        wall = (budget if budget is not None else ISOLATED_WALL_SECONDS) + HARD_LIMIT_GRACE_SECONDS
+        limits = Limits(wall_seconds=wall, cpu_seconds=wall * max(1, cfg.n_jobs), memory_bytes=ISOLATED_MEMORY_BYTES)
+        return run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits,
+                            label=model.id)
+    with wall_clock_limit(None if budget is None else budget + HARD_LIMIT_GRACE_SECONDS, label=model.id):
+        return run()
 
 
 def contributed(model: ModelConfig) -> bool:
