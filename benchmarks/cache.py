@@ -2,7 +2,7 @@
 
 The key is the sha256 of everything that determines the score set: the dataset's content hash, the
 validated model config, the protocol and engine options, the seed, the tycheon and harness sources and the
-versions of the packages that compute forecasts (:func:`forecast_packages`). Only models that *ran* are
+versions of the packages that compute forecasts and the CPU kind (:func:`forecast_packages`). Only models that *ran* are
 cached (a failure or a skip may depend on the machine and is retried).
 
 An entry proves what it holds: ``<key>.parquet`` beside ``<key>.json``, a manifest with the key and the
@@ -53,9 +53,22 @@ class CacheMismatchError(RuntimeError):
     """A cache entry, recomputed, did not give the same score set bit for bit."""
 
 
+@lru_cache(maxsize=1)
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def forecast_packages() -> dict[str, str | None]:
-    """Installed versions of :data:`FORECAST_PACKAGES` (None when absent) and the Python version."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
+    """Installed versions of :data:`FORECAST_PACKAGES` (None when absent), the Python version and the CPU
+    (iterative fits may differ in the last bits across CPUs, so an entry is only reused on the same kind)."""
+    out: dict[str, str | None] = {"python": platform.python_version(), "machine": platform.machine(),
+                                  "cpu": _cpu_model()}
     for name in FORECAST_PACKAGES:
         try:
             out[name] = importlib.metadata.version(name)
