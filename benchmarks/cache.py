@@ -1,9 +1,9 @@
 """Cache of finished (dataset, protocol, model) engine output under ``benchmarks/.cache/``.
 
 The key is the sha256 of everything that determines the score set: the dataset's content hash, the
-validated model config, the protocol and engine options, the seed, the tycheon and harness sources and the
-versions of the packages that compute forecasts and the CPU kind (:func:`forecast_packages`). Only models that *ran* are
-cached (a failure or a skip may depend on the machine and is retried).
+validated model config, the protocol and engine options, the seed, the tycheon and harness sources, the
+versions of the packages that compute forecasts and the CPU kind (:func:`forecast_packages`). Only models
+that *ran* are cached (a failure or a skip may depend on the machine and is retried).
 
 An entry proves what it holds: ``<key>.parquet`` beside ``<key>.json``, a manifest with the key and the
 sha256 of the parquet file's bytes. A lookup whose manifest is missing or unreadable, names another key,
