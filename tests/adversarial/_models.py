@@ -87,5 +87,10 @@ def allocate() -> str:
     return str(len(bytearray(16 * 1024**3)))
 
 
+def write_outside(path: str) -> str:
+    Path(path).write_text("escaped")
+    return "wrote"
+
+
 def environment() -> str:
     return "\n".join(sorted(os.environ)) + "\ncwd=" + os.getcwd()

@@ -126,3 +126,19 @@ def test_ctrl_c_in_the_main_process_still_stops_a_sequential_run(small_panel):
     with pytest.raises(KeyboardInterrupt):
         engine.run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=2),
                    {"interrupt": instance_factory(_models.Interrupt())}, min_history=12)
+
+
+def test_an_isolated_model_cannot_write_outside_its_scratch_directory(tmp_path):
+    import functools
+    import subprocess
+    import sys
+
+    probe = subprocess.run([sys.executable, "-c", "from pathlib import Path; import sys; "
+                            "from tycheon.backtest.isolation import restrict_writes; "
+                            "sys.exit(0 if restrict_writes([Path('/tmp')]) else 3)"], capture_output=True)
+    if probe.returncode == 3:
+        pytest.skip("Landlock is not available on this kernel; writes are not restricted here")
+    target = tmp_path / "escaped.txt"
+    with pytest.raises(IsolatedFailure, match=r"probe: PermissionError: \[Errno 13\] Permission denied"):
+        _isolated(functools.partial(_models.write_outside, str(target)))
+    assert not target.exists()

@@ -6,7 +6,9 @@ a fresh interpreter (``python -m tycheon.backtest.isolation``) with
 
 - a scrubbed environment: only ``PATH``, locale, the thread-count and numba-cache variables, and a
   ``HOME``/``TMPDIR`` inside a scratch directory (no tokens, no credentials of the parent);
-- the scratch directory as its working directory (removed afterwards);
+- the scratch directory as its working directory (removed afterwards), and, where the kernel offers
+  Landlock (Linux >= 5.13), no right to create, change or delete files anywhere else (its result folder,
+  ``/dev/shm`` for joblib's semaphores and writes to ``/dev`` nodes excepted; :func:`restrict_writes`);
 - resource limits set by the child on itself before it reads the work (``setrlimit``): CPU seconds
   (``RLIMIT_CPU``), address space (``RLIMIT_AS``), largest file written (``RLIMIT_FSIZE``), no core dumps;
 - a wall-clock limit enforced by the parent: the child signals when its imports are done, and from then on
@@ -18,9 +20,10 @@ a score set: parquet), never as a pickle the parent would have to execute. Any `
 child (``SystemExit``, ``KeyboardInterrupt``, ``MemoryError``) becomes an :class:`IsolatedFailure` with its
 type, message and traceback tail.
 
-Limits: this is process isolation, not a sandbox. The child can still read files its user can read and
-write where its user can write (the working directory and ``HOME`` point into scratch, but nothing stops an
-absolute path); a container or a seccomp/landlock policy is the next layer and is not provided here.
+Limits: this is process isolation, not a full sandbox. The child can still read every file its user can
+read, open network connections, and, where Landlock is unavailable, write where its user can write (the
+working directory and ``HOME`` point into scratch, but nothing then stops an absolute path); a container
+is the next layer and is not provided here.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["IsolatedFailure", "Limits", "WallClockExceeded", "run_isolated", "wall_clock_limit"]
+__all__ = ["IsolatedFailure", "Limits", "WallClockExceeded", "restrict_writes", "run_isolated", "wall_clock_limit"]
 
 T = TypeVar("T")
 
@@ -195,7 +198,8 @@ def run_isolated(
     try:
         (out / "work.pkl").write_bytes(pickle.dumps((work, write)))
         cmd = [sys.executable, "-m", "tycheon.backtest.isolation", str(out),
-               json.dumps({"cpu": limits.cpu_seconds, "memory": limits.memory_bytes, "file": limits.file_bytes})]
+               json.dumps({"cpu": limits.cpu_seconds, "memory": limits.memory_bytes, "file": limits.file_bytes,
+                           "writable": [str(scratch)]})]
         with (out / "stderr.txt").open("wb") as err:
             proc = subprocess.Popen(cmd, cwd=scratch, env=_env(scratch), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
@@ -264,6 +268,60 @@ def _set_limits(spec: dict[str, Any]) -> None:
         cap(resource.RLIMIT_FSIZE, int(spec["file"]))
 
 
+# Landlock (Linux >= 5.13): the file-system rights a process can give up for good.
+_LL_WRITE_FILE, _LL_REMOVE_DIR, _LL_REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+_LL_MAKE = sum(1 << b for b in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
+_LL_REFER, _LL_TRUNCATE = 1 << 13, 1 << 14
+_SYS_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+
+
+def restrict_writes(writable: list[Path]) -> bool:
+    """Forbid this process (and its children) to create, change or delete files outside ``writable``
+    (plus writing to ``/dev`` nodes such as ``/dev/null``), with Landlock; reading stays allowed.
+
+    Returns False, changing nothing, where Landlock is unavailable (not Linux, an old kernel, disabled).
+    """
+    import ctypes
+    import platform
+
+    numbers = _SYS_LANDLOCK.get(platform.machine())
+    if sys.platform != "linux" or numbers is None:
+        return False
+    create, add_rule, restrict = numbers
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._CREATE_RULESET_VERSION
+    if abi < 1:
+        return False
+    handled = _LL_WRITE_FILE | _LL_REMOVE_DIR | _LL_REMOVE_FILE | _LL_MAKE
+    handled |= (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0)
+    attr = ctypes.c_uint64(handled)  # struct landlock_ruleset_attr, first field only (ABI 1 layout)
+    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+
+    class _PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    try:
+        rules = [(p, handled) for p in writable] + [(Path("/dev"), _LL_WRITE_FILE | (handled & _LL_TRUNCATE))]
+        for path, rights in rules:
+            if not path.exists():
+                continue
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = _PathBeneath(rights, fd)
+                if libc.syscall(add_rule, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                    return False
+            finally:
+                os.close(fd)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, required to restrict self
+            return False
+        return libc.syscall(restrict, ruleset, ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(ruleset)
+
+
 def _child(out: Path, spec: dict[str, Any]) -> int:
     _set_limits(spec)
     status: dict[str, Any]
@@ -273,6 +331,8 @@ def _child(out: Path, spec: dict[str, Any]) -> int:
 
         import tycheon.forecasters  # noqa: F401
 
+        if spec.get("writable"):
+            restrict_writes([Path(p) for p in spec["writable"]] + [out, Path("/dev/shm")])
         work, write = pickle.loads((out / "work.pkl").read_bytes())
         (out / "started").touch()
         result = work()
