@@ -92,5 +92,14 @@ def write_outside(path: str) -> str:
     return "wrote"
 
 
+def connect_out() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(2)
+        sock.connect(("127.0.0.1", 9))  # refused or forbidden, never a real peer
+    return "connected"
+
+
 def environment() -> str:
     return "\n".join(sorted(os.environ)) + "\ncwd=" + os.getcwd()

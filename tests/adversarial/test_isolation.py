@@ -142,3 +142,13 @@ def test_an_isolated_model_cannot_write_outside_its_scratch_directory(tmp_path):
     with pytest.raises(IsolatedFailure, match=r"probe: PermissionError: \[Errno 13\] Permission denied"):
         _isolated(functools.partial(_models.write_outside, str(target)))
     assert not target.exists()
+
+
+def test_an_isolated_model_cannot_open_a_tcp_connection():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) < 4:
+        pytest.skip("Landlock ABI >= 4 (network rules) is not available on this kernel")
+    with pytest.raises(IsolatedFailure, match=r"probe: PermissionError: \[Errno 13\] Permission denied"):
+        _isolated(_models.connect_out)

@@ -21,9 +21,9 @@ child (``SystemExit``, ``KeyboardInterrupt``, ``MemoryError``) becomes an :class
 type, message and traceback tail.
 
 Limits: this is process isolation, not a full sandbox. The child can still read every file its user can
-read, open network connections, and, where Landlock is unavailable, write where its user can write (the
-working directory and ``HOME`` point into scratch, but nothing then stops an absolute path); a container
-is the next layer and is not provided here.
+read, use the network where Landlock is older than ABI 4, and, where Landlock is unavailable, write where
+its user can write (the working directory and ``HOME`` point into scratch, but nothing then stops an
+absolute path); a container is the next layer and is not provided here.
 """
 
 from __future__ import annotations
@@ -277,7 +277,8 @@ _SYS_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
 
 def restrict_writes(writable: list[Path]) -> bool:
     """Forbid this process (and its children) to create, change or delete files outside ``writable``
-    (plus writing to ``/dev`` nodes such as ``/dev/null``), with Landlock; reading stays allowed.
+    (plus writing to ``/dev`` nodes such as ``/dev/null``), and, with Landlock ABI >= 4, to bind or connect
+    TCP sockets; reading files stays allowed.
 
     Returns False, changing nothing, where Landlock is unavailable (not Linux, an old kernel, disabled).
     """
@@ -294,8 +295,11 @@ def restrict_writes(writable: list[Path]) -> bool:
         return False
     handled = _LL_WRITE_FILE | _LL_REMOVE_DIR | _LL_REMOVE_FILE | _LL_MAKE
     handled |= (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0)
-    attr = ctypes.c_uint64(handled)  # struct landlock_ruleset_attr, first field only (ABI 1 layout)
-    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    # struct landlock_ruleset_attr: handled_access_fs, then (ABI >= 4) handled_access_net: TCP bind and
+    # connect handled with no rule allowing them, so no TCP at all
+    attr = (ctypes.c_uint64 * 2)(handled, 0b11)
+    size = 16 if abi >= 4 else 8
+    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         return False
 
