@@ -1,16 +1,20 @@
 """``python -m benchmarks.submit``: the contribution flow, locally exactly as on a pull request.
 
 ``check FILE [FILE ...]``
-    (1) validate each model config strictly (the harness's loader, plus: id, display name and
+    (1) validate each model config strictly (the harness's loader: sktime estimators and their params
+    only from the allow-list, params typed, in range and finite; plus: not a reference model, and id,
+    display name (compared after NFKC, case folding and removal of invisible characters) and
     source+params not already taken by another file in ``benchmarks/models/``); (2) run the benchmark
     config (default ``small``) with the submitted models added to its roster, every other model served
     by the score cache where it can be; (3) write a new results version; (4) render the site;
     (5) print a markdown summary (placement per dataset and unit, verdict vs the random walk, what did
-    not run and why). Exit 0: accepted. Exit 1: rejected, with the reasons. Exit 2: the check itself could
-    not run (bad benchmark config, unwritable work folder, render failure).
+    not run and why). Exit 0: accepted. Exit 1: rejected, with the reasons (a submitted model with no
+    scored forecast anywhere, zero support, is rejected). Exit 2: the check itself could not run (bad
+    benchmark config, unwritable work folder, a run that cannot rank, render failure).
 ``changed --base REF [--head REF]``
     Print the model configs a diff adds or changes, one per line (what the workflow passes to ``check``);
-    exit 1 if the diff also touches results or puts anything but ``<id>.toml`` in ``benchmarks/models/``.
+    exit 1 if the diff also touches results, the reference models (``naive``, ``snaive_momentum``), or
+    puts anything but ``<id>.toml`` in ``benchmarks/models/``.
 """
 
 from __future__ import annotations
