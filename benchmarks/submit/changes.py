@@ -11,10 +11,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from benchmarks.submit.validate import REFERENCE_MODELS
+
 __all__ = ["ChangeSet", "GitError", "changed_model_configs", "classify"]
 
 MODELS = PurePosixPath("benchmarks/models")
-REFERENCE_MODELS = frozenset({"naive", "snaive_momentum"})  # as benchmarks.submit.validate.REFERENCE_MODELS
 RESULTS = PurePosixPath("benchmarks/results")
 
 
