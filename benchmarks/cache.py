@@ -184,9 +184,12 @@ class ScoreCache:
             return self._miss(key, "its content does not match the sha256 in its manifest (truncated, "
                                    "corrupted or edited)")
         try:
-            return ScoreSet.from_parquet(path)
+            scores = ScoreSet.from_parquet(path)
         except Exception as err:  # noqa: BLE001 - pyarrow's errors vary by damage; any is a miss
             return self._miss(key, f"not a readable score set ({type(err).__name__}: {err})")
+        if not isinstance(scores.meta, dict) or not isinstance(scores.meta.get("models"), dict):
+            return self._miss(key, "its metadata has no per-model status")
+        return scores
 
     def put(self, key: str, scores: ScoreSet) -> None:
         """Store ``scores`` under ``key`` with its manifest; each file atomically, the manifest last."""

@@ -159,6 +159,8 @@ def _run_model(
                     library=library_sha256(), harness=harness_code_sha256(), tycheon=tycheon.__version__,
                     packages=forecast_packages())
     cached = inputs.cache.get(key)
+    if cached is not None and not isinstance(cached.meta["models"].get(model.id), dict):
+        cached = None  # an entry for another model under this key cannot be this model's result
     if cached is not None and not inputs.cache.should_verify(key):
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
     # Split local models into one chunk of series per worker, so that every core is busy; the chunking is
