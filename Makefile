@@ -1,16 +1,18 @@
 # The two commands at the top of README.md. Both work on a fresh machine: they create .venv, install the
-# project with every extra, then do their job. Re-running skips the install while pyproject.toml is unchanged.
+# project with every extra (versions pinned by constraints.txt), then do their job. Re-running skips the install
+# while pyproject.toml and constraints.txt are unchanged.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
 .PHONY: run test install clean-venv
 
-$(STAMP): pyproject.toml
+# Every version comes from constraints.txt (exact pins), so an install next month gets the same packages.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[all]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -2,10 +2,18 @@
 :class:`BenchmarkConfig` per file under ``benchmarks/configs/``.
 
 Safety by construction: a model config names either a *registered* tycheon forecaster id or an sktime
-estimator *class name* from sktime's own registry (``all_estimators``), plus JSON-typed parameters checked
-against that class's constructor. There is no field that holds an import path, a module, a callable or
-code, and names with dots, colons or slashes are refused by the pattern before any lookup, so a config can
-never make the runner import or execute anything beyond the roster and sktime's registry.
+estimator *class name* from the reviewed allow-list (:mod:`tycheon.forecasters.roster.sktime_allowlist`,
+never sktime's whole registry, whose classes include some that ``eval`` a string parameter), plus
+JSON-typed parameters: a tycheon forecaster's are checked against its constructor's signature and then by
+constructing it (its own range checks), an sktime estimator's against the allow-list's rules (listed
+parameters only, typed, ranged, strings from enumerated choices); the same holds for the params nested in
+the ``sktime`` forecaster's ``params``. Non-finite numbers are refused anywhere in ``params``. There is no
+field that holds an import path, a module, a callable or code, and names with dots, colons or slashes are
+refused by the pattern before any lookup, so a config can never make the runner import or execute
+anything beyond the roster and the allow-list.
+
+Files are read with limits: at most :data:`MAX_CONFIG_BYTES`, UTF-8 without a byte-order mark, nested no
+deeper than the TOML parser can follow; each limit is a clear :class:`ConfigError`.
 
 Every error is a :class:`ConfigError` whose message names the file and the field.
 """
@@ -14,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import math
 import tomllib
 import typing
-from functools import lru_cache
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,6 +55,7 @@ __all__ = [
     "load_benchmark_config",
     "load_model_config",
     "load_model_configs",
+    "read_toml",
     "resolve_benchmark_config",
 ]
 
@@ -56,6 +66,9 @@ CONFIGS_DIR = BENCHMARKS_DIR / "configs"
 SLUG = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
 # A registered id or a class name: letters, digits, '_' and '-' only. No '.', ':', '/', so never a path.
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$"
+MAX_CONFIG_BYTES = 256 * 1024
+# Unicode categories that render as nothing or control the terminal: refused in display names.
+_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
 UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)$"
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
@@ -99,6 +112,18 @@ class ModelConfig(_Strict):
     tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list)
     licence: Annotated[str, Field(min_length=1, max_length=80)]
     contributor: Annotated[str, Field(min_length=1, max_length=120)]
+
+    @pydantic.field_validator("display_name")
+    @classmethod
+    def _visible(cls, name: str) -> str:
+        hidden = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _INVISIBLE})
+        if hidden:
+            raise ValueError(f"contains invisible or control characters ({', '.join(hidden)}); use visible text")
+        if not name.strip():
+            raise ValueError("is only whitespace; a display name must say what the model is")
+        if name != name.strip():
+            raise ValueError("starts or ends with whitespace")
+        return name
 
     def factory_spec(self) -> tuple[str, dict[str, Any]]:
         """``(forecaster_id, params)`` for :func:`tycheon.backtest.engine.forecaster_factory`."""
@@ -337,21 +362,35 @@ def _format_errors(path: Path, err: pydantic.ValidationError) -> str:
     return f"{path}: " + "; ".join(lines)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a config file with limits: size, encoding (UTF-8, no BOM), nesting depth.
+
+    Raises
+    ------
+    ConfigError
+        Missing, too large, with a byte-order mark, not UTF-8, too deeply nested, or not TOML.
+    """
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError as err:
         raise ConfigError(f"{path}: no such config file") from err
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read: {err}") from err
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a config is a short TOML file")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise ConfigError(f"{path}: starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without a BOM")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 ({err})") from err
+    try:
+        return tomllib.loads(text)
+    except RecursionError as err:
+        raise ConfigError(f"{path}: nested too deeply for a config (arrays or tables inside each other)") from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from err
-
-
-@lru_cache(maxsize=1)
-def _sktime_forecasters() -> dict[str, type]:
-    from sktime.registry import all_estimators
-
-    return dict(all_estimators(estimator_types="forecaster", return_names=True))
 
 
 def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any]]:
@@ -404,21 +443,58 @@ def _check_params(path: Path, cls: type, params: dict[str, Any], owner: str) -> 
             raise ConfigError(f"{path}: field 'params.{name}': {problem}")
 
 
+def _check_finite(path: Path, value: Any, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{path}: field {where!r}: {value!r} is not a finite number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(path, v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(path, v, f"{where}[{i}]")
+
+
+def _check_sktime(path: Path, estimator: Any, params: Any, *, field: str, estimator_field: str) -> None:
+    from tycheon.forecasters.roster.sktime_allowlist import SktimeAllowListError, check_params, rules
+
+    try:
+        rules(estimator)
+    except SktimeAllowListError as err:
+        raise ConfigError(f"{path}: field {estimator_field!r}: {err}") from err
+    if not isinstance(params, dict):
+        raise ConfigError(f"{path}: field {field!r}: must be a table of parameters, got {type(params).__name__}")
+    for name, value in params.items():
+        try:
+            check_params(estimator, {name: value})
+        except SktimeAllowListError as err:
+            raise ConfigError(f"{path}: field '{field}.{name}': {err}") from err
+
+
+def _construct(path: Path, cls: type, params: dict[str, Any], owner: str) -> None:
+    """Build the forecaster once, so that its constructor's own checks (ranges, NaN) run at load time."""
+    try:
+        cls(**params)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{path}: field 'params': {owner} refuses these parameters: {err}") from err
+
+
 def load_model_config(path: str | Path) -> ModelConfig:
     """Load and validate one model config; the file stem must equal its ``id``.
 
     Raises
     ------
     ConfigError
-        Unknown or missing field, an id that is no registered forecaster or sktime estimator, an unknown
-        parameter or one of the wrong type; the message names the file and the field.
+        Unknown or missing field, an id that is no registered forecaster or allow-listed sktime estimator, an
+        unknown parameter, one of the wrong type, out of range or non-finite; the message names the file and
+        the field.
     """
     path = Path(path)
-    raw = _read_toml(path)
+    raw = read_toml(path)
     try:
         cfg = ModelConfig.model_validate(raw)
     except pydantic.ValidationError as err:
         raise ConfigError(_format_errors(path, err)) from err
+    _check_finite(path, cfg.params, "params")
     if path.stem != cfg.id:
         raise ConfigError(f"{path}: field 'id': {cfg.id!r} must equal the file name stem {path.stem!r}")
     if isinstance(cfg.source, TycheonSource):
@@ -429,15 +505,12 @@ def load_model_config(path: str | Path) -> ModelConfig:
         except registry.UnknownForecasterError as err:
             raise ConfigError(f"{path}: field 'source.forecaster': {err}") from err
         _check_params(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
+        if cfg.source.forecaster == "sktime":  # the adapter's nested estimator: the same allow-list
+            _check_sktime(path, cfg.params.get("estimator", "NaiveForecaster"), cfg.params.get("params") or {},
+                          field="params.params", estimator_field="params.estimator")
+        _construct(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
     else:
-        known = _sktime_forecasters()
-        if cfg.source.estimator not in known:
-            raise ConfigError(
-                f"{path}: field 'source.estimator': unknown sktime forecaster {cfg.source.estimator!r}; "
-                f"it must be a class name listed by sktime.registry.all_estimators('forecaster') "
-                f"({len(known)} known, e.g. {sorted(known)[:5]})"
-            )
-        _check_params(path, known[cfg.source.estimator], cfg.params, f"sktime {cfg.source.estimator}")
+        _check_sktime(path, cfg.source.estimator, cfg.params, field="params", estimator_field="source.estimator")
     return cfg
 
 
@@ -457,7 +530,7 @@ def load_benchmark_config(path: str | Path) -> BenchmarkConfig:
     """Load and validate a benchmark config (without resolving its models; see
     :func:`resolve_benchmark_config`)."""
     path = Path(path)
-    raw = _read_toml(path)
+    raw = read_toml(path)
     try:
         return BenchmarkConfig.model_validate(raw)
     except pydantic.ValidationError as err:

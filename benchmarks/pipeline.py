@@ -5,14 +5,21 @@ score set can be cached and reused by a rerun; the engine derives every task see
 unit, chunk) and builds each model's conformal bands from its own errors, so running models one at a
 time gives the same rows as running them together. A model that raises or overruns its time budget is
 recorded as failed by the engine and the run continues; a leakage error is never swallowed.
+
+Hard limits (:mod:`tycheon.backtest.isolation`): a contributed model (any sktime estimator) runs in a
+separate process with a scrubbed environment, a scratch working directory and CPU-time, memory and
+wall-clock limits, so a hang, a crash or ``sys.exit`` in it is a failed run with its reason. Every other
+model runs in process under a wall-clock alarm. Both limits are the config's time budget plus
+:data:`HARD_LIMIT_GRACE_SECONDS` (the engine's own work around the model's fit and predict).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +29,14 @@ import pandas as pd
 
 import tycheon
 from benchmarks.analyses import DatasetAnalyses, across_table, dataset_analyses, dial_unit_names, sweep_table
-from benchmarks.cache import ScoreCache, cache_key
+from benchmarks.cache import (
+    CacheMismatchError,
+    ScoreCache,
+    cache_key,
+    forecast_packages,
+    harness_code_sha256,
+    same_scores,
+)
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.replay_audit import replay_section, sensitivity_datasets, sensitivity_section
@@ -55,8 +69,9 @@ from tycheon.backtest import engine
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
+from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -64,12 +79,15 @@ from tycheon.data.panel import Panel
 from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.data.userfile import load_user_file
 
-__all__ = ["LoadedDataset", "RunInputs", "build_results", "load_dataset", "subsample"]
+__all__ = ["LoadedDataset", "RunInputs", "build_results", "contributed", "load_dataset", "subsample"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "datasets.toml"
 _SIDECAR_COLUMNS = ["dataset", "protocol", *SCORESET_COLUMNS]
 _TRACEBACK_LINES = 12
+HARD_LIMIT_GRACE_SECONDS = 5.0
+ISOLATED_WALL_SECONDS = 3600.0  # a contributed model's wall-clock limit when the config sets no budget
+ISOLATED_MEMORY_BYTES = 8 * 1024**3
 
 
 @dataclass
@@ -151,12 +169,12 @@ class ModelOutcome:
 
     scores: ScoreSet | None
     status: dict[str, Any]
-    source: str  # "cache" or "computed"
+    source: str  # "cache", "cache (verified)" or "computed"
 
 
 def _run_model(
     inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigin, model: ModelConfig, *,
-    units: list[str], min_history: int,
+    units: list[str], min_history: int, label: str,
 ) -> ModelOutcome:
     cfg = inputs.config
     panel = loaded.panel
@@ -164,27 +182,65 @@ def _run_model(
     key = cache_key(dataset=loaded.info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
                     units=units, backend=cfg.backend, n_jobs=cfg.n_jobs, min_history=min_history, quantiles=list(cfg.quantile_levels),
                     n_samples=cfg.n_samples, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
-                    library=library_sha256(), tycheon=tycheon.__version__)
+                    library=library_sha256(), harness=harness_code_sha256(), tycheon=tycheon.__version__,
+                    packages=forecast_packages())
     cached = inputs.cache.get(key)
-    if cached is not None:
+    if cached is not None and not isinstance(cached.meta["models"].get(model.id), dict):
+        cached = None  # an entry for another model under this key cannot be this model's result
+    if cached is not None and not inputs.cache.should_verify(key):
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
     # Split local models into one chunk of series per worker, so that every core is busy; the chunking is
     # a function of the config alone, so the results stay deterministic.
     chunk = None if cfg.backend == "sequential" else max(32, -(-panel.n_series // cfg.n_jobs))
+    run = functools.partial(
+        engine.run, panel, protocol, {model.id: forecaster_factory(forecaster_id, **params)}, units=units,
+        chunk_size=chunk, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples, min_history=min_history,
+        backend=cfg.backend, n_jobs=cfg.n_jobs, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
+        progress=inputs.progress)
     try:
-        scores = engine.run(panel, protocol, {model.id: forecaster_factory(forecaster_id, **params)},
-                            units=units, chunk_size=chunk, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples,
-                            min_history=min_history, backend=cfg.backend, n_jobs=cfg.n_jobs, seed=cfg.seed,
-                            time_budget=cfg.time_budget_seconds, progress=inputs.progress)
+        scores = _execute(run, model, cfg)
     except LookaheadError:
         raise
-    except Exception as err:  # noqa: BLE001 - a model that breaks the run is recorded, the run goes on
+    except IsolatedFailure as err:
+        if cached is not None:
+            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err.reason}") from err
+        if err.error_type == "LookaheadError":  # leakage found in the isolated process: never swallowed
+            raise LookaheadError(err.reason) from err
+        return ModelOutcome(None, {"status": "failed", "reason": err.reason, "traceback": err.traceback or None},
+                            "computed")
+    except (Exception, WallClockExceeded, SystemExit) as err:  # noqa: BLE001 - recorded, the run goes on
+        if cached is not None:
+            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err}") from err
         return ModelOutcome(None, {"status": "failed", "reason": f"{type(err).__name__}: {err}",
                                    "traceback": _short(traceback.format_exc())}, "computed")
     status = scores.meta["models"][model.id]
+    if cached is not None:  # one of the sampled hits: the recomputation must equal the entry bit for bit
+        difference = same_scores(cached, scores) if status["status"] == "ran" else f"recomputed: {status}"
+        if difference is not None:
+            raise CacheMismatchError(f"{label}: the cached score set (key {key[:12]}...) differs from a fresh "
+                                     f"computation: {difference}; delete the cache and rerun")
+        return ModelOutcome(cached, cached.meta["models"][model.id], "cache (verified)")
     if status["status"] == "ran":
         inputs.cache.put(key, scores)
     return ModelOutcome(scores, status, "computed")
+
+
+def _execute(run: Callable[[], ScoreSet], model: ModelConfig, cfg: BenchmarkConfig) -> ScoreSet:
+    """``run()`` under the model's hard limits: in a separate limited process for a contributed model,
+    in process under a wall-clock alarm for tycheon's own (both at the budget plus the grace)."""
+    budget = cfg.time_budget_seconds
+    if contributed(model):
+        wall = (budget if budget is not None else ISOLATED_WALL_SECONDS) + HARD_LIMIT_GRACE_SECONDS
+        limits = Limits(wall_seconds=wall, cpu_seconds=wall * max(1, cfg.n_jobs), memory_bytes=ISOLATED_MEMORY_BYTES)
+        return run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits,
+                            label=model.id)
+    with wall_clock_limit(None if budget is None else budget + HARD_LIMIT_GRACE_SECONDS, label=model.id):
+        return run()
+
+
+def contributed(model: ModelConfig) -> bool:
+    """A model whose code tycheon did not write (an sktime estimator, by either route): run isolated."""
+    return model.source.kind == "sktime" or getattr(model.source, "forecaster", None) == "sktime"
 
 
 def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> ModelRun:
@@ -201,7 +257,10 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
     if table is None or not len(table):
         return pd.DataFrame(columns=_SIDECAR_COLUMNS)
-    frame = table[list(SCORESET_COLUMNS)]
+    # the quantile columns too: without them the CRPS of a model's own quantiles, and so the published
+    # tables, could not be recomputed from the sidecar (benchmarks.verify)
+    quantiles = [c for c in table.columns if c not in SCORESET_COLUMNS and c.startswith("q")]
+    frame = table[list(SCORESET_COLUMNS) + quantiles]
     frame.insert(0, "protocol", protocol_id)
     frame.insert(0, "dataset", dataset)
     return frame
@@ -231,8 +290,9 @@ def _run_models(inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigi
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
     for model in inputs.models.values():
-        outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history)
-        cache[f"{dataset}/{protocol_id}/{model.id}"] = outcome.source
+        label = f"{dataset}/{protocol_id}/{model.id}"
+        outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history, label=label)
+        cache[label] = outcome.source
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)

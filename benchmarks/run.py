@@ -4,6 +4,11 @@ append-only results version under ``benchmarks/results/<name>/``.
 ``--if-new`` does nothing (exit 0) when a results version already exists for this exact benchmark config,
 model configs, dataset manifest and code (their sha256 in the provenance), and runs otherwise. Ctrl-C
 leaves no partial version: the files are written only at the end, atomically.
+
+Before computing, the run takes the results directory's lock (a second run refuses at once, exit 3).
+``--verify-cache FRACTION`` recomputes that share of the cache hits and stops (exit 1) if one differs bit
+for bit. A run in which the random walk or the production baseline failed, or that built no table, writes
+nothing and exits 1 naming the failures.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     parser.add_argument("--models-dir", type=Path, default=None)
+    parser.add_argument("--verify-cache", type=float, default=0.0, metavar="FRACTION",
+                        help="recompute this share (0..1) of cache hits and compare bit for bit (publishing runs)")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     from benchmarks import config as config_module
@@ -58,9 +65,32 @@ def main(argv: list[str] | None = None) -> int:
         if same is not None:
             print(f"[benchmarks.run] {cfg.name}: results for this exact config and code exist ({same}); nothing to do")
             return 0
-    inputs = RunInputs(path, cfg, models, ScoreCache(args.cache_dir, enabled=not args.no_cache), args.progress)
-    doc, sidecar = build_results(inputs)
-    out = write_results(doc, sidecar, results_dir=args.results_dir)
+    from benchmarks.cache import CacheMismatchError
+    from benchmarks.run_guard import ResultsLocked, ranking_failures, results_lock
+
+    try:
+        cache = ScoreCache(args.cache_dir, enabled=not args.no_cache, verify_fraction=args.verify_cache,
+                           verify_seed=cfg.seed)
+    except ValueError as err:
+        print(f"--verify-cache: {err}", file=sys.stderr)
+        return 2
+    inputs = RunInputs(path, cfg, models, cache, args.progress)
+    try:
+        with results_lock(args.results_dir / cfg.name):
+            doc, sidecar = build_results(inputs)
+            problems = ranking_failures(doc, random_walk=cfg.random_walk,
+                                        production_baseline=cfg.production_baseline)
+            if problems:
+                print(f"[benchmarks.run] {cfg.name}: nothing written; this run cannot rank:\n  - "
+                      + "\n  - ".join(problems), file=sys.stderr)
+                return 1
+            out = write_results(doc, sidecar, results_dir=args.results_dir)
+    except ResultsLocked as err:
+        print(f"[benchmarks.run] refused: {err}", file=sys.stderr)
+        return 3
+    except CacheMismatchError as err:
+        print(f"[benchmarks.run] nothing written; the score cache failed verification: {err}", file=sys.stderr)
+        return 1
     runtime = doc.provenance.timings["runtime_seconds"]
     print(f"[benchmarks.run] wrote {out} ({len(sidecar)} scored records, {runtime:.1f} s)")
     return 0

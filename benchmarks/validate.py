@@ -1,13 +1,35 @@
-"""``python -m benchmarks.validate PATH [PATH ...]``: read results files through the results model
-(:mod:`benchmarks.results_model`, from which the published schema is generated) and check their sidecar
-hash and row count. Prints every problem and exits 1 if any file is invalid, 0 otherwise."""
+"""``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
+their sidecar hash, then recompute every leaderboard, interval and competition table from the sidecar and
+the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
+relative 1e-9). Prints every problem, naming the first difference of each table, and exits 1 if any file
+is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and
+hash only, and says so."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from benchmarks.results_io import validate_results_file
+
+__all__ = ["main", "verify_file"]
+
+
+def verify_file(path: str | Path) -> tuple[list[str], str | None]:
+    """``(problems, note)`` for one results file: schema, sidecar hash and every table recomputed; the
+    note says when the tables could not be recomputed (an older sidecar)."""
+    from benchmarks.results_io import read_results
+    from benchmarks.verify import recompute_problems
+
+    problems = validate_results_file(path)
+    if problems:
+        return problems, None
+    doc = read_results(path)
+    try:
+        return [f"{path}: {p}" for p in recompute_problems(doc, Path(path).parent / doc.sidecar.path)], None
+    except ValueError as err:
+        return [], f"tables not recomputed: {err}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,14 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     failed = False
     for path in args.paths:
-        problems = validate_results_file(path)
+        problems, note = verify_file(path)
         if problems:
             failed = True
             print(f"INVALID {path}")
             for p in problems:
                 print(f"  - {p}")
         else:
-            print(f"valid   {path}")
+            print(f"valid   {path}" + (f" ({note})" if note else " (every table recomputed from its sidecar)"))
     return 1 if failed else 0
 
 

@@ -11,7 +11,7 @@ import pytest
 from tests._forecasters_support import make_history, ragged_panel
 from tycheon.forecasters import create
 from tycheon.forecasters.roster import NumericalWarning
-from tycheon.forecasters.roster.sktime_adapter import UnknownSktimeEstimatorError
+from tycheon.forecasters.roster.sktime_adapter import SktimeAllowListError, UnknownSktimeEstimatorError
 
 pytest.importorskip("sktime")
 
@@ -50,19 +50,51 @@ def test_quantiles_come_from_predict_quantiles_when_the_estimator_has_pred_int()
 
 
 def test_unknown_estimator_name_lists_close_matches():
-    with pytest.raises(UnknownSktimeEstimatorError, match="close matches: .*ThetaForecaster"):
+    with pytest.raises(UnknownSktimeEstimatorError, match="not on the allow-list \\(close matches: ThetaForecaster"):
         create("sktime", estimator="ThetaForecastr").predict(make_history([[1.0, 2, 3]]), horizon=1)
 
 
 def test_unknown_estimator_error_keeps_the_lookup_as_its_cause():
+    model = create("sktime", estimator="ThetaForecaster")
+    model.estimator = "ThetaForecastr"  # changed after construction: the lookup refuses it again
     with pytest.raises(UnknownSktimeEstimatorError) as info:
-        create("sktime", estimator="ThetaForecastr").estimator_class()
-    assert isinstance(info.value.__cause__, KeyError)
+        model.estimator_class()
+    assert isinstance(info.value.__cause__, SktimeAllowListError)
 
 
 def test_a_module_path_is_not_imported():
-    with pytest.raises(UnknownSktimeEstimatorError, match="not a forecaster in sktime's registry"):
+    with pytest.raises(UnknownSktimeEstimatorError, match="'os.system' is not on the allow-list"):
         create("sktime", estimator="os.system").predict(make_history([[1.0, 2, 3]]), horizon=1)
+
+
+def test_a_registered_class_off_the_allow_list_is_refused_before_it_is_built(tmp_path):
+    # FhPlexForecaster (in sktime's registry) passes a string parameter to eval(); it is not on the list
+    canary = tmp_path / "canary"
+    with pytest.raises(UnknownSktimeEstimatorError, match="'FhPlexForecaster' is not on the allow-list"):
+        create("sktime", estimator="FhPlexForecaster",
+               params={"fh_params": f"__import__('pathlib').Path({str(canary)!r}).touch()"})
+    assert not canary.exists()
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"sp": float("nan")}, r"parameter 'sp' = nan of sktime NaiveForecaster: expected an int"),
+    ({"window_length": 0}, r"parameter 'window_length' = 0 .*expected a value in \[1, 10000\]"),
+    ({"strategy": "eval"}, r"parameter 'strategy' = 'eval' .*expected one of \['last', 'mean', 'drift'\]"),
+    ({"remember_data": True}, r"parameter 'remember_data' of sktime NaiveForecaster is not on the allow-list"),
+])
+def test_params_off_the_list_or_out_of_range_are_refused_at_construction(params, message):
+    with pytest.raises(SktimeAllowListError, match=message):
+        create("sktime", estimator="NaiveForecaster", params=params)
+
+
+def test_every_allowed_param_is_a_constructor_param_of_its_class():
+    import inspect
+
+    from tycheon.forecasters.roster.sktime_allowlist import allowed_class, allowed_estimators, rules
+
+    for name in allowed_estimators():
+        accepted = set(inspect.signature(allowed_class(name).__init__).parameters)
+        assert set(rules(name)) <= accepted, name
 
 
 def test_params_round_trip_and_bad_params_are_rejected():

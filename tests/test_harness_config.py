@@ -150,15 +150,79 @@ def test_when_display_name_is_too_long_then_rejected(tmp_path):
         load_model_config(path)
 
 
-def test_sktime_estimator_params_are_checked_against_its_constructor(tmp_path):
+def test_sktime_estimator_params_are_checked_against_the_allow_list(tmp_path):
     ok = _model(tmp_path, id="theta", source='kind = "sktime"\nestimator = "ThetaForecaster"', params="sp = 12")
     assert load_model_config(ok).factory_spec() == ("sktime", {"estimator": "ThetaForecaster", "params": {"sp": 12}})
     bad = _model(tmp_path, id="theta2", source='kind = "sktime"\nestimator = "ThetaForecaster"', params="spp = 12")
-    with pytest.raises(ConfigError, match=r"field 'params\.spp': unknown parameter 'spp' for sktime ThetaForecaster"):
+    with pytest.raises(ConfigError, match=r"field 'params\.spp': parameter 'spp' of sktime ThetaForecaster is not "
+                                          r"on the allow-list; allowed: \['deseasonalize'"):
         load_model_config(bad)
     unknown = _model(tmp_path, id="theta3", source='kind = "sktime"\nestimator = "NoSuchForecaster"')
-    with pytest.raises(ConfigError, match=r"field 'source\.estimator': unknown sktime forecaster 'NoSuchForecaster'"):
+    with pytest.raises(ConfigError, match=r"field 'source\.estimator': sktime estimator 'NoSuchForecaster' is "
+                                          r"not on the allow-list"):
         load_model_config(unknown)
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ("sp = 0", r"field 'params\.sp': parameter 'sp' = 0 of sktime ThetaForecaster: expected a value in \[1, 400\]"),
+    ("sp = 12.0", r"field 'params\.sp': .*expected an int, got float"),
+    ('deseasonalize_model = "__import__(\'os\')"', r"field 'params\.deseasonalize_model': .*expected one of "
+                                                     r"\['multiplicative', 'additive'\]"),
+    ("deseasonalize = 1", r"field 'params\.deseasonalize': .*expected a bool, got int"),
+])
+def test_when_sktime_param_breaks_its_listed_rule_then_rejected(tmp_path, params, message):
+    path = _model(tmp_path, id="theta", source='kind = "sktime"\nestimator = "ThetaForecaster"', params=params)
+    with pytest.raises(ConfigError, match=message):
+        load_model_config(path)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_when_a_param_is_not_finite_then_rejected_at_load(tmp_path, value):
+    path = _model(tmp_path, id="ses", forecaster="ses", params=f"alpha = {value}")
+    with pytest.raises(ConfigError, match=rf"field 'params\.alpha': -?{value.lstrip('-')} is not a finite number"):
+        load_model_config(path)
+
+
+def test_when_a_param_is_out_of_the_constructors_range_then_rejected_at_load(tmp_path):
+    path = _model(tmp_path, id="moving_average", forecaster="moving_average", params="window = -3")
+    with pytest.raises(ConfigError, match=r"field 'params': tycheon forecaster 'moving_average' refuses these "
+                                          r"parameters: window must be a positive integer, got -3"):
+        load_model_config(path)
+
+
+def test_the_sktime_forecasters_nested_params_meet_the_same_allow_list(tmp_path):
+    ok = _model(tmp_path, id="nested", forecaster="sktime",
+                params='estimator = "NaiveForecaster"\nparams = { sp = 12 }')
+    assert load_model_config(ok).factory_spec() == ("sktime", {"estimator": "NaiveForecaster", "params": {"sp": 12}})
+    bad = _model(tmp_path, id="nested2", forecaster="sktime",
+                 params='estimator = "NaiveForecaster"\nparams = { strategy = "os.system" }')
+    with pytest.raises(ConfigError, match=r"nested2\.toml: field 'params\.params\.strategy': .*expected one of"):
+        load_model_config(bad)
+
+
+def test_when_toml_starts_with_a_bom_then_the_bom_is_named(tmp_path):
+    path = _model(tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    with pytest.raises(ConfigError, match=r"naive\.toml: starts with a UTF-8 byte-order mark \(BOM\)"):
+        load_model_config(path)
+
+
+def test_when_toml_is_too_large_then_rejected_before_parsing(tmp_path):
+    path = _model(tmp_path)
+    path.write_text(path.read_text() + "# " + "x" * 300_000 + "\n")
+    with pytest.raises(ConfigError, match=r"naive\.toml: larger than 262144 bytes"):
+        load_model_config(path)
+
+
+def test_when_toml_is_nested_too_deeply_then_a_clear_error(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match=r"deep\.toml: (nested too deeply|larger than)"):
+        load_benchmark_config(path)
+    shallow = tmp_path / "deep2.toml"
+    shallow.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")  # under the size limit
+    with pytest.raises(ConfigError, match=r"deep2\.toml: nested too deeply for a config"):
+        load_benchmark_config(shallow)
 
 
 def test_when_random_walk_is_missing_then_benchmark_is_rejected_saying_so(tmp_path):

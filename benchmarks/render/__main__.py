@@ -1,4 +1,9 @@
-"""``python -m benchmarks.render [--results DIR] [--out DIR]``: render the leaderboard site's pages."""
+"""``python -m benchmarks.render [--results DIR] [--out DIR]``: render the leaderboard site's pages.
+
+Before anything is written, every results file is verified as ``python -m benchmarks.validate`` does it
+(schema, sidecar present with its recorded sha256, every table recomputed from the sidecar); a file that
+fails stops the render (exit 2) naming its first problem, so a page never shows a number its scores do
+not give."""
 
 from __future__ import annotations
 
@@ -17,6 +22,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "site" / "docs",
                         help="docs folder to (re)generate; mkdocs.yml is written beside it (default: site/docs)")
     args = parser.parse_args(argv)
+    from benchmarks.validate import verify_file
+
+    from .load import load_results
+
+    try:
+        load_results(args.results.resolve())  # schema problems first, in the loader's own words
+    except ResultsFileError as err:
+        print(f"render failed: {err}", file=sys.stderr)
+        return 2
+    for path in sorted(args.results.glob("*/v*.json")):
+        problems, _ = verify_file(path)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            print(f"render refused: {path} fails verification: {problems[0]}{more}", file=sys.stderr)
+            return 2
     try:
         written = render_site(results_dir=args.results.resolve(), out=args.out.resolve())
     except (ResultsFileError, RenderTargetError) as err:

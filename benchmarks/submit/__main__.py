@@ -1,16 +1,20 @@
 """``python -m benchmarks.submit``: the contribution flow, locally exactly as on a pull request.
 
 ``check FILE [FILE ...]``
-    (1) validate each model config strictly (the harness's loader, plus: id, display name and
+    (1) validate each model config strictly (the harness's loader: sktime estimators and their params
+    only from the allow-list, params typed, in range and finite; plus: not a reference model, and id,
+    display name (compared after NFKC, case folding and removal of invisible characters) and
     source+params not already taken by another file in ``benchmarks/models/``); (2) run the benchmark
     config (default ``small``) with the submitted models added to its roster, every other model served
     by the score cache where it can be; (3) write a new results version; (4) render the site;
     (5) print a markdown summary (placement per dataset and unit, verdict vs the random walk, what did
-    not run and why). Exit 0: accepted. Exit 1: rejected, with the reasons. Exit 2: the check itself could
-    not run (bad benchmark config, unwritable work folder, render failure).
+    not run and why). Exit 0: accepted. Exit 1: rejected, with the reasons (a submitted model with no
+    scored forecast anywhere, zero support, is rejected). Exit 2: the check itself could not run (bad
+    benchmark config, unwritable work folder, a run that cannot rank, render failure).
 ``changed --base REF [--head REF]``
     Print the model configs a diff adds or changes, one per line (what the workflow passes to ``check``);
-    exit 1 if the diff also touches results or puts anything but ``<id>.toml`` in ``benchmarks/models/``.
+    exit 1 if the diff also touches results, the reference models (``naive``, ``snaive_momentum``), or
+    puts anything but ``<id>.toml`` in ``benchmarks/models/``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from benchmarks.config import BENCHMARKS_DIR, MODELS_DIR, ConfigError
 from benchmarks.results_io import RESULTS_DIR
 from benchmarks.submit import bench
 from benchmarks.submit.changes import GitError, changed_model_configs
-from benchmarks.submit.summary import ran_anywhere, rejection_summary, results_summary
+from benchmarks.submit.summary import rejection_summary, results_summary, scored_anywhere
 from benchmarks.submit.validate import Verdict, validate_submission
 
 ROOT = BENCHMARKS_DIR.parent
@@ -73,13 +77,13 @@ def check(args: argparse.Namespace) -> int:
         run = bench.run_benchmark(config=args.config, submitted=submitted, models_dir=args.models_dir,
                                   results_dir=results_dir, cache_dir=args.cache_dir, work_dir=work,
                                   progress=args.progress)
-    except (ConfigError, bench.WorkDirError) as err:
+    except (ConfigError, bench.WorkDirError, bench.CannotRankError) as err:
         print(f"submit check could not run: {err}", file=sys.stderr)
         return ERROR
     except LookaheadError as err:
         _emit(f"## Submission check: rejected\n\nLeakage: {err}\n", args.summary)
         return REJECTED
-    ran = {m.id: ran_anywhere(run.doc, m.id) for m in submitted}
+    ran = {m.id: scored_anywhere(run.doc, m.id) for m in submitted}
     try:
         site = bench.render(results_dir=results_dir, site_dir=work / "site", html=args.html)
     except Exception as err:  # noqa: BLE001 - the renderer's errors differ by stage; report any with its cause
@@ -89,7 +93,8 @@ def check(args: argparse.Namespace) -> int:
     text = results_summary(run.doc, [m.id for m in submitted], accepted=accepted,
                            results_path=str(run.results_path), site_path=str(site))
     if not accepted:
-        text += "\n" + "\n".join(f"Rejected: `{m}` produced no scores on any dataset (reasons above)."
+        text += "\n" + "\n".join(f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; "
+                                 "reasons above)."
                                  for m, ok in ran.items() if not ok) + "\n"
     (work / "summary.md").write_text(text, encoding="utf-8")
     _emit(text, args.summary)

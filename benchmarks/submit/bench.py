@@ -21,9 +21,14 @@ from benchmarks.results_io import read_results, write_results
 from benchmarks.results_model import ResultsDocument
 from benchmarks.submit.tomlout import write_benchmark_config
 
-__all__ = ["SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render", "run_benchmark"]
+__all__ = ["CannotRankError", "SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render",
+           "run_benchmark"]
 
 MARKER = ".tycheon-submit"
+
+
+class CannotRankError(RuntimeError):
+    """The random walk or the production baseline failed, or no table could be built: no version."""
 
 
 class WorkDirError(RuntimeError):
@@ -97,7 +102,12 @@ def run_benchmark(
         header=f"{source.name} with the submitted model(s) {ids} added to its roster by benchmarks.submit",
     )
     inputs = RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress)
+    from benchmarks.run_guard import ranking_failures
+
     doc, sidecar = build_results(inputs)
+    problems = ranking_failures(doc, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
+    if problems:
+        raise CannotRankError("the benchmark cannot rank, so nothing was written: " + "; ".join(problems))
     out = write_results(doc, sidecar, results_dir=results_dir)
     return SubmissionRun(results_path=out, doc=read_results(out), config_path=config_path)
 

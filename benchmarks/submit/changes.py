@@ -11,6 +11,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from benchmarks.submit.validate import REFERENCE_MODELS
+
 __all__ = ["ChangeSet", "GitError", "changed_model_configs", "classify"]
 
 MODELS = PurePosixPath("benchmarks/models")
@@ -47,7 +49,12 @@ def classify(name_status: str) -> ChangeSet:
                     "remove this change (a submission adds or edits benchmarks/models/<id>.toml only)"
                 )
             elif path.parent == MODELS:
-                if path.suffix != ".toml":
+                if path.stem in REFERENCE_MODELS and path.suffix == ".toml":
+                    out.problems.append(
+                        f"{raw}: a reference model (random walk or production baseline) that every "
+                        "leaderboard is measured against; a pull request may not add, change or remove it"
+                    )
+                elif path.suffix != ".toml":
                     if not gone:
                         out.problems.append(f"{raw}: benchmarks/models/ holds only <id>.toml model configs")
                 elif gone:

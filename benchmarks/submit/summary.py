@@ -9,7 +9,7 @@ from typing import Any
 from benchmarks.results_model import ModelRun, ResultsDocument
 from benchmarks.submit.validate import Verdict
 
-__all__ = ["model_failures", "ran_anywhere", "rejection_summary", "results_summary"]
+__all__ = ["model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
 
 _VERDICT = {"beats": "beats the random walk", "worse": "worse than the random walk",
             "indistinguishable": "indistinguishable from the random walk",
@@ -41,10 +41,11 @@ def model_failures(doc: ResultsDocument, model_id: str) -> list[ModelRun]:
     return [] if entry is None else [r for r in entry.runs if r.status != "ran"]
 
 
-def ran_anywhere(doc: ResultsDocument, model_id: str) -> bool:
-    """Whether ``model_id`` produced scores on at least one (dataset, protocol)."""
+def scored_anywhere(doc: ResultsDocument, model_id: str) -> bool:
+    """Whether ``model_id`` ran *and* forecast at least one scored series somewhere (support > 0); a model
+    that ran but abstained everywhere (e.g. a window longer than every history) has nothing to rank."""
     entry = next((m for m in doc.models if m.id == model_id), None)
-    return entry is not None and any(r.status == "ran" for r in entry.runs)
+    return entry is not None and any(r.status == "ran" and r.support > 0 for r in entry.runs)
 
 
 def _placements(doc: ResultsDocument, model_id: str) -> list[str]:

@@ -2,21 +2,27 @@
 
 The strict schema, the registry lookups and the parameter checks are the harness's own
 (:func:`benchmarks.config.load_model_config`); this module adds only what needs the *other* model files:
-an id or display name that is already taken, or a config that repeats an existing model's source and
-parameters under a new name. Every reason names the file and the field.
+an id or display name that is already taken (display names are compared after Unicode NFKC
+normalisation, case folding and removal of invisible characters and whitespace, so a look-alike of an
+existing name is taken too), a config that repeats an existing model's source and parameters under a new
+name, or one that replaces a reference model (the random walk and the production baseline are the
+project's, not a submission's). Every reason names the file and the field.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import ConfigError, ModelConfig, load_model_config
+from benchmarks.config import ConfigError, ModelConfig, load_model_config, read_toml
 
-__all__ = ["Verdict", "validate_submission"]
+__all__ = ["REFERENCE_MODELS", "Verdict", "name_key", "validate_submission"]
+
+# Every leaderboard is measured against these; a pull request may not change them.
+REFERENCE_MODELS = frozenset({"naive", "snaive_momentum"})
 
 # Something that looks like an import path or a file: what a config may never name (see config.NAME).
 _PATH_LIKE = re.compile(r"[./:\\]")
@@ -37,9 +43,8 @@ class Verdict:
 
 def _raw(path: Path) -> dict[str, Any] | None:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        return read_toml(path)
+    except ConfigError:
         return None
 
 
@@ -57,6 +62,14 @@ def _path_hint(raw: dict[str, Any] | None) -> str | None:
                 "config can never make the harness import or run code of its choosing"
             )
     return None
+
+
+def name_key(name: str) -> str:
+    """What a display name looks like to a reader: NFKC-normalised, case-folded, without invisible
+    characters (format/control categories) or whitespace. Two names with the same key collide."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(c for c in text if unicodedata.category(c)[0] not in "CZ" and not c.isspace())
+    return unicodedata.normalize("NFKC", text.casefold())
 
 
 def _others(models_dir: Path, path: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -81,9 +94,10 @@ def _duplicates(cfg: ModelConfig, path: Path, models_dir: Path) -> list[str]:
                 "that model, edit its file; to add a model, choose a new id)"
             )
         name = raw.get("display_name")
-        if isinstance(name, str) and name.strip().casefold() == cfg.display_name.strip().casefold():
+        if isinstance(name, str) and name_key(name) == name_key(cfg.display_name):
             reasons.append(
-                f"{path}: field 'display_name': {cfg.display_name!r} is already used by {other}; "
+                f"{path}: field 'display_name': {cfg.display_name!r} is already used by {other} ({name!r}; "
+                "equal after Unicode normalisation, case folding and removal of invisible characters); "
                 "display names must tell models apart on the leaderboard"
             )
         if (raw.get("source"), dict(raw.get("params") or {})) == mine:
@@ -121,6 +135,11 @@ def validate_submission(path: str | Path, *, models_dir: Path) -> Verdict:
         hint = _path_hint(_raw(path))
         verdict.reasons.append(f"{err}" + (f" ({hint})" if hint else ""))
         return verdict
+    if cfg.id in REFERENCE_MODELS:
+        verdict.reasons.append(
+            f"{path}: field 'id': {cfg.id!r} is a reference model (the random walk or the production "
+            "baseline) that every leaderboard is measured against; a pull request may not change it"
+        )
     verdict.reasons.extend(_duplicates(cfg, path, models_dir))
     verdict.config = cfg
     return verdict

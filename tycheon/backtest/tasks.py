@@ -25,6 +25,7 @@ radii computed here are exactly those of the whole run, and the main process onl
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -208,7 +209,11 @@ class ChunkTask:
                     self._step(run, j, origin, rows, fit_cache, features_cache, predict_cache)
                 except LookaheadError:
                     raise
-                except Exception as err:  # any model failure is recorded, and the other models go on
+                except KeyboardInterrupt:
+                    if multiprocessing.parent_process() is None:
+                        raise  # Ctrl-C in the main process stops the run; inside a worker it is the model's
+                    run.fail(KeyboardInterrupt("raised inside a worker"))
+                except BaseException as err:  # any model failure, SystemExit too, is recorded; the others go on
                     run.fail(err)
         for run in runs:
             if not run.result.failed:

@@ -193,6 +193,14 @@ class Forecast:
             if not np.isfinite(self.quantiles).all():
                 bad = int((~np.isfinite(self.quantiles)).sum())
                 raise ForecasterError(f"{owner}: {bad} non-finite quantile value(s)")
+            crossed = np.diff(self.quantiles, axis=2) < 0  # [series, horizon, level pair]
+            if crossed.any():
+                i, h, j = (int(x) for x in np.argwhere(crossed)[0])
+                raise ForecasterError(
+                    f"{owner}: quantiles cross in {int(crossed.sum())} place(s), first at series {i}, step "
+                    f"{h + 1}: q{self.quantile_levels[j]:g} > q{self.quantile_levels[j + 1]:g}; quantiles must "
+                    "not decrease as their level increases"
+                )
         if self.samples is not None:
             if self.samples.ndim != 3 or self.samples.shape[:2] != (n_series, horizon):
                 raise ForecasterError(

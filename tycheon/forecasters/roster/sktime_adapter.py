@@ -1,9 +1,12 @@
-"""Any sktime forecaster, by its registry name and parameters, as a roster member.
+"""An sktime forecaster from the reviewed allow-list, by its class name and parameters, as a roster member.
 
-The class is looked up by *exact* name in ``sktime.registry.all_estimators(estimator_types="forecaster")``
-(never by importing a user-supplied module path), built with ``params`` and fitted to each series on its
-own at every origin: a ``pd.Series`` on a ``PeriodIndex`` of the series' observed periods (an integer
-index where the frequency has no period equivalent), forecasting ``fh = 1..h``. Quantiles come from
+The class is looked up by *exact* name in :mod:`.sktime_allowlist` (``sktime_allowlist.toml``), never in
+sktime's whole registry (some registered classes ``eval`` a string parameter) and never by importing a
+caller's module path; ``params`` are checked against the list's rules when the forecaster is constructed,
+so a parameter off the list, of the wrong type, out of range or non-finite is refused before anything runs.
+The class is built with ``params`` and fitted to each series on its own at every origin: a ``pd.Series``
+on a ``PeriodIndex`` of the series' observed periods (an integer index where the frequency has no period
+equivalent), forecasting ``fh = 1..h``. Quantiles come from
 ``predict_quantiles`` when the estimator has the ``capability:pred_int`` tag; otherwise the engine's
 conformal bands are its intervals.
 
@@ -13,8 +16,6 @@ arXiv:1909.07872.
 
 from __future__ import annotations
 
-import difflib
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,37 +25,30 @@ from tycheon.forecasters.base import Availability, Capabilities, Forecast, Forec
 from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import package_availability, period_index, relay_library_warnings
 from tycheon.forecasters.roster.baselines import check_history_length
+from tycheon.forecasters.roster.sktime_allowlist import (
+    SktimeAllowListError,
+    allowed_class,
+    allowed_estimators,
+    check_params,
+)
 
-__all__ = ["SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
+__all__ = ["SktimeAllowListError", "SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
 
 
-class UnknownSktimeEstimatorError(LookupError):
-    """The name is not a forecaster in sktime's registry."""
-
-
-@lru_cache(maxsize=1)
-def _sktime_forecasters() -> dict[str, type]:
-    from sktime.registry import all_estimators
-
-    return dict(all_estimators(estimator_types="forecaster"))
+class UnknownSktimeEstimatorError(SktimeAllowListError, LookupError):
+    """The name is not an sktime forecaster on the allow-list."""
 
 
 def sktime_forecaster_names() -> list[str]:
-    """Sorted names of every forecaster in the installed sktime's registry."""
-    return sorted(_sktime_forecasters())
+    """Sorted names of the sktime forecasters on the allow-list (``sktime_allowlist.toml``)."""
+    return allowed_estimators()
 
 
 def _resolve(name: str) -> type:
-    table = _sktime_forecasters()
     try:
-        return table[name]
-    except KeyError as err:
-        close = difflib.get_close_matches(name, list(table), n=5, cutoff=0.5)
-        hint = f"close matches: {', '.join(close)}" if close else "no close match"
-        raise UnknownSktimeEstimatorError(
-            f"{name!r} is not a forecaster in sktime's registry ({hint}); "
-            "see tycheon.forecasters.roster.sktime_adapter.sktime_forecaster_names()"
-        ) from err
+        return allowed_class(name)
+    except SktimeAllowListError as err:
+        raise UnknownSktimeEstimatorError(str(err)) from err
 
 
 @register("sktime")
@@ -64,9 +58,16 @@ class SktimeForecaster(Forecaster):
     Parameters
     ----------
     estimator : str
-        Exact sktime registry name, e.g. ``"ThetaForecaster"``, ``"NaiveForecaster"`` (the default).
+        Exact class name on the allow-list, e.g. ``"ThetaForecaster"``, ``"NaiveForecaster"`` (the default).
     params : dict or None
-        Keyword arguments for its constructor (e.g. ``{"sp": 12}``).
+        Keyword arguments for its constructor (e.g. ``{"sp": 12}``), each listed under the estimator.
+
+    Raises
+    ------
+    UnknownSktimeEstimatorError
+        ``estimator`` is not on the allow-list.
+    SktimeAllowListError
+        A parameter is not listed for the estimator, or its value breaks the listed rule.
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=2, quantiles=True)
@@ -76,6 +77,9 @@ class SktimeForecaster(Forecaster):
             raise TypeError(f"estimator must be a non-empty sktime registry name, got {estimator!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict or None, got {type(params).__name__}")
+        if estimator not in allowed_estimators():
+            _resolve(estimator)  # raises with the allowed names
+        check_params(estimator, params)
         self.estimator = estimator
         self.params = params
 
