@@ -14,6 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# Trace types the shipped plotly.js bundle draws (plotly.js's "basic" bundle: scatter, bar, pie). A figure
+# with any other trace type is refused by to_json, so a chart can never silently fail to draw.
+TRACE_TYPES = frozenset({"scatter", "bar", "pie"})
+
 # Okabe & Ito (2008), "Color Universal Design"; yellow last because it is faint on white.
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
 SYMBOLS = (
@@ -178,5 +182,11 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
 
 
 def to_json(figure: dict[str, Any]) -> str:
-    """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable."""
+    """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable.
+
+    Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES` (the shipped bundle lacks it).
+    """
+    unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
+    if unknown:
+        raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only {sorted(TRACE_TYPES)}")
     return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)

@@ -1,7 +1,14 @@
 /* tycheon site: sortable tables and offline plotly charts. No network, no dependencies besides the
-   plotly.min.js bundle shipped next to this file. */
+   plotly.min.js bundle shipped next to this file, which is fetched only by pages that have a chart, after
+   the page itself has loaded (pages without a chart never download it). */
 (function () {
   "use strict";
+
+  /* assets/ folder of this script, taken while it runs (currentScript is null afterwards). */
+  var ASSETS = (function () {
+    var src = document.currentScript ? document.currentScript.src : "";
+    return src ? src.replace(/[^\/]*$/, "") : "assets/";
+  })();
 
   function cellKey(row, index, numeric) {
     var cell = row.cells[index];
@@ -51,17 +58,35 @@
     });
   }
 
-  function drawCharts() {
-    var charts = document.querySelectorAll(".tyc-chart[data-figure]");
-    if (!charts.length) { return; }
-    if (typeof window.Plotly === "undefined") {
-      charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
-      return;
-    }
+  function draw(charts) {
     charts.forEach(function (el) {
       var figure = JSON.parse(el.getAttribute("data-figure"));
       window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
     });
+  }
+
+  function fail(charts) {
+    charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
+  }
+
+  /* Load plotly.js once, after the window's load event, then draw every chart of the page. */
+  function drawCharts() {
+    var charts = document.querySelectorAll(".tyc-chart[data-figure]");
+    if (!charts.length) { return; }
+    if (typeof window.Plotly !== "undefined") { draw(charts); return; }
+    charts.forEach(function (el) { el.setAttribute("aria-busy", "true"); });
+    var start = function () {
+      var script = document.createElement("script");
+      script.src = ASSETS + "plotly.min.js";
+      script.async = true;
+      script.onload = function () {
+        charts.forEach(function (el) { el.removeAttribute("aria-busy"); });
+        if (typeof window.Plotly === "undefined") { fail(charts); } else { draw(charts); }
+      };
+      script.onerror = function () { fail(charts); };
+      document.head.appendChild(script);
+    };
+    if (document.readyState === "complete") { start(); } else { window.addEventListener("load", start); }
   }
 
   function init() {
