@@ -19,7 +19,7 @@ from benchmarks.results_model import (
 
 from . import charts
 from .analyses import across_page, robustness_page
-from .definitions import model_columns, read_package
+from .definitions import model_columns, read_package, registry_glossary
 from .fmt import safe_label
 from .load import Run
 from .pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
@@ -338,6 +338,34 @@ def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
     return pages, nav
 
 
+def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The home page's answer: per dataset and demand class, the headline table's winner and runner-up.
+
+    The headline table of a dataset is its first unit of analysis ranked on the config's first metric.
+    Only tables that reach the minimum cell name anyone; the others are returned apart, with their reason.
+    """
+    rows, too_small = [], []
+    lbs = site.leaderboards(run)  # display order: unit and metric in config order within each dataset
+    headline: dict[str, tuple[str, str, str]] = {}
+    for lb in lbs:
+        headline.setdefault(lb.dataset, (lb.protocol, lb.unit, lb.metric))
+    for lb in lbs:
+        if (lb.protocol, lb.unit, lb.metric) != headline[lb.dataset]:
+            continue
+        page = site.leaderboard_page(run.name, lb.key)
+        if not site.cell_ok(lb):
+            too_small.append({"lb": lb, "page": page})
+            continue
+        ranks = sorted({r.rank for r in lb.rows})
+        winners = [r for r in lb.rows if ranks and r.rank == ranks[0]]
+        runners = [r for r in lb.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
+        beats = [r for r in lb.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
+        judged = [r for r in lb.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
+        rows.append({"lb": lb, "page": page, "winners": winners, "runners": runners, "beats": beats,
+                     "judged": judged, "rw": site.rw_row(lb), "n": len(lb.rows)})
+    return rows, too_small
+
+
 def home_page(site: SiteModel) -> Page:
     benchmarks = []
     for name in site.names:
@@ -351,7 +379,9 @@ def home_page(site: SiteModel) -> Page:
                            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
                            "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
                            "rw": site.rw_row(lb)})
+        answer, too_small = _answer_rows(site, run)
         benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
+                           "answer": answer, "too_small": too_small,
                            "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
                            "warnings": site.run_warnings(run), "not_ran": site.not_ran(run)})
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
@@ -374,6 +404,41 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
         "packages": packages, "verdict_defs": verdict_defs,
         "row_columns": model_columns(LeaderboardRow), "test_columns": model_columns(LeaderboardTests),
         "interval_columns": model_columns(IntervalRow), "protocols": protocols, "tests": tests})
+
+
+_SCALES = {  # what a registry scale column divides by, in words
+    "scale_mae": "the in-sample seasonal-naive MAE of the training window",
+    "scale_rmse": "the in-sample seasonal-naive RMSE of the training window",
+}
+
+
+def glossary_page(site: SiteModel, *, root: Path) -> Page:
+    """Every term the tables use, defined once; metrics from the registry as the latest results record it.
+
+    Results files without a ``metric_glossary`` block fall back to the registry's literal specs read with
+    ``ast`` (:func:`registry_glossary`); the page says which source it used.
+    """
+    source, metrics = "none", []
+    for name in reversed(site.names):
+        block = site.latest(name).data.metric_glossary
+        if block:
+            source, metrics = f"results {name} {site.latest(name).version}", [g.model_dump() for g in block]
+            break
+    if not metrics:
+        metrics = registry_glossary(root)
+        source = "tycheon/metrics/registry.py (read from the source)" if metrics else "none"
+    used = sorted({lb.metric for name in site.names for lb in site.latest(name).data.leaderboards})
+    for m in metrics:
+        m["used"] = m["name"] in used
+        m["scale_text"] = _SCALES.get(m["scale_column"] or "", m["scale_column"])
+    settings = sorted({(lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
+                       for name in site.names for lb in site.latest(name).data.leaderboards}, key=repr)
+    baselines = sorted({(lb.baseline, lb.random_walk) for name in site.names
+                        for lb in site.latest(name).data.leaderboards})
+    units = sorted({u for name in site.names for d in site.latest(name).data.datasets for u in d.units})
+    return Page(path="glossary.md", template="glossary.md.j2", title="Glossary", context={
+        "metrics": metrics, "metric_source": source, "used": used, "settings": settings,
+        "baselines": baselines, "units": units})
 
 
 def submit_page(*, root: Path) -> Page:

@@ -22,7 +22,7 @@ import jinja2
 from benchmarks.owned_dir import reset_owned_dir
 
 from . import fmt
-from .build import benchmark_pages, home_page, methodology_page, model_pages, submit_page
+from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
 
@@ -101,9 +101,11 @@ def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNod
     models, model_nav = model_pages(site)
     pages.extend(models)
     nav.append(model_nav)
+    pages.append(glossary_page(site, root=root))
     pages.append(methodology_page(site, root=root))
     pages.append(submit_page(root=root))
-    nav.extend([NavNode(title="Methodology", page="methodology.md"), NavNode(title="Submit a model", page="submit.md")])
+    nav.extend([NavNode(title="Glossary", page="glossary.md"), NavNode(title="Methodology", page="methodology.md"),
+                NavNode(title="Submit a model", page="submit.md")])
     paths = [p.path for p in pages]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:

@@ -51,7 +51,10 @@
         var descending = th.getAttribute("aria-sort") === "ascending";
         sortTable(table, index, descending);
       };
-      th.addEventListener("click", activate);
+      th.addEventListener("click", function (event) {
+        if (event.target.closest && event.target.closest("a")) { return; }  /* a glossary link, not a sort */
+        activate();
+      });
       th.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") { event.preventDefault(); activate(); }
       });
