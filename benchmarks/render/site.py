@@ -21,7 +21,7 @@ import jinja2
 
 from benchmarks.owned_dir import reset_owned_dir
 
-from . import fmt
+from . import docstring, fmt
 from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
@@ -62,7 +62,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
     env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
-                       sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify)
+                       sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify,
+                       docblocks=docstring.blocks, inline=docstring.inline)
     env.globals.update(url=fmt.relurl)
     return env
 
