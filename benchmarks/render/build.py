@@ -441,14 +441,45 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
         "baselines": baselines, "units": units})
 
 
+def _config_fields() -> list[dict[str, Any]]:
+    """``ModelConfig``'s fields (and its sources' fields) with the descriptions the schema gives them."""
+    from benchmarks.config import ModelConfig, SktimeSource, TycheonSource
+
+    rows = []
+    for name, f in ModelConfig.model_fields.items():
+        rows.append({"name": name, "required": f.is_required(), "description": f.description or ""})
+        if name == "source":
+            for source in (TycheonSource, SktimeSource):
+                for sub, g in source.model_fields.items():
+                    if sub == "kind":
+                        continue
+                    kind = get_args(source.model_fields["kind"].annotation)[0]
+                    rows.append({"name": f"source.{sub}", "required": g.is_required(),
+                                 "description": f"(kind = \"{kind}\") {g.description or ''}"})
+    return rows
+
+
+def _contributing_markdown(text: str) -> str:
+    """CONTRIBUTING.md as a section of the submit page: its title dropped, every heading one level down."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    out, fenced = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("#" + line if not fenced and line.startswith("#") else line)
+    return "\n".join(out).strip() + "\n"
+
+
 def submit_page(*, root: Path) -> Page:
     contributing = root / "CONTRIBUTING.md"
     examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
     example = examples[0] if examples else None
     return Page(path="submit.md", template="submit.md.j2", title="Submit a model", context={
-        "contributing": contributing.read_text(encoding="utf-8") if contributing.exists() else None,
-        "fields": [(k, f.description or "") for k, f in ModelEntry.model_fields.items()
-                   if k not in {"runs", "config_sha256", "roles"}],
+        "contributing": _contributing_markdown(contributing.read_text(encoding="utf-8"))
+        if contributing.exists() else None,
+        "fields": _config_fields(),
         "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
         "example_name": example.name if example else None,
         "example": example.read_text(encoding="utf-8") if example else None})
