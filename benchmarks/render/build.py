@@ -19,7 +19,7 @@ from benchmarks.results_model import (
 
 from . import charts
 from .analyses import across_page, robustness_page
-from .definitions import model_columns, read_package, registry_glossary
+from .definitions import forecaster_docs, model_columns, read_package, registry_glossary
 from .fmt import safe_label
 from .load import Run
 from .pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
@@ -299,8 +299,9 @@ def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any
     return found
 
 
-def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
+def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
     nav = NavNode(title="Models", page="models/index.md")
+    docs = forecaster_docs(root)
     pages = []
     summary = []
     for mid in site.model_ids:
@@ -326,9 +327,10 @@ def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
                     if lb.demand_class == "all":
                         history.append(entry)
         runs = [(name, r) for name in site.names for r in _runs(site.models(site.latest(name)).get(mid))]
-        title = safe_label(mid)
+        title = safe_label(config.display_name if config is not None else mid)
+        method_doc = docs.get(config.source.forecaster or "") if config is not None else None
         pages.append(Page(path=site.model_page(mid), template="model.md.j2", title=title, context={
-            "model": config, "mid": mid, "appearances": appearances, "history": history, "runs": runs,
+            "model": config, "mid": mid, "method_doc": method_doc, "appearances": appearances, "history": history, "runs": runs,
             "charts": cost_charts(site, highlight=mid), "style": site.styles[mid]}))
         nav.children.append(NavNode(title=title, page=site.model_page(mid)))
         summary.append({"mid": mid, "model": config, "runs": runs,

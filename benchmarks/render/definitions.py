@@ -96,3 +96,23 @@ def registry_glossary(root: Path) -> list[dict[str, object]]:
             values["ranked"] = bool(values["lower_is_better"]) and "step_loss" in kwargs
             found.append(values)
     return found
+
+
+def forecaster_docs(root: Path) -> dict[str, str]:
+    """``{registered id: class docstring}`` of the built-in forecasters, read with ``ast`` from
+    ``tycheon/forecasters/roster/*.py`` (classes decorated ``@register("<id>")``)."""
+    found: dict[str, str] = {}
+    for path in sorted((root / "tycheon" / "forecasters" / "roster").glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            doc = ast.get_docstring(node, clean=True)
+            for deco in node.decorator_list:
+                if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.func.id == "register"
+                        and deco.args and isinstance(deco.args[0], ast.Constant) and doc):
+                    found[str(deco.args[0].value)] = doc
+    return found

@@ -63,7 +63,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
                        sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify,
-                       docblocks=docstring.blocks, inline=docstring.inline)
+                       docblocks=docstring.blocks, inline=docstring.inline, duration=fmt.duration)
     env.globals.update(url=fmt.relurl)
     return env
 
@@ -99,7 +99,7 @@ def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNod
         bench_nav.append(node)
     if bench_nav:
         nav.append(NavNode(title="Benchmarks", children=bench_nav))
-    models, model_nav = model_pages(site)
+    models, model_nav = model_pages(site, root=root)
     pages.extend(models)
     nav.append(model_nav)
     pages.append(glossary_page(site, root=root))
