@@ -47,6 +47,12 @@ def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
                                            conservative_cd=lb.tests.conservative_cd))
 
 
+def _cd_groups(lb: Leaderboard) -> list[tuple[str, list[str]]]:
+    ranked = sorted((r for r in lb.rows if r.mean_rank is not None), key=lambda r: (r.mean_rank, r.model))
+    methods = [(r.display_name, r.mean_rank, charts.style_for(0)) for r in ranked]
+    return charts.cd_groups(methods=methods, cd=lb.tests.nemenyi_cd)
+
+
 def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
     """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
     lbs = site.leaderboards(run)
@@ -67,7 +73,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
         title = safe_label(f"{key.demand_class}, {key.metric}")
         present = {r.model for r in lb.rows}
         page = Page(path=path, template="leaderboard.md.j2", title=title, context={
-            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb),
+            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb), "cd_groups": _cd_groups(lb),
             "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
             "warnings": site.warnings_for(run, key.dataset), "provenance": site.provenance(run),
             "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),

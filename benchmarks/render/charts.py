@@ -85,13 +85,14 @@ def cd_figure(
     ranks = [rank for _, rank, _ in methods]
     level = k - 0.4
     if cd is not None:
-        for i, j in cliques(ranks, cd):
+        for n, (i, j) in enumerate(cliques(ranks, cd)):
             level += 0.35
             members = ", ".join(plotly_text(methods[m][0]) for m in range(i, j + 1))
             data.append({
-                "type": "scatter", "mode": "lines", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
+                "type": "scatter", "mode": "lines+text", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
+                "text": [clique_letter(n), ""], "textposition": "middle left", "cliponaxis": False,
                 "line": {"color": "#555555", "width": 5}, "showlegend": False,
-                "hovertemplate": f"not significantly different: {members}<extra></extra>",
+                "hovertemplate": f"group {clique_letter(n)}, not significantly different: {members}<extra></extra>",
             })
             for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
                 data.append({
@@ -112,6 +113,13 @@ def cd_figure(
         })
         ref_ticks.append((y, f"{name} = {width:.3f}"))
     hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
+    # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
+    # on the side with room, so the plot keeps the full width
+    middle = (0.5 + hi + 0.5) / 2
+    narrow_traces = {str(row): {"mode": "markers+text", "text": [plotly_text(label)], "cliponaxis": False,
+                                "textposition": "middle right" if rank < middle else "middle left",
+                                "textfont": {"size": 11}}
+                     for row, (label, rank, _) in enumerate(methods)}
     layout = {
         "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
         "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
@@ -121,8 +129,29 @@ def cd_figure(
                   "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
                   "range": [_r(level + 0.5), -1.8], "zeroline": False, "showgrid": False},
         "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+        "meta": {"narrow": {"layout": {"margin": {"l": 16, "r": 16, "t": 20, "b": 50}, "yaxis.showticklabels": False,
+                                       "font.size": 11},
+                            "traces": narrow_traces}},
     }
     return {"data": data, "layout": layout}
+
+
+def clique_letter(n: int) -> str:
+    """Label of the ``n``-th clique bar: a, b, ..., z, aa, ab, ..."""
+    letters = ""
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        letters = chr(97 + rem) + letters
+    return letters
+
+
+def cd_groups(*, methods: Sequence[tuple[str, float, Style]], cd: float | None) -> list[tuple[str, list[str]]]:
+    """The diagram's clique bars as ``(letter, member labels)``, for a text list beside the chart."""
+    if cd is None:
+        return []
+    ranks = [rank for _, rank, _ in methods]
+    return [(clique_letter(n), [methods[m][0] for m in range(i, j + 1)]) for n, (i, j) in enumerate(cliques(ranks, cd))]
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,25 @@
     });
   }
 
+  /* A figure may carry layout.meta.narrow: layout and per-trace overrides for screens under 600 px. */
+  function narrow(figure, width) {
+    var alt = figure.layout.meta && figure.layout.meta.narrow;
+    if (!alt || width >= 600) { return figure; }
+    Object.keys(alt.traces || {}).forEach(function (index) {
+      var trace = figure.data[Number(index)];
+      if (trace) { Object.assign(trace, alt.traces[index]); }
+    });
+    Object.keys(alt.layout || {}).forEach(function (path) {
+      var parts = path.split("."), target = figure.layout;
+      for (var i = 0; i < parts.length - 1; i++) { target = target[parts[i]] = target[parts[i]] || {}; }
+      target[parts[parts.length - 1]] = alt.layout[path];
+    });
+    return figure;
+  }
+
   function draw(charts) {
     charts.forEach(function (el) {
-      var figure = JSON.parse(el.getAttribute("data-figure"));
+      var figure = narrow(JSON.parse(el.getAttribute("data-figure")), el.clientWidth);
       window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
     });
   }
