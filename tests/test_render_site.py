@@ -144,10 +144,25 @@ def test_history_page_reports_which_models_moved_between_consecutive_versions(tm
     render_site(results_dir=results, out=out)
     history = (out / "benchmarks" / "small" / "history.md").read_text()
     assert "v0001 to v0002" in history
-    assert "2 model(s) moved" in history
-    moved = re.findall(r"<tr><td>([^<]+)</td><td>(\d+)</td><td>(\d+)</td><td>([+-]\d+)</td>", history)
-    assert (first["display_name"], "1", str(n), f"-{n - 1}") in moved
-    assert (last["display_name"], str(n), "1", f"+{n - 1}") in moved
+    moved = re.findall(r"<li>Rank, (\d+) \u2192 (\d+): ([^<]+)</li>", history)
+    assert sorted(moved) == sorted([("1", str(n), first["display_name"]), (str(n), "1", last["display_name"])])
+    assert "Nothing a reader would notice changed" not in history
+
+
+def test_history_page_says_nothing_changed_once_when_nothing_did(tmp_path):
+    results = tmp_path / "results"
+    old = _fixture()
+    _write(results, old)
+    new = copy.deepcopy(old)
+    new["version"] = "v0002"
+    board = new["leaderboards"][0]
+    board["rows"][0]["mean"] = (board["rows"][0]["mean"] or 0) + 1e-9  # a number moved, nothing a reader sees
+    _write(results, new)
+    out = tmp_path / "site" / "docs"
+    render_site(results_dir=results, out=out)
+    history = (out / "benchmarks" / "small" / "history.md").read_text()
+    assert history.count("Nothing a reader would notice changed") == 1
+    assert "no model moved.<" not in history and "<li>" not in history.split("v0001 to v0002")[1]
 
 
 def test_every_skipped_or_failed_model_is_listed_with_its_reason_on_its_leaderboard(tmp_path):

@@ -202,40 +202,65 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[Compe
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
 
+def _crossed(before: float | None, after: float | None, alpha: float) -> bool:
+    """Whether a p-value moved across ``alpha`` (significant on one side, not on the other)."""
+    return before is not None and after is not None and (before < alpha) != (after < alpha)
+
+
+def _table_changes(old_lb: Leaderboard, new_lb: Leaderboard) -> list[dict[str, Any]]:
+    """What a reader would notice in one table: verdicts that changed, rank moves of more than one place,
+    DM p-values against the baseline that crossed alpha, models that joined or left the table."""
+    before = {r.model: r for r in old_lb.rows}
+    after = {r.model: r for r in new_lb.rows}
+    alpha = new_lb.tests.alpha
+    changes = []
+    for model in sorted(set(before) | set(after)):
+        b, a = before.get(model), after.get(model)
+        name = (a or b).display_name
+        if b is None or a is None:
+            changes.append({"model": model, "display_name": name,
+                            "what": "joined the table" if b is None else "left the table",
+                            "detail": f"rank {a.rank}" if a is not None else f"was rank {b.rank}"})
+            continue
+        if b.verdict_vs_rw != a.verdict_vs_rw:
+            changes.append({"model": model, "display_name": name, "what": "verdict against the random walk",
+                            "detail": f"{b.verdict_vs_rw or 'none'} \u2192 {a.verdict_vs_rw or 'none'}"})
+        if abs(b.rank - a.rank) > 1:
+            changes.append({"model": model, "display_name": name, "what": "rank",
+                            "detail": f"{b.rank} \u2192 {a.rank}"})
+        if _crossed(b.dm_p_bh, a.dm_p_bh, alpha):
+            changes.append({"model": model, "display_name": name, "what": f"DM p against the baseline crossed {alpha}",
+                            "detail": f"{b.dm_p_bh:.3g} \u2192 {a.dm_p_bh:.3g}"})
+    return changes
+
+
 def _diff(old: Run, new: Run) -> dict[str, Any]:
-    """Which models moved between two consecutive versions, table by table (nothing is recomputed)."""
+    """What changed between two consecutive versions in terms a reader cares about (nothing recomputed)."""
     old_lbs = {lb.key: lb for lb in old.data.leaderboards}
     new_lbs = {lb.key: lb for lb in new.data.leaderboards}
     tables = []
     for key in sorted(set(old_lbs) & set(new_lbs)):
-        before = {r.model: r for r in old_lbs[key].rows}
-        after = {r.model: r for r in new_lbs[key].rows}
-        moves = []
-        for model in sorted(set(before) | set(after)):
-            b, a = before.get(model), after.get(model)
-            if b and a and b.rank == a.rank and b.mean == a.mean:
-                continue
-            moves.append({
-                "model": model, "display_name": (a or b).display_name,
-                "rank_before": b.rank if b else None, "rank_after": a.rank if a else None,
-                "mean_before": b.mean if b else None, "mean_after": a.mean if a else None,
-                "rank_change": (b.rank - a.rank) if (a and b) else None,
-                "mean_change": (a.mean - b.mean) if (a and b and a.mean is not None and b.mean is not None) else None,
-            })
-        moves.sort(key=lambda m: (-(abs(m["rank_change"]) if m["rank_change"] is not None else 1e9), m["model"]))
-        tables.append({"key": key, "moves": moves, "unchanged": len(set(before) & set(after)) - sum(
-            1 for m in moves if m["rank_before"] is not None and m["rank_after"] is not None)})
-    status_changes = []
+        grouped: dict[tuple[str, str], list[str]] = {}  # the same change of several models is one line
+        for c in _table_changes(old_lbs[key], new_lbs[key]):
+            grouped.setdefault((c["what"], c["detail"]), []).append(c["display_name"])
+        if grouped:
+            tables.append({"key": key, "changes": [{"what": w, "detail": d, "models": names}
+                                                   for (w, d), names in grouped.items()]})
     old_models, new_models = SiteModel.models(old), SiteModel.models(new)
-    for mid in sorted(set(old_models) | set(new_models)):
+    status_changes = []
+    for mid in sorted(set(old_models) & set(new_models)):
         o = {(r.dataset, r.protocol): r.status for r in _runs(old_models.get(mid))}
         n = {(r.dataset, r.protocol): r.status for r in _runs(new_models.get(mid))}
         for k in sorted(set(o) | set(n)):
             if o.get(k) != n.get(k):
-                status_changes.append({"model": mid, "dataset": k[0], "protocol": k[1],
-                                       "before": o.get(k, "absent"), "after": n.get(k, "absent")})
-    return {"old": old.version, "new": new.version, "tables": tables,
-            "added": sorted(set(new_lbs) - set(old_lbs)), "removed": sorted(set(old_lbs) - set(new_lbs)),
+                status_changes.append({"model": mid, "display_name": new_models[mid].display_name, "dataset": k[0],
+                                       "protocol": k[1], "before": o.get(k, "absent"), "after": n.get(k, "absent")})
+    added_models = [new_models[m] for m in sorted(set(new_models) - set(old_models))]
+    removed_models = [old_models[m] for m in sorted(set(old_models) - set(new_models))]
+    added, removed = sorted(set(new_lbs) - set(old_lbs)), sorted(set(old_lbs) - set(new_lbs))
+    changed = bool(tables or status_changes or added_models or removed_models or added or removed)
+    return {"old": old.version, "new": new.version, "tables": tables, "changed": changed,
+            "added": added, "removed": removed, "added_models": added_models, "removed_models": removed_models,
             "status_changes": status_changes,
             "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
             "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256}
