@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.render.docstring import blocks, inline, plain_math
 from benchmarks.render.definitions import registry_glossary
+from benchmarks.render.docstring import blocks, inline, plain_math
 from benchmarks.render.load import ROOT
 
 

@@ -130,6 +130,11 @@ class SiteModel:
         return f"benchmarks/{slugify(name)}/{slugify(dataset)}/competition.md"
 
     @staticmethod
+    def results_download(name: str, version: str) -> str:
+        """Where the site ships a copy of a benchmark's latest results JSON."""
+        return f"downloads/{slugify(name)}-{version}.json"
+
+    @staticmethod
     def model_page(model_id: str) -> str:
         return f"models/{slugify(model_id)}.md"
 
@@ -228,6 +233,7 @@ class SiteModel:
         prov = run.data.provenance
         return {
             "name": run.name, "version": run.version, "file": f"benchmarks/results/{run.name}/{run.version}.json",
+            "download": SiteModel.results_download(run.name, run.version),
             "prov": prov, "sidecar": run.data.sidecar,
             "runtime": prov.timings.get("runtime_seconds"),
             "packages": sorted(prov.environment.packages.items()),

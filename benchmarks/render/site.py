@@ -8,13 +8,16 @@ no environment, sorted iteration everywhere, so the same inputs give the same by
 
 from __future__ import annotations
 
+import csv
 import functools
 import importlib.util
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import jinja2
@@ -64,8 +67,19 @@ def environment() -> jinja2.Environment:
     env.filters.update(num=fmt.num, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
                        sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify,
                        docblocks=docstring.blocks, inline=docstring.inline, duration=fmt.duration)
-    env.globals.update(url=fmt.relurl)
+    env.globals.update(url=fmt.relurl, repository=repository_url(ROOT))
     return env
+
+
+def repository_url(root: Path) -> str | None:
+    """``[project.urls]`` Repository (or Source, Homepage) of ``pyproject.toml``: where commits are linked."""
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    urls = project.get("urls", {})
+    url = next((urls[k] for k in ("Repository", "Source", "Homepage") if isinstance(urls.get(k), str)), None)
+    return url.rstrip("/") if url and url.startswith("https://") else None
 
 
 def _nav_yaml(nodes: list[NavNode], indent: int = 2) -> list[str]:
@@ -136,6 +150,7 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
         text = env.get_template(page.template).render(here=page.path, title=page.title, **page.context)
         target.write_text(text, encoding="utf-8")
         written.append(target)
+    written.extend(write_downloads(site, pages, out))
     assets = out / "assets"
     assets.mkdir(exist_ok=True)
     for source in sorted((TEMPLATES / "assets").iterdir()):
@@ -148,6 +163,41 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
     mkdocs_yml.write_text(config, encoding="utf-8")
     written.append(mkdocs_yml)
     return sorted(written)
+
+
+LEADERBOARD_CSV = ("rank", "model", "display_name", "mean", "median", "mean_rank", "beats_baseline_blocks", "support",
+                   "dm_p_bh", "dm_direction", "verdict_vs_rw", "verdict_p_se", "verdict_p_crps", "is_baseline",
+                   "is_random_walk")
+
+
+def csv_path(page_path: str) -> str:
+    """The CSV download beside a leaderboard page (``.../all-mase.md`` -> ``.../all-mase.csv``)."""
+    return page_path[: -len(".md")] + ".csv"
+
+
+def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]:
+    """Every leaderboard as CSV beside its page (the rows as the page shows them, numbers at full precision),
+    and each benchmark's latest results JSON under ``downloads/``."""
+    written = []
+    for page in pages:
+        lb = page.context.get("lb")
+        if page.template != "leaderboard.md.j2" or lb is None:
+            continue
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(LEADERBOARD_CSV)
+        for row in lb.rows:
+            writer.writerow(["" if (v := getattr(row, c)) is None else v for c in LEADERBOARD_CSV])
+        target = out / csv_path(page.path)
+        target.write_text(buffer.getvalue(), encoding="utf-8")
+        written.append(target)
+    for name in site.names:
+        run = site.latest(name)
+        target = out / site.results_download(name, run.version)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run.path, target)
+        written.append(target)
+    return written
 
 
 def find_mkdocs() -> str | None:

@@ -108,7 +108,44 @@
     if (document.readyState === "complete") { start(); } else { window.addEventListener("load", start); }
   }
 
+  /* Every data table without a shipped CSV gets a "Download CSV" link that writes the table as shown. */
+  function csvCell(text) {
+    var t = text.replace(/\s+/g, " ").trim();
+    return /[",\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }
+
+  function tableCsv(table) {
+    return Array.prototype.map.call(table.rows, function (row) {
+      return Array.prototype.map.call(row.cells, function (cell) { return csvCell(cell.textContent); }).join(",");
+    }).join("\n") + "\n";
+  }
+
+  function addCsvLink(table, index) {
+    var link = document.createElement("a");
+    link.className = "tyc-csv";
+    link.href = "#";
+    link.textContent = "Download this table as CSV";
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      var blob = new Blob([tableCsv(table)], { type: "text/csv" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = (document.title.split(" - ")[0] || "table").replace(/[^A-Za-z0-9]+/g, "-") + "-" + (index + 1) + ".csv";
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+    });
+    var holder = document.createElement("p");
+    holder.className = "tyc-download";
+    holder.appendChild(link);
+    var box = table.closest(".tyc-table-wrap") || table;
+    box.parentNode.insertBefore(holder, box.nextSibling);
+  }
+
   function init() {
+    document.querySelectorAll("table.tyc-table:not(.tyc-kv):not(.tyc-leaderboard)").forEach(function (table, i) {
+      if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, i); }
+    });
     document.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
     drawCharts();
   }
