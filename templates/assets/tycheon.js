@@ -142,7 +142,25 @@
     box.parentNode.insertBefore(holder, box.nextSibling);
   }
 
+  /* a box that scrolls sideways must be reachable by keyboard (WCAG 2.1.1): focusable while it scrolls */
+  function markScrollable() {
+    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        el.setAttribute("tabindex", "0");
+        if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") { el.setAttribute("aria-label", "scrollable content"); }
+      } else if (el.getAttribute("tabindex") === "0" && el.tagName !== "TH") {
+        el.removeAttribute("tabindex");
+      }
+    });
+  }
+
   function init() {
+    markScrollable();
+    window.addEventListener("resize", markScrollable);
+    /* the theme's search dialog has no accessible name */
+    document.querySelectorAll(".md-search[role=dialog]:not([aria-label])").forEach(function (el) {
+      el.setAttribute("aria-label", "Search");
+    });
     document.querySelectorAll("table.tyc-table:not(.tyc-kv):not(.tyc-leaderboard)").forEach(function (table, i) {
       if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, i); }
     });
