@@ -173,9 +173,15 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
     sections = []
     for t in tables:
         rows = [NamedIntervalRow(r, name.get(r.model, r.model)) for r in t.rows]
+        # best interval first (its rank, then MSIS 80%), unranked rows last by name
+        rows.sort(key=lambda n: (n.row.rank_interval is None, n.row.rank_interval or 0,
+                                 n.row.msis80 is None, n.row.msis80 or 0.0, n.display_name.lower()))
         empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
         sections.append({"table": t, "rows": rows, "empty": empty, "not_scored": site.not_scored(
             run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows})})
+    common = sections[0]["not_scored"] if sections else []
+    for section in sections:  # the skipped-models table is shown once, and again only where it differs
+        section["not_scored_differs"] = section["not_scored"] != common
     pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
     for protocol, unit in dict.fromkeys((t.protocol, t.unit) for t in tables):
         group = [t for t in tables if (t.protocol, t.unit) == (protocol, unit)]
@@ -183,11 +189,12 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         model_ids = list(dict.fromkeys(r.model for t in group for r in t.rows))
         cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
         no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
-        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": [
-            (mid, name.get(mid, mid)) for mid in model_ids]})
+        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": sorted(
+            ((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())})
     calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,
+        "common_not_scored": common,
         "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 

@@ -162,6 +162,7 @@
       el.setAttribute("aria-label", "Search");
     });
     document.querySelectorAll("table.tyc-table:not(.tyc-kv):not(.tyc-leaderboard)").forEach(function (table, i) {
+      if (table.closest(".tyc-notscored")) { return; }  /* a list of skipped models, not data */
       if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, i); }
     });
     document.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
