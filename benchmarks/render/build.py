@@ -128,8 +128,16 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         if robustness is not None:
             pages.append(robustness)
             ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
+        class_counts = next((cw.class_counts for cw in run.data.analyses.class_winners
+                             if cw.dataset == dataset and cw.unit == "series"), None)
+        if not class_counts:  # older results: the blocks each class's headline table scored
+            head = next((lb for lb in lbs if lb.dataset == dataset), None)
+            class_counts = {lb.demand_class: lb.n_blocks_total for lb in lbs if head is not None
+                            and (lb.dataset, lb.protocol, lb.unit, lb.metric) == (head.dataset, head.protocol, head.unit,
+                                                                                 head.metric)
+                            and lb.demand_class != "all"} or None
         pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
-            "run": run, "name": dataset, "info": info, "matrices": matrices,
+            "run": run, "name": dataset, "info": info, "matrices": matrices, "class_counts": class_counts,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
             "robustness_page": robustness.path if robustness is not None else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
