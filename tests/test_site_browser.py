@@ -258,7 +258,8 @@ def test_page_weight_and_load_targets(browser, committed, committed_server):
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_serious_or_critical_accessibility_violations(browser, committed, committed_server, width):
-    axe_module = pytest.importorskip("axe_playwright_python.sync_playwright", reason="axe-playwright-python (dev extra)")
+    axe_module = pytest.importorskip("axe_playwright_python.sync_playwright",
+                                     reason="axe-playwright-python (dev extra)")
     axe = axe_module.Axe()
     context = browser.new_context(viewport={"width": width, "height": 900})
     tab = context.new_page()
@@ -282,7 +283,8 @@ def test_every_glossary_link_resolves(committed):
     ids = set(re.findall(r'\sid="([^"]+)"', glossary))
     links = {}
     for path in _pages(committed):
-        for anchor in re.findall(r'href="(?:[./]*)glossary\.html#([^"]+)"', (committed / path).read_text(encoding="utf-8")):
+        text = (committed / path).read_text(encoding="utf-8")
+        for anchor in re.findall(r'href="(?:[./]*)glossary\.html#([^"]+)"', text):
             links.setdefault(anchor, path)
     assert len(links) >= 10  # column headers, terms and the home page's answer all link in
     assert {a: p for a, p in links.items() if a not in ids} == {}
@@ -303,7 +305,8 @@ def test_a_csv_download_equals_the_table_on_the_page(browser, committed, committ
 
     tab.goto(f"{committed_server}/index.html", wait_until="load")  # a table without a shipped CSV: built in the page
     first = tab.locator("table.tyc-answer").first
-    cells = first.evaluate("t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))")
+    cells = first.evaluate(
+        "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))")
     with tab.expect_download() as info:
         tab.locator("a.tyc-csv").first.click()
     assert list(csv.reader(open(info.value.path(), encoding="utf-8"))) == cells

@@ -132,10 +132,9 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                              if cw.dataset == dataset and cw.unit == "series"), None)
         if not class_counts:  # older results: the blocks each class's headline table scored
             head = next((lb for lb in lbs if lb.dataset == dataset), None)
-            class_counts = {lb.demand_class: lb.n_blocks_total for lb in lbs if head is not None
-                            and (lb.dataset, lb.protocol, lb.unit, lb.metric) == (head.dataset, head.protocol, head.unit,
-                                                                                 head.metric)
-                            and lb.demand_class != "all"} or None
+            table = (head.dataset, head.protocol, head.unit, head.metric) if head is not None else None
+            class_counts = {lb.demand_class: lb.n_blocks_total for lb in lbs if lb.demand_class != "all"
+                            and (lb.dataset, lb.protocol, lb.unit, lb.metric) == table} or None
         pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
             "run": run, "name": dataset, "info": info, "matrices": matrices, "class_counts": class_counts,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
@@ -197,8 +196,9 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         model_ids = list(dict.fromkeys(r.model for t in group for r in t.rows))
         cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
         no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
-        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": sorted(
-            ((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())})
+        by_name = sorted(((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())
+        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95,
+                       "models": by_name})
     calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,

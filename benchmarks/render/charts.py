@@ -217,5 +217,6 @@ def to_json(figure: dict[str, Any]) -> str:
     """
     unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
     if unknown:
-        raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only {sorted(TRACE_TYPES)}")
+        raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only "
+                         f"{sorted(TRACE_TYPES)}")
     return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)

@@ -50,13 +50,15 @@ def plain_math(tex: str) -> str:
         text = re.sub(rf"\\{name}\s*\{{([^{{}}]*)\}}", lambda m, mark=mark: m.group(1) + mark, text)
         text = re.sub(rf"\\{name}\s+(\\?[A-Za-z])", lambda m, mark=mark: m.group(1) + mark, text)
     for _ in range(5):  # innermost first, so nested fractions and roots unfold
-        text = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", lambda m: f"{_wrap(m.group(1))}/{_wrap(m.group(2))} ", text)
+        text = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
+                      lambda m: f"{_wrap(m.group(1))}/{_wrap(m.group(2))} ", text)
         text = re.sub(r"\\[dt]?frac\s*(\w)\s*(\w)", r"\1/\2", text)
         text = re.sub(r"\^\{([^{}]*)\}", _sup, text)
         text = re.sub(r"_\{([^{}]*)\}", lambda m: "_" + _wrap(m.group(1)), text)
         text = re.sub(r"\\sqrt\s*\{([^{}]*)\}", r"√(\1)", text)
     for key in sorted(_SYMBOLS, key=len, reverse=True):
-        text = re.sub(re.escape(key) + (r"(?![A-Za-z])" if key[-1].isalpha() else ""), lambda _m, k=key: _SYMBOLS[k], text)
+        pattern = re.escape(key) + (r"(?![A-Za-z])" if key[-1].isalpha() else "")
+        text = re.sub(pattern, lambda _m, k=key: _SYMBOLS[k], text)
     text = re.sub(r"\^([0-9n])", lambda m: m.group(1).translate(_SUPERSCRIPT), text)
     return re.sub(r"[ \t]+", " ", text).strip()
 
@@ -105,8 +107,9 @@ class Block:
     html: Markup
 
 
-_SECTION = re.compile(r"^(Parameters|Returns|Yields|Raises|Attributes|Notes|References|Examples|See Also|Warns|Other Parameters)$")
-_HIDDEN = {"Parameters", "Returns", "Yields", "Raises", "Attributes", "Examples", "Warns", "Other Parameters", "See Also"}
+_HIDDEN = {"Parameters", "Returns", "Yields", "Raises", "Attributes", "Examples", "Warns", "Other Parameters",
+           "See Also"}
+_SECTION = re.compile(r"^(" + "|".join(sorted(_HIDDEN | {"Notes", "References"})) + r")$")
 
 
 def blocks(doc: str) -> list[Block]:
