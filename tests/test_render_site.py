@@ -181,9 +181,11 @@ class _Collector(HTMLParser):
         super().__init__()
         self.links: list[str] = []
         self.anchors: list[str] = []  # <a href>: navigation a reader chooses, not a load
-        self.scripts: list[str] = []
+        self.scripts: list[str] = []  # executable scripts only
+        self.data_blocks: list[str] = []  # <script type="application/json">: chart data, never run
         self.handlers: list[tuple[str, str]] = []
         self._in_script = False
+        self._in_data = False
 
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
@@ -193,14 +195,19 @@ class _Collector(HTMLParser):
                 self.links.append(value)
                 if tag == "a" and name == "href":
                     self.anchors.append(value)
-        self._in_script = tag == "script"
+        is_data = tag == "script" and dict(attrs).get("type") == "application/json"
+        self._in_script = tag == "script" and not is_data
+        self._in_data = is_data
 
     def handle_endtag(self, tag):
         self._in_script = False
+        self._in_data = False
 
     def handle_data(self, data):
         if self._in_script:
             self.scripts.append(data)
+        if self._in_data:
+            self.data_blocks.append(data)
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +231,8 @@ def test_hostile_model_names_render_as_text_in_the_built_html(hostile_site):
         collector.feed(text)
         assert collector.handlers == [], f"{html_file}: inline event handlers {collector.handlers}"
         assert not any("__xss" in s for s in collector.scripts), html_file
+        for block in collector.data_blocks:  # chart data: valid JSON that cannot close its script element
+            assert "<" not in block and json.loads(block) is not None, html_file
 
 
 def test_every_internal_link_and_asset_in_the_built_site_resolves(hostile_site):

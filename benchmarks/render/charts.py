@@ -1,7 +1,7 @@
 """Plotly figures as plain JSON-ready dicts: the critical-difference diagram and the cost-accuracy chart.
 
 Figures are built by hand (no plotly Python objects), so the JSON is small and byte-stable; pages embed it
-in a ``data-figure`` attribute and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
+in a JSON script block and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
 Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model also gets its own
 marker symbol, so no distinction rests on colour alone.
 """
@@ -211,7 +211,8 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
 
 
 def to_json(figure: dict[str, Any]) -> str:
-    """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable.
+    """Canonical JSON (sorted keys, no spaces, ``<``, ``>`` and ``&`` as ``\\u`` escapes) for a
+    ``<script type="application/json">`` block beside its chart; byte-stable.
 
     Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES` (the shipped bundle lacks it).
     """
@@ -219,4 +220,6 @@ def to_json(figure: dict[str, Any]) -> str:
     if unknown:
         raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only "
                          f"{sorted(TRACE_TYPES)}")
-    return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    text = json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    # shipped inside <script type="application/json">: no "<" may close it; \u003c is the same JSON string
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -79,7 +79,9 @@
 
   function draw(charts) {
     charts.forEach(function (el) {
-      var figure = narrow(JSON.parse(el.getAttribute("data-figure")), el.clientWidth);
+      var source = el.hasAttribute("data-figure") ? el.getAttribute("data-figure")
+        : document.getElementById(el.getAttribute("data-figure-id")).textContent;
+      var figure = narrow(JSON.parse(source), el.clientWidth);
       window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
     });
   }
@@ -90,7 +92,7 @@
 
   /* Load plotly.js once, after the window's load event, then draw every chart of the page. */
   function drawCharts() {
-    var charts = document.querySelectorAll(".tyc-chart[data-figure]");
+    var charts = document.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
     if (!charts.length) { return; }
     if (typeof window.Plotly !== "undefined") { draw(charts); return; }
     charts.forEach(function (el) { el.setAttribute("aria-busy", "true"); });
