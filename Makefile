@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install clean-venv
+.PHONY: run test install clean-venv screenshots
 
 # Every version comes from constraints.txt (exact pins), so an install next month gets the same packages.
 $(STAMP): pyproject.toml constraints.txt
@@ -25,6 +25,13 @@ run: $(STAMP)
 ## Command 2: set up and run the full test suite.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+## Screenshots of home, a leaderboard, the glossary and the submit page at 1400 and 390 px, from the
+## committed results, into build/screenshots/ (needs Debian's chromium: apt-get install chromium).
+screenshots: $(STAMP)
+	$(BIN)/python -m benchmarks.render
+	cd site && NO_MKDOCS_2_WARNING=1 ../$(BIN)/mkdocs build --strict --quiet -f mkdocs.yml
+	$(BIN)/python -m benchmarks.render.screenshots --html site/site --out build/screenshots
 
 clean-venv:
 	rm -rf $(VENV)

@@ -88,30 +88,40 @@ class _Strict(BaseModel):
 class TycheonSource(_Strict):
     """A forecaster registered in :mod:`tycheon.forecasters.registry`."""
 
-    kind: Literal["tycheon"]
-    forecaster: Annotated[str, Field(pattern=NAME)]
+    kind: Literal["tycheon"] = Field(description="\"tycheon\": a forecaster of the tycheon library")
+    forecaster: Annotated[str, Field(pattern=NAME, description=(
+        "its registered id in tycheon.forecasters.registry; letters, digits, _ and - only"))]
 
 
 class SktimeSource(_Strict):
     """An sktime forecaster, named by its class name in sktime's registry (never by import path)."""
 
-    kind: Literal["sktime"]
-    estimator: Annotated[str, Field(pattern=NAME)]
+    kind: Literal["sktime"] = Field(description="\"sktime\": a forecaster of the sktime library")
+    estimator: Annotated[str, Field(pattern=NAME, description=(
+        "its class name in sktime's registry (never an import path), e.g. ThetaForecaster"))]
 
 
 class ModelConfig(_Strict):
     """One model as contributors submit it (``benchmarks/models/<id>.toml``)."""
 
-    id: Annotated[str, Field(pattern=SLUG)]
-    display_name: Annotated[str, Field(min_length=1, max_length=80)]
-    family: Annotated[str, Field(pattern=SLUG)]
-    source: Annotated[TycheonSource | SktimeSource, Field(discriminator="kind")]
+    id: Annotated[str, Field(pattern=SLUG, description=(
+        "the file name stem; lower-case letters, digits, _ and -, unique among the models"))]
+    display_name: Annotated[str, Field(min_length=1, max_length=80, description=(
+        "the name the leaderboard shows; 1-80 characters, unique (case-insensitive)"))]
+    family: Annotated[str, Field(pattern=SLUG, description=(
+        "a slug grouping similar methods: baseline, statistical, intermittent, ml, foundation ..."))]
+    source: Annotated[TycheonSource | SktimeSource, Field(discriminator="kind", description=(
+        "where the forecaster comes from: {kind = \"tycheon\", forecaster = ...} or "
+        "{kind = \"sktime\", estimator = ...}"))]
     params: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ParamValue] = Field(
-        default_factory=dict
+        default_factory=dict, description=(
+            "constructor parameters as JSON values, checked against the forecaster's signature")
     )
-    tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list)
-    licence: Annotated[str, Field(min_length=1, max_length=80)]
-    contributor: Annotated[str, Field(min_length=1, max_length=120)]
+    tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list, description="optional slugs")
+    licence: Annotated[str, Field(min_length=1, max_length=80, description=(
+        "licence of the model or adapter you name; at most 80 characters"))]
+    contributor: Annotated[str, Field(min_length=1, max_length=120, description=(
+        "who submits it, e.g. \"Your Name <you@example.org>\"; at most 120 characters"))]
 
     @pydantic.field_validator("display_name")
     @classmethod

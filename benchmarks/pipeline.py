@@ -49,6 +49,7 @@ from benchmarks.results_model import (
     EngineFacts,
     IntervalTable,
     Leaderboard,
+    MetricGlossaryEntry,
     ModelEntry,
     ModelRun,
     Protocol,
@@ -78,6 +79,7 @@ from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.data.userfile import load_user_file
+from tycheon.metrics.registry import glossary as metric_glossary
 
 __all__ = ["LoadedDataset", "RunInputs", "build_results", "contributed", "load_dataset", "subsample"]
 
@@ -487,6 +489,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         leaderboards=[lb for p in parts for lb in p.leaderboards],
         intervals=[t for p in parts for t in p.intervals],
         competition=[t for p in parts for t in p.competition],
+        metric_glossary=[MetricGlossaryEntry.model_validate(g) for g in metric_glossary()],
         analyses=Analyses(
             inversion=[t for p in rolling_parts for t in p.analyses.inversion],
             dials=[t for p in rolling_parts for t in p.analyses.dials],

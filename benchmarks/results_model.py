@@ -66,7 +66,7 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.3.0"
+SCHEMA_VERSION = "1.4.0"
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -212,6 +212,18 @@ class RunWarning(_Model):
     dataset: str | None
     kind: WarningKind
     message: str
+
+
+class MetricGlossaryEntry(_Model):
+    """One metric as the library's registry declares it (``tycheon.metrics.registry.glossary()``)."""
+
+    name: str = Field(description="Registry key, as written in configs and tables (\"mase\").")
+    display_name: str = Field(description="As printed on pages (\"MASE\").")
+    kind: Literal["point", "interval", "probabilistic"]
+    lower_is_better: bool = Field(description="Direction of a loss; false for a statistic that is not one.")
+    ranked: bool = Field(description="Whether a leaderboard ranks models on it.")
+    scale_column: str | None = Field(description="The score-set scale column that divides it, if any.")
+    definition: str = Field(description="One line: formula and plain meaning.")
 
 
 class LeaderboardRow(_Model):
@@ -746,6 +758,9 @@ class ResultsBody(_Model):
         "Selection-rule replays (evaluation-choices paper, section 7), one per (dataset, protocol, unit)."))
     sensitivity: list[SensitivityTable] = Field(default_factory=list, description=(
         "Protocol-sensitivity audits (how stable is this order), one per audited (dataset, unit)."))
+    metric_glossary: list[MetricGlossaryEntry] = Field(default_factory=list, description=(
+        "Every registered metric's display name, direction, scale and definition, for the site's glossary "
+        "(empty in files written before schema 1.4.0)."))
 
 
 class ResultsDocument(ResultsBody):

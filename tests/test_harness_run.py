@@ -67,6 +67,8 @@ def test_results_validate_and_carry_every_table_the_site_needs(two_runs):
     assert baseline["is_baseline"] and baseline["dm_p"] is None and baseline["beats_baseline_blocks"] is None
     assert next(r for r in board["rows"] if r["model"] == "naive")["verdict_vs_rw"] is None
     assert [r["rank"] for r in board["rows"]] == sorted(r["rank"] for r in board["rows"])
+    glossary = {g["name"]: g for g in doc["metric_glossary"]}  # the site's glossary, from the registry
+    assert {"mase", "rmsse", "msis80", "coverage95"} <= set(glossary) and glossary["mase"]["display_name"] == "MASE"
     comp = doc["competition"][0]
     assert comp["competition"] == "M3" and comp["metric"] == "smape" and comp["horizon"] == 18
     assert {r["n_series"] for r in comp["rows"]} == {6}

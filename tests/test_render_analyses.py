@@ -3,7 +3,6 @@ linked from every leaderboard page of the dataset ("how stable is this order")."
 
 from __future__ import annotations
 
-import html
 import json
 
 import numpy as np
@@ -44,6 +43,11 @@ def _sections() -> tuple[list[dict], list[dict]]:
     return replay_secs, sens
 
 
+def _figure(page: str) -> dict:
+    """The first chart's figure: the JSON block the chart macro writes beside its element."""
+    return json.loads(page.split('<script type="application/json"')[1].split(">", 1)[1].split("</script>")[0])
+
+
 def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_leaderboards(tmp_path):
     data = _fixture()
     data["replay"], data["sensitivity"] = _sections()
@@ -60,10 +64,10 @@ def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_lea
     stable = sens_page.read_text()
     assert "data-figure" in stable and "how stable is this order" in stable.lower()
     assert "Every model of this roster is refit-free" in stable  # fitted_state says none learns
-    figure = json.loads(html.unescape(stable.split('data-figure="')[1].split('"')[0]))
+    figure = _figure(stable)
     assert figure["layout"]["yaxis"]["autorange"] == "reversed"  # rank 1 at the top
     assert len(figure["data"]) == 3 and all(len(t["y"]) == len(RUNS) for t in figure["data"])
-    bars = json.loads(html.unescape(text.split('data-figure="')[1].split('"')[0]))
+    bars = _figure(text)
     assert [t["type"] for t in bars["data"]] == ["bar"] * 3
     boards = [p for p in docs.rglob("*.md") if "/synthetic_marketplace/rolling_origin/" in p.as_posix()
               and p.name != "index.md"]

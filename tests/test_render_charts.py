@@ -69,9 +69,11 @@ def test_cd_figure_escapes_labels_and_draws_both_critical_differences():
     assert [b["x"] for b in bars] == [[1.5, 1.6]]
 
 
-def test_slugify_keeps_clean_slugs_and_separates_strings_that_would_collide():
+def test_slugify_keeps_clean_slugs_reads_unit_forms_and_separates_strings_that_would_collide():
     assert slugify("rolling_origin") == "rolling_origin"
-    assert slugify("level:region") != slugify("level-region")
+    assert slugify("groups:5") == "groups-5" and slugify("level:region") == "level-region"
+    assert slugify("A/B") != slugify("a-b") and slugify("a b") != slugify("a-b")
+    assert slugify("Level:Region") != slugify("level:region")
     for hostile in ("../../etc", "a/b", "<script>", "C:\\x"):
         assert set(slugify(hostile)) <= set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 

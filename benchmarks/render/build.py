@@ -21,7 +21,7 @@ from benchmarks.results_model import (
 
 from . import charts
 from .analyses import across_page, robustness_page
-from .definitions import model_columns, read_package
+from .definitions import forecaster_docs, model_columns, read_package, registry_glossary
 from .fmt import safe_label
 from .load import Run
 from .pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
@@ -49,6 +49,12 @@ def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
                                            conservative_cd=lb.tests.conservative_cd))
 
 
+def _cd_groups(lb: Leaderboard) -> list[tuple[str, list[str]]]:
+    ranked = sorted((r for r in lb.rows if r.mean_rank is not None), key=lambda r: (r.mean_rank, r.model))
+    methods = [(r.display_name, r.mean_rank, charts.style_for(0)) for r in ranked]
+    return charts.cd_groups(methods=methods, cd=lb.tests.nemenyi_cd)
+
+
 def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
     """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
     lbs = site.leaderboards(run)
@@ -69,7 +75,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
         title = safe_label(f"{key.demand_class}, {key.metric}")
         present = {r.model for r in lb.rows}
         page = Page(path=path, template="leaderboard.md.j2", title=title, context={
-            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb),
+            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb), "cd_groups": _cd_groups(lb),
             "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
             "warnings": site.warnings_for(run, key.dataset), "provenance": site.provenance(run),
             "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
@@ -136,8 +142,15 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         if robustness is not None:
             pages.append(robustness)
             ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
+        class_counts = next((cw.class_counts for cw in run.data.analyses.class_winners
+                             if cw.dataset == dataset and cw.unit == "series"), None)
+        if not class_counts:  # older results: the blocks each class's headline table scored
+            head = next((lb for lb in lbs if lb.dataset == dataset), None)
+            table = (head.dataset, head.protocol, head.unit, head.metric) if head is not None else None
+            class_counts = {lb.demand_class: lb.n_blocks_total for lb in lbs if lb.demand_class != "all"
+                            and (lb.dataset, lb.protocol, lb.unit, lb.metric) == table} or None
         pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
-            "run": run, "name": dataset, "info": info, "matrices": matrices,
+            "run": run, "name": dataset, "info": info, "matrices": matrices, "class_counts": class_counts,
             "intervals_page": site.intervals_page(name, dataset) if intervals else None,
             "robustness_page": robustness.path if robustness is not None else None,
             "competition_page": site.competition_page(name, dataset) if competition else None,
@@ -183,9 +196,15 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
     sections = []
     for t in tables:
         rows = [NamedIntervalRow(r, name.get(r.model, r.model)) for r in t.rows]
+        # best interval first (its rank, then MSIS 80%), unranked rows last by name
+        rows.sort(key=lambda n: (n.row.rank_interval is None, n.row.rank_interval or 0,
+                                 n.row.msis80 is None, n.row.msis80 or 0.0, n.display_name.lower()))
         empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
         sections.append({"table": t, "rows": rows, "empty": empty, "not_scored": site.not_scored(
             run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows})})
+    common = sections[0]["not_scored"] if sections else []
+    for section in sections:  # the skipped-models table is shown once, and again only where it differs
+        section["not_scored_differs"] = section["not_scored"] != common
     pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
     for protocol, unit in dict.fromkeys((t.protocol, t.unit) for t in tables):
         group = [t for t in tables if (t.protocol, t.unit) == (protocol, unit)]
@@ -193,11 +212,13 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         model_ids = list(dict.fromkeys(r.model for t in group for r in t.rows))
         cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
         no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
-        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": [
-            (mid, name.get(mid, mid)) for mid in model_ids]})
+        by_name = sorted(((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())
+        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95,
+                       "models": by_name})
     calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
     return Page(path=path, template="intervals.md.j2", title="Intervals", context={
         "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,
+        "common_not_scored": common,
         "warnings": site.warnings_for(run, dataset),
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
@@ -244,40 +265,65 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[Compe
         "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
 
 
+def _crossed(before: float | None, after: float | None, alpha: float) -> bool:
+    """Whether a p-value moved across ``alpha`` (significant on one side, not on the other)."""
+    return before is not None and after is not None and (before < alpha) != (after < alpha)
+
+
+def _table_changes(old_lb: Leaderboard, new_lb: Leaderboard) -> list[dict[str, Any]]:
+    """What a reader would notice in one table: verdicts that changed, rank moves of more than one place,
+    DM p-values against the baseline that crossed alpha, models that joined or left the table."""
+    before = {r.model: r for r in old_lb.rows}
+    after = {r.model: r for r in new_lb.rows}
+    alpha = new_lb.tests.alpha
+    changes = []
+    for model in sorted(set(before) | set(after)):
+        b, a = before.get(model), after.get(model)
+        name = (a or b).display_name
+        if b is None or a is None:
+            changes.append({"model": model, "display_name": name,
+                            "what": "joined the table" if b is None else "left the table",
+                            "detail": f"rank {a.rank}" if a is not None else f"was rank {b.rank}"})
+            continue
+        if b.verdict_vs_rw != a.verdict_vs_rw:
+            changes.append({"model": model, "display_name": name, "what": "verdict against the random walk",
+                            "detail": f"{b.verdict_vs_rw or 'none'} \u2192 {a.verdict_vs_rw or 'none'}"})
+        if abs(b.rank - a.rank) > 1:
+            changes.append({"model": model, "display_name": name, "what": "rank",
+                            "detail": f"{b.rank} \u2192 {a.rank}"})
+        if _crossed(b.dm_p_bh, a.dm_p_bh, alpha):
+            changes.append({"model": model, "display_name": name, "what": f"DM p against the baseline crossed {alpha}",
+                            "detail": f"{b.dm_p_bh:.3g} \u2192 {a.dm_p_bh:.3g}"})
+    return changes
+
+
 def _diff(old: Run, new: Run) -> dict[str, Any]:
-    """Which models moved between two consecutive versions, table by table (nothing is recomputed)."""
+    """What changed between two consecutive versions in terms a reader cares about (nothing recomputed)."""
     old_lbs = {lb.key: lb for lb in old.data.leaderboards}
     new_lbs = {lb.key: lb for lb in new.data.leaderboards}
     tables = []
     for key in sorted(set(old_lbs) & set(new_lbs)):
-        before = {r.model: r for r in old_lbs[key].rows}
-        after = {r.model: r for r in new_lbs[key].rows}
-        moves = []
-        for model in sorted(set(before) | set(after)):
-            b, a = before.get(model), after.get(model)
-            if b and a and b.rank == a.rank and b.mean == a.mean:
-                continue
-            moves.append({
-                "model": model, "display_name": (a or b).display_name,
-                "rank_before": b.rank if b else None, "rank_after": a.rank if a else None,
-                "mean_before": b.mean if b else None, "mean_after": a.mean if a else None,
-                "rank_change": (b.rank - a.rank) if (a and b) else None,
-                "mean_change": (a.mean - b.mean) if (a and b and a.mean is not None and b.mean is not None) else None,
-            })
-        moves.sort(key=lambda m: (-(abs(m["rank_change"]) if m["rank_change"] is not None else 1e9), m["model"]))
-        tables.append({"key": key, "moves": moves, "unchanged": len(set(before) & set(after)) - sum(
-            1 for m in moves if m["rank_before"] is not None and m["rank_after"] is not None)})
-    status_changes = []
+        grouped: dict[tuple[str, str], list[str]] = {}  # the same change of several models is one line
+        for c in _table_changes(old_lbs[key], new_lbs[key]):
+            grouped.setdefault((c["what"], c["detail"]), []).append(c["display_name"])
+        if grouped:
+            tables.append({"key": key, "changes": [{"what": w, "detail": d, "models": names}
+                                                   for (w, d), names in grouped.items()]})
     old_models, new_models = SiteModel.models(old), SiteModel.models(new)
-    for mid in sorted(set(old_models) | set(new_models)):
+    status_changes = []
+    for mid in sorted(set(old_models) & set(new_models)):
         o = {(r.dataset, r.protocol): r.status for r in _runs(old_models.get(mid))}
         n = {(r.dataset, r.protocol): r.status for r in _runs(new_models.get(mid))}
         for k in sorted(set(o) | set(n)):
             if o.get(k) != n.get(k):
-                status_changes.append({"model": mid, "dataset": k[0], "protocol": k[1],
-                                       "before": o.get(k, "absent"), "after": n.get(k, "absent")})
-    return {"old": old.version, "new": new.version, "tables": tables,
-            "added": sorted(set(new_lbs) - set(old_lbs)), "removed": sorted(set(old_lbs) - set(new_lbs)),
+                status_changes.append({"model": mid, "display_name": new_models[mid].display_name, "dataset": k[0],
+                                       "protocol": k[1], "before": o.get(k, "absent"), "after": n.get(k, "absent")})
+    added_models = [new_models[m] for m in sorted(set(new_models) - set(old_models))]
+    removed_models = [old_models[m] for m in sorted(set(old_models) - set(new_models))]
+    added, removed = sorted(set(new_lbs) - set(old_lbs)), sorted(set(old_lbs) - set(new_lbs))
+    changed = bool(tables or status_changes or added_models or removed_models or added or removed)
+    return {"old": old.version, "new": new.version, "tables": tables, "changed": changed,
+            "added": added, "removed": removed, "added_models": added_models, "removed_models": removed_models,
             "status_changes": status_changes,
             "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
             "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256}
@@ -347,8 +393,9 @@ def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any
     return found
 
 
-def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
+def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
     nav = NavNode(title="Models", page="models/index.md")
+    docs = forecaster_docs(root)
     pages = []
     summary = []
     for mid in site.model_ids:
@@ -374,9 +421,10 @@ def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
                     if lb.demand_class == "all":
                         history.append(entry)
         runs = [(name, r) for name in site.names for r in _runs(site.models(site.latest(name)).get(mid))]
-        title = safe_label(mid)
+        title = safe_label(config.display_name if config is not None else mid)
+        method_doc = docs.get(config.source.forecaster or "") if config is not None else None
         pages.append(Page(path=site.model_page(mid), template="model.md.j2", title=title, context={
-            "model": config, "mid": mid, "appearances": appearances, "history": history, "runs": runs,
+            "model": config, "mid": mid, "method_doc": method_doc, "appearances": appearances, "history": history, "runs": runs,
             "charts": cost_charts(site, highlight=mid), "style": site.styles[mid]}))
         nav.children.append(NavNode(title=title, page=site.model_page(mid)))
         summary.append({"mid": mid, "model": config, "runs": runs,
@@ -384,6 +432,34 @@ def model_pages(site: SiteModel) -> tuple[list[Page], NavNode]:
     pages.append(Page(path="models/index.md", template="models.md.j2", title="Models", context={
         "models": summary, "charts": cost_charts(site, highlight=None)}))
     return pages, nav
+
+
+def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The home page's answer: per dataset and demand class, the headline table's winner and runner-up.
+
+    The headline table of a dataset is its first unit of analysis ranked on the config's first metric.
+    Only tables that reach the minimum cell name anyone; the others are returned apart, with their reason.
+    """
+    rows, too_small = [], []
+    lbs = site.leaderboards(run)  # display order: unit and metric in config order within each dataset
+    headline: dict[str, tuple[str, str, str]] = {}
+    for lb in lbs:
+        headline.setdefault(lb.dataset, (lb.protocol, lb.unit, lb.metric))
+    for lb in lbs:
+        if (lb.protocol, lb.unit, lb.metric) != headline[lb.dataset]:
+            continue
+        page = site.leaderboard_page(run.name, lb.key)
+        if not site.cell_ok(lb):
+            too_small.append({"lb": lb, "page": page})
+            continue
+        ranks = sorted({r.rank for r in lb.rows})
+        winners = [r for r in lb.rows if ranks and r.rank == ranks[0]]
+        runners = [r for r in lb.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
+        beats = [r for r in lb.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
+        judged = [r for r in lb.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
+        rows.append({"lb": lb, "page": page, "winners": winners, "runners": runners, "beats": beats,
+                     "judged": judged, "rw": site.rw_row(lb), "n": len(lb.rows)})
+    return rows, too_small
 
 
 def home_page(site: SiteModel) -> Page:
@@ -399,7 +475,9 @@ def home_page(site: SiteModel) -> Page:
                            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
                            "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
                            "rw": site.rw_row(lb)})
+        answer, too_small = _answer_rows(site, run)
         benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
+                           "answer": answer, "too_small": too_small,
                            "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
                            "warnings": site.run_warnings(run), "not_ran": site.not_ran(run)})
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
@@ -424,14 +502,80 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
         "interval_columns": model_columns(IntervalRow), "protocols": protocols, "tests": tests})
 
 
+_SCALES = {  # what a registry scale column divides by, in words
+    "scale_mae": "the in-sample seasonal-naive MAE of the training window",
+    "scale_rmse": "the in-sample seasonal-naive RMSE of the training window",
+}
+
+
+def glossary_page(site: SiteModel, *, root: Path) -> Page:
+    """Every term the tables use, defined once; metrics from the registry as the latest results record it.
+
+    Results files without a ``metric_glossary`` block fall back to the registry's literal specs read with
+    ``ast`` (:func:`registry_glossary`); the page says which source it used.
+    """
+    source, metrics = "none", []
+    for name in reversed(site.names):
+        block = site.latest(name).data.metric_glossary
+        if block:
+            source, metrics = f"results {name} {site.latest(name).version}", [g.model_dump() for g in block]
+            break
+    if not metrics:
+        metrics = registry_glossary(root)
+        source = "tycheon/metrics/registry.py (read from the source)" if metrics else "none"
+    used = sorted({lb.metric for name in site.names for lb in site.latest(name).data.leaderboards})
+    for m in metrics:
+        m["used"] = m["name"] in used
+        m["scale_text"] = _SCALES.get(m["scale_column"] or "", m["scale_column"])
+    settings = sorted({(lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
+                       for name in site.names for lb in site.latest(name).data.leaderboards}, key=repr)
+    baselines = sorted({(lb.baseline, lb.random_walk) for name in site.names
+                        for lb in site.latest(name).data.leaderboards})
+    units = sorted({u for name in site.names for d in site.latest(name).data.datasets for u in d.units})
+    return Page(path="glossary.md", template="glossary.md.j2", title="Glossary", context={
+        "metrics": metrics, "metric_source": source, "used": used, "settings": settings,
+        "baselines": baselines, "units": units})
+
+
+def _config_fields() -> list[dict[str, Any]]:
+    """``ModelConfig``'s fields (and its sources' fields) with the descriptions the schema gives them."""
+    from benchmarks.config import ModelConfig, SktimeSource, TycheonSource
+
+    rows = []
+    for name, f in ModelConfig.model_fields.items():
+        rows.append({"name": name, "required": f.is_required(), "description": f.description or ""})
+        if name == "source":
+            for source in (TycheonSource, SktimeSource):
+                for sub, g in source.model_fields.items():
+                    if sub == "kind":
+                        continue
+                    kind = get_args(source.model_fields["kind"].annotation)[0]
+                    rows.append({"name": f"source.{sub}", "required": g.is_required(),
+                                 "description": f"(kind = \"{kind}\") {g.description or ''}"})
+    return rows
+
+
+def _contributing_markdown(text: str) -> str:
+    """CONTRIBUTING.md as a section of the submit page: its title dropped, every heading one level down."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    out, fenced = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("#" + line if not fenced and line.startswith("#") else line)
+    return "\n".join(out).strip() + "\n"
+
+
 def submit_page(*, root: Path) -> Page:
     contributing = root / "CONTRIBUTING.md"
     examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
     example = examples[0] if examples else None
     return Page(path="submit.md", template="submit.md.j2", title="Submit a model", context={
-        "contributing": contributing.read_text(encoding="utf-8") if contributing.exists() else None,
-        "fields": [(k, f.description or "") for k, f in ModelEntry.model_fields.items()
-                   if k not in {"runs", "config_sha256", "roles"}],
+        "contributing": _contributing_markdown(contributing.read_text(encoding="utf-8"))
+        if contributing.exists() else None,
+        "fields": _config_fields(),
         "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
         "example_name": example.name if example else None,
         "example": example.read_text(encoding="utf-8") if example else None})

@@ -1,7 +1,7 @@
 """Plotly figures as plain JSON-ready dicts: the critical-difference diagram and the cost-accuracy chart.
 
 Figures are built by hand (no plotly Python objects), so the JSON is small and byte-stable; pages embed it
-in a ``data-figure`` attribute and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
+in a JSON script block and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
 Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model also gets its own
 marker symbol, so no distinction rests on colour alone.
 """
@@ -13,6 +13,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# Trace types the shipped plotly.js bundle draws (plotly.js's "basic" bundle: scatter, bar, pie). A figure
+# with any other trace type is refused by to_json, so a chart can never silently fail to draw.
+TRACE_TYPES = frozenset({"scatter", "bar", "pie"})
 
 # Okabe & Ito (2008), "Color Universal Design"; yellow last because it is faint on white.
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
@@ -81,13 +85,14 @@ def cd_figure(
     ranks = [rank for _, rank, _ in methods]
     level = k - 0.4
     if cd is not None:
-        for i, j in cliques(ranks, cd):
+        for n, (i, j) in enumerate(cliques(ranks, cd)):
             level += 0.35
             members = ", ".join(plotly_text(methods[m][0]) for m in range(i, j + 1))
             data.append({
-                "type": "scatter", "mode": "lines", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
+                "type": "scatter", "mode": "lines+text", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
+                "text": [clique_letter(n), ""], "textposition": "middle left", "cliponaxis": False,
                 "line": {"color": "#555555", "width": 5}, "showlegend": False,
-                "hovertemplate": f"not significantly different: {members}<extra></extra>",
+                "hovertemplate": f"group {clique_letter(n)}, not significantly different: {members}<extra></extra>",
             })
             for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
                 data.append({
@@ -108,6 +113,13 @@ def cd_figure(
         })
         ref_ticks.append((y, f"{name} = {width:.3f}"))
     hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
+    # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
+    # on the side with room, so the plot keeps the full width
+    middle = (0.5 + hi + 0.5) / 2
+    narrow_traces = {str(row): {"mode": "markers+text", "text": [plotly_text(label)], "cliponaxis": False,
+                                "textposition": "middle right" if rank < middle else "middle left",
+                                "textfont": {"size": 11}}
+                     for row, (label, rank, _) in enumerate(methods)}
     layout = {
         "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
         "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
@@ -117,8 +129,29 @@ def cd_figure(
                   "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
                   "range": [_r(level + 0.5), -1.8], "zeroline": False, "showgrid": False},
         "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+        "meta": {"narrow": {"layout": {"margin": {"l": 16, "r": 16, "t": 20, "b": 50}, "yaxis.showticklabels": False,
+                                       "font.size": 11},
+                            "traces": narrow_traces}},
     }
     return {"data": data, "layout": layout}
+
+
+def clique_letter(n: int) -> str:
+    """Label of the ``n``-th clique bar: a, b, ..., z, aa, ab, ..."""
+    letters = ""
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        letters = chr(97 + rem) + letters
+    return letters
+
+
+def cd_groups(*, methods: Sequence[tuple[str, float, Style]], cd: float | None) -> list[tuple[str, list[str]]]:
+    """The diagram's clique bars as ``(letter, member labels)``, for a text list beside the chart."""
+    if cd is None:
+        return []
+    ranks = [rank for _, rank, _ in methods]
+    return [(clique_letter(n), [methods[m][0] for m in range(i, j + 1)]) for n, (i, j) in enumerate(cliques(ranks, cd))]
 
 
 @dataclass(frozen=True)
@@ -178,8 +211,18 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
 
 
 def to_json(figure: dict[str, Any]) -> str:
-    """Canonical JSON (sorted keys, no spaces) for a ``data-figure`` attribute; byte-stable."""
-    return json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    """Canonical JSON (sorted keys, no spaces, ``<``, ``>`` and ``&`` as ``\\u`` escapes) for a
+    ``<script type="application/json">`` block beside its chart; byte-stable.
+
+    Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES` (the shipped bundle lacks it).
+    """
+    unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
+    if unknown:
+        raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only "
+                         f"{sorted(TRACE_TYPES)}")
+    text = json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    # shipped inside <script type="application/json">: no "<" may close it; \u003c is the same JSON string
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def replay_figure(*, classes: Sequence[str], floor: Sequence[float | None], served: Sequence[float | None],

@@ -15,14 +15,17 @@ _LABEL_BAD = re.compile(r"[^A-Za-z0-9 _.,:+()/\-]")
 
 
 def slugify(value: str) -> str:
-    """Map any string to a path segment of ``[a-z0-9_-]``, stable and collision-resistant.
+    """Map any string to a path segment of ``[a-z0-9_-]``, readable and stable.
 
-    A string that is already a clean slug maps to itself; any other string keeps a readable stem and gains
-    an 8-hex suffix of its sha256, so ``"level:region"`` and ``"level-region"`` never share a page.
+    A clean slug maps to itself and the unit forms map readably (``"groups:5"`` -> ``"groups-5"``,
+    ``"level:region"`` -> ``"level-region"``). Any other string keeps a readable stem and gains an 8-hex
+    suffix of its sha256, so ``"A/B"`` and ``"a-b"`` never share a page. The one readable mapping that is
+    not one-to-one (``:`` and ``-``) cannot meet a collision in practice (a unit is never a plain
+    ``level-region``), and the renderer refuses two pages on one path rather than overwrite one.
     """
-    lowered = value.lower()
-    stem = _SLUG_BAD.sub("-", lowered).strip("-") or "x"
-    if stem == value:
+    readable = value.replace(":", "-")
+    stem = _SLUG_BAD.sub("-", readable.lower()).strip("-") or "x"
+    if stem == readable:
         return stem
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
     return f"{stem[:48]}-{digest}"
@@ -99,3 +102,14 @@ def relurl(from_page: str, to_page: str) -> str:
     start = posixpath.dirname(from_page) or "."
     target = to_page[: -len(".md")] + ".html" if to_page.endswith(".md") else to_page
     return posixpath.relpath(target, start)
+
+
+def duration(seconds: float | None) -> str:
+    """A run time for people: ``"–"`` when unknown, milliseconds under a second, seconds above."""
+    if seconds is None or not math.isfinite(seconds):
+        return "\u2013"
+    if seconds < 0.01:
+        return f"{seconds * 1000:.1f} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:,.2f} s"

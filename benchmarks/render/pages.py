@@ -7,6 +7,7 @@ so the same inputs always give the same page list.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,9 +53,10 @@ _NULL_CELLS = (  # (column, value shown, reason the schema records when that val
 def null_notes(rows: list[LeaderboardRow]) -> dict[str, Any]:
     """Footnotes for a leaderboard's empty DM p and verdict cells, from the reasons the results file records.
 
-    One note per (column, reason), numbered in row order, naming every model it applies to; ``marks`` maps
-    ``(model, column)`` to the note's number. A null without a recorded reason (older results files, where
-    the fields are optional) gets no note.
+    One note per (column, reason), numbered in row order, naming every model it applies to; reasons that
+    differ only by the model's own id (``no losses for croston``) are one note, the id read as "this model".
+    ``marks`` maps ``(model, column)`` to the note's number. A null without a recorded reason (older results
+    files, where the fields are optional) gets no note.
     """
     notes: list[dict[str, Any]] = []
     numbers: dict[tuple[str, str], int] = {}
@@ -64,6 +66,7 @@ def null_notes(rows: list[LeaderboardRow]) -> dict[str, Any]:
             reason = getattr(row, reason_key)
             if getattr(row, value_key) is not None or not reason:
                 continue
+            reason = re.sub(rf"(?<![\w-]){re.escape(row.model)}(?![\w-])", "this model", reason)
             if (column, reason) not in numbers:
                 numbers[(column, reason)] = len(notes) + 1
                 notes.append({"number": len(notes) + 1, "label": label, "reason": reason, "models": []})
@@ -133,6 +136,11 @@ class SiteModel:
     @staticmethod
     def competition_page(name: str, dataset: str) -> str:
         return f"benchmarks/{slugify(name)}/{slugify(dataset)}/competition.md"
+
+    @staticmethod
+    def results_download(name: str, version: str) -> str:
+        """Where the site ships a copy of a benchmark's latest results JSON."""
+        return f"downloads/{slugify(name)}-{version}.json"
 
     @staticmethod
     def model_page(model_id: str) -> str:
@@ -233,6 +241,7 @@ class SiteModel:
         prov = run.data.provenance
         return {
             "name": run.name, "version": run.version, "file": f"benchmarks/results/{run.name}/{run.version}.json",
+            "download": SiteModel.results_download(run.name, run.version),
             "prov": prov, "sidecar": run.data.sidecar,
             "runtime": prov.timings.get("runtime_seconds"),
             "packages": sorted(prov.environment.packages.items()),

@@ -8,21 +8,24 @@ no environment, sorted iteration everywhere, so the same inputs give the same by
 
 from __future__ import annotations
 
+import csv
 import functools
 import importlib.util
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import jinja2
 
 from benchmarks.owned_dir import reset_owned_dir
 
-from . import fmt
-from .build import benchmark_pages, home_page, methodology_page, model_pages, submit_page
+from . import docstring, fmt
+from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
 
@@ -36,7 +39,15 @@ class RenderTargetError(RuntimeError):
 
 
 def plotly_bundle() -> Path:
-    """``plotly.min.js`` shipped inside the installed ``plotly`` package (no CDN, works offline)."""
+    """The plotly.js bundle the chart pages load (no CDN, works offline).
+
+    The vendored *basic* bundle (``templates/vendor/plotly-basic.min.js``, 1.2 MB: scatter, bar and pie
+    traces, every trace type :data:`charts.TRACE_TYPES` allows) when present, else the full
+    ``plotly.min.js`` (4.8 MB) shipped inside the installed ``plotly`` package.
+    """
+    basic = TEMPLATES / "vendor" / "plotly-basic.min.js"
+    if basic.exists():
+        return basic
     spec = importlib.util.find_spec("plotly")
     if spec is None or not spec.submodule_search_locations:
         raise ResultsFileError("the plotly package is not installed; install the 'site' extra")
@@ -54,9 +65,21 @@ def environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
     env.filters.update(num=fmt.num, pct=fmt.pct, pvalue=fmt.pvalue, pcompare=fmt.pcompare, integer=fmt.integer,
-                       sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify)
-    env.globals.update(url=fmt.relurl)
+                       sk=fmt.sort_key, label=fmt.safe_label, slug=fmt.slugify,
+                       docblocks=docstring.blocks, inline=docstring.inline, duration=fmt.duration)
+    env.globals.update(url=fmt.relurl, repository=repository_url(ROOT))
     return env
+
+
+def repository_url(root: Path) -> str | None:
+    """``[project.urls]`` Repository (or Source, Homepage) of ``pyproject.toml``: where commits are linked."""
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    urls = project.get("urls", {})
+    url = next((urls[k] for k in ("Repository", "Source", "Homepage") if isinstance(urls.get(k), str)), None)
+    return url.rstrip("/") if url and url.startswith("https://") else None
 
 
 def _nav_yaml(nodes: list[NavNode], indent: int = 2) -> list[str]:
@@ -90,12 +113,14 @@ def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNod
         bench_nav.append(node)
     if bench_nav:
         nav.append(NavNode(title="Benchmarks", children=bench_nav))
-    models, model_nav = model_pages(site)
+    models, model_nav = model_pages(site, root=root)
     pages.extend(models)
     nav.append(model_nav)
+    pages.append(glossary_page(site, root=root))
     pages.append(methodology_page(site, root=root))
     pages.append(submit_page(root=root))
-    nav.extend([NavNode(title="Methodology", page="methodology.md"), NavNode(title="Submit a model", page="submit.md")])
+    nav.extend([NavNode(title="Glossary", page="glossary.md"), NavNode(title="Methodology", page="methodology.md"),
+                NavNode(title="Submit a model", page="submit.md")])
     paths = [p.path for p in pages]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:
@@ -125,6 +150,7 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
         text = env.get_template(page.template).render(here=page.path, title=page.title, **page.context)
         target.write_text(text, encoding="utf-8")
         written.append(target)
+    written.extend(write_downloads(site, pages, out))
     assets = out / "assets"
     assets.mkdir(exist_ok=True)
     for source in sorted((TEMPLATES / "assets").iterdir()):
@@ -137,6 +163,41 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
     mkdocs_yml.write_text(config, encoding="utf-8")
     written.append(mkdocs_yml)
     return sorted(written)
+
+
+LEADERBOARD_CSV = ("rank", "model", "display_name", "mean", "median", "mean_rank", "beats_baseline_blocks", "support",
+                   "dm_p_bh", "dm_direction", "verdict_vs_rw", "verdict_p_se", "verdict_p_crps", "is_baseline",
+                   "is_random_walk")
+
+
+def csv_path(page_path: str) -> str:
+    """The CSV download beside a leaderboard page (``.../all-mase.md`` -> ``.../all-mase.csv``)."""
+    return page_path[: -len(".md")] + ".csv"
+
+
+def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]:
+    """Every leaderboard as CSV beside its page (the rows as the page shows them, numbers at full precision),
+    and each benchmark's latest results JSON under ``downloads/``."""
+    written = []
+    for page in pages:
+        lb = page.context.get("lb")
+        if page.template != "leaderboard.md.j2" or lb is None:
+            continue
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(LEADERBOARD_CSV)
+        for row in lb.rows:
+            writer.writerow(["" if (v := getattr(row, c)) is None else v for c in LEADERBOARD_CSV])
+        target = out / csv_path(page.path)
+        target.write_text(buffer.getvalue(), encoding="utf-8")
+        written.append(target)
+    for name in site.names:
+        run = site.latest(name)
+        target = out / site.results_download(name, run.version)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run.path, target)
+        written.append(target)
+    return written
 
 
 def find_mkdocs() -> str | None:

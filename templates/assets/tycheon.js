@@ -1,7 +1,14 @@
 /* tycheon site: sortable tables and offline plotly charts. No network, no dependencies besides the
-   plotly.min.js bundle shipped next to this file. */
+   plotly.min.js bundle shipped next to this file, which is fetched only by pages that have a chart, after
+   the page itself has loaded (pages without a chart never download it). */
 (function () {
   "use strict";
+
+  /* assets/ folder of this script, taken while it runs (currentScript is null afterwards). */
+  var ASSETS = (function () {
+    var src = document.currentScript ? document.currentScript.src : "";
+    return src ? src.replace(/[^\/]*$/, "") : "assets/";
+  })();
 
   function cellKey(row, index, numeric) {
     var cell = row.cells[index];
@@ -44,27 +51,122 @@
         var descending = th.getAttribute("aria-sort") === "ascending";
         sortTable(table, index, descending);
       };
-      th.addEventListener("click", activate);
+      th.addEventListener("click", function (event) {
+        if (event.target.closest && event.target.closest("a")) { return; }  /* a glossary link, not a sort */
+        activate();
+      });
       th.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") { event.preventDefault(); activate(); }
       });
     });
   }
 
-  function drawCharts() {
-    var charts = document.querySelectorAll(".tyc-chart[data-figure]");
-    if (!charts.length) { return; }
-    if (typeof window.Plotly === "undefined") {
-      charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
-      return;
-    }
+  /* A figure may carry layout.meta.narrow: layout and per-trace overrides for screens under 600 px. */
+  function narrow(figure, width) {
+    var alt = figure.layout.meta && figure.layout.meta.narrow;
+    if (!alt || width >= 600) { return figure; }
+    Object.keys(alt.traces || {}).forEach(function (index) {
+      var trace = figure.data[Number(index)];
+      if (trace) { Object.assign(trace, alt.traces[index]); }
+    });
+    Object.keys(alt.layout || {}).forEach(function (path) {
+      var parts = path.split("."), target = figure.layout;
+      for (var i = 0; i < parts.length - 1; i++) { target = target[parts[i]] = target[parts[i]] || {}; }
+      target[parts[parts.length - 1]] = alt.layout[path];
+    });
+    return figure;
+  }
+
+  function draw(charts) {
     charts.forEach(function (el) {
-      var figure = JSON.parse(el.getAttribute("data-figure"));
+      var source = el.hasAttribute("data-figure") ? el.getAttribute("data-figure")
+        : document.getElementById(el.getAttribute("data-figure-id")).textContent;
+      var figure = narrow(JSON.parse(source), el.clientWidth);
       window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
     });
   }
 
+  function fail(charts) {
+    charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
+  }
+
+  /* Load plotly.js once, after the window's load event, then draw every chart of the page. */
+  function drawCharts() {
+    var charts = document.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
+    if (!charts.length) { return; }
+    if (typeof window.Plotly !== "undefined") { draw(charts); return; }
+    charts.forEach(function (el) { el.setAttribute("aria-busy", "true"); });
+    var start = function () {
+      var script = document.createElement("script");
+      script.src = ASSETS + "plotly.min.js";
+      script.async = true;
+      script.onload = function () {
+        charts.forEach(function (el) { el.removeAttribute("aria-busy"); });
+        if (typeof window.Plotly === "undefined") { fail(charts); } else { draw(charts); }
+      };
+      script.onerror = function () { fail(charts); };
+      document.head.appendChild(script);
+    };
+    if (document.readyState === "complete") { start(); } else { window.addEventListener("load", start); }
+  }
+
+  /* Every data table without a shipped CSV gets a "Download CSV" link that writes the table as shown. */
+  function csvCell(text) {
+    var t = text.replace(/\s+/g, " ").trim();
+    return /[",\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }
+
+  function tableCsv(table) {
+    return Array.prototype.map.call(table.rows, function (row) {
+      return Array.prototype.map.call(row.cells, function (cell) { return csvCell(cell.textContent); }).join(",");
+    }).join("\n") + "\n";
+  }
+
+  function addCsvLink(table, index) {
+    var link = document.createElement("a");
+    link.className = "tyc-csv";
+    link.href = "#";
+    link.textContent = "Download this table as CSV";
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      var blob = new Blob([tableCsv(table)], { type: "text/csv" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = (document.title.split(" - ")[0] || "table").replace(/[^A-Za-z0-9]+/g, "-") + "-" + (index + 1) + ".csv";
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+    });
+    var holder = document.createElement("p");
+    holder.className = "tyc-download";
+    holder.appendChild(link);
+    var box = table.closest(".tyc-table-wrap") || table;
+    box.parentNode.insertBefore(holder, box.nextSibling);
+  }
+
+  /* a box that scrolls sideways must be reachable by keyboard (WCAG 2.1.1): focusable while it scrolls */
+  function markScrollable() {
+    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        el.setAttribute("tabindex", "0");
+        if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") { el.setAttribute("aria-label", "scrollable content"); }
+      } else if (el.getAttribute("tabindex") === "0" && el.tagName !== "TH") {
+        el.removeAttribute("tabindex");
+      }
+    });
+  }
+
   function init() {
+    markScrollable();
+    window.addEventListener("resize", markScrollable);
+    /* the theme's search dialog has no accessible name */
+    document.querySelectorAll(".md-search[role=dialog]:not([aria-label])").forEach(function (el) {
+      el.setAttribute("aria-label", "Search");
+    });
+    document.querySelectorAll("table.tyc-table:not(.tyc-kv):not(.tyc-leaderboard)").forEach(function (table, i) {
+      if (table.closest(".tyc-notscored")) { return; }  /* a list of skipped models, not data */
+      if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, i); }
+    });
     document.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
     drawCharts();
   }
