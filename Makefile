@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install clean-venv screenshots
+.PHONY: run test check test-fast install clean-venv screenshots
 
 # Every version comes from constraints.txt (exact pins), so an install next month gets the same packages.
 $(STAMP): pyproject.toml constraints.txt
@@ -22,9 +22,19 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m benchmarks
 
-## Command 2: set up and run the full test suite.
-test: $(STAMP)
+## Command 2: set up, check lint, formatting and types, and run the full test suite.
+test: $(STAMP) check
 	$(BIN)/python -m pytest -q
+
+## Lint (ruff), formatting (ruff format --check) and types (mypy on tycheon/, settings in pyproject.toml).
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## The fast subset (under a minute on 2 cores): no whole-harness runs, no browser, no adversarial probes.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not browser" --ignore=tests/adversarial
 
 ## Screenshots of home, a leaderboard, the glossary and the submit page at 1400 and 390 px, from the
 ## committed results, into build/screenshots/ (needs Debian's chromium: apt-get install chromium).

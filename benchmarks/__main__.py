@@ -28,9 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
         description="Run the small benchmark on the embedded data (python -m benchmarks.run --config small "
-                    "--if-new), render the pages (python -m benchmarks.render) and build the site "
-                    "(mkdocs build --strict). Your own data: tycheon evaluate FILE.",
-        epilog="Stages: datasets list, benchmark, render, site. Each runs only if it exists yet.")
+        "--if-new), render the pages (python -m benchmarks.render) and build the site "
+        "(mkdocs build --strict). Your own data: tycheon evaluate FILE.",
+        epilog="Stages: datasets list, benchmark, render, site. Each runs only if it exists yet.",
+    )
     parser.parse_args(argv)
     _stage("datasets", "tycheon.cli", ["datasets", "list"])
     ran = _stage("benchmark", "benchmarks.run", ["--config", "small", "--if-new"])

@@ -112,35 +112,50 @@ def dataset_analyses(
         hr = attempt("horizon", lambda: horizon_robustness(scores, metric=step_metric))
         if hr is not None:
             out.horizon.append(HorizonTable.model_validate({**tag, **_plain(hr)}))
-        rel = attempt("relative error", lambda: relative_error(
-            scores, dataset=dataset, metric=spec.metrics[0], random_walk=spec.random_walk,
-            n_resamples=n_resamples, seed=spec.seed))
+        rel = attempt(
+            "relative error",
+            lambda: relative_error(
+                scores,
+                dataset=dataset,
+                metric=spec.metrics[0],
+                random_walk=spec.random_walk,
+                n_resamples=n_resamples,
+                seed=spec.seed,
+            ),
+        )
         out.relative.extend(rel or [])
     for unit in leaderboard_units:  # every leaderboard: unit x demand class x metric
         present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
         for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
             for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
-                unc = attempt(f"uncertainty {unit}/{dc}/{metric}",
-                              lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
-                                  scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples))
+                unc = attempt(
+                    f"uncertainty {unit}/{dc}/{metric}",
+                    lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
+                        scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples
+                    ),
+                )
                 if unc is not None:
                     out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
     return out
 
 
-def sweep_table(tables: dict[float, pd.DataFrame], *, dataset: str, protocol: str, spec: LeaderboardSpec,
-                n_entities: int) -> SweepTable:
+def sweep_table(
+    tables: dict[float, pd.DataFrame], *, dataset: str, protocol: str, spec: LeaderboardSpec, n_entities: int
+) -> SweepTable:
     """The spikiness sweep of a synthetic dataset from its per-setting score sets."""
     res = spikiness_sweep(tables, spec=spec, metric=spec.metrics[0])
-    return SweepTable.model_validate({"dataset": dataset, "protocol": protocol, "n_entities": n_entities,
-                                      **_plain(res)})
+    return SweepTable.model_validate(
+        {"dataset": dataset, "protocol": protocol, "n_entities": n_entities, **_plain(res)}
+    )
 
 
-def across_table(leaderboards: Sequence[Leaderboard], relative: Sequence[RelativeError], *,
-                 metric: str, random_walk: str) -> AcrossTable | None:
+def across_table(
+    leaderboards: Sequence[Leaderboard], relative: Sequence[RelativeError], *, metric: str, random_walk: str
+) -> AcrossTable | None:
     """Across the run's rolling-origin datasets; None when no leaderboard has ``metric``."""
-    cells = [lb.model_dump(mode="json") for lb in leaderboards
-             if lb.protocol == "rolling_origin" and lb.metric == metric]
+    cells = [
+        lb.model_dump(mode="json") for lb in leaderboards if lb.protocol == "rolling_origin" and lb.metric == metric
+    ]
     if not cells:
         return None
     res = across_datasets(cells, metric=metric, random_walk=random_walk, relative=list(relative))

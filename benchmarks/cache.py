@@ -35,13 +35,31 @@ import numpy as np
 
 from tycheon.backtest.scoreset import ScoreSet
 
-__all__ = ["CACHE_DIR", "CacheMismatchError", "CacheWarning", "ScoreCache", "cache_key", "forecast_packages",
-           "harness_code_sha256", "same_scores"]
+__all__ = [
+    "CACHE_DIR",
+    "CacheMismatchError",
+    "CacheWarning",
+    "ScoreCache",
+    "cache_key",
+    "forecast_packages",
+    "harness_code_sha256",
+    "same_scores",
+]
 
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 # Packages whose code computes or stores forecasts: a new version may change a number.
-FORECAST_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "numba", "sktime",
-                     "lightgbm", "pyarrow", "joblib")
+FORECAST_PACKAGES = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "statsforecast",
+    "numba",
+    "sktime",
+    "lightgbm",
+    "pyarrow",
+    "joblib",
+)
 _FORMAT = 2
 
 
@@ -67,8 +85,11 @@ def _cpu_model() -> str:
 def forecast_packages() -> dict[str, str | None]:
     """Installed versions of :data:`FORECAST_PACKAGES` (None when absent), the Python version and the CPU
     (iterative fits may differ in the last bits across CPUs, so an entry is only reused on the same kind)."""
-    out: dict[str, str | None] = {"python": platform.python_version(), "machine": platform.machine(),
-                                  "cpu": _cpu_model()}
+    out: dict[str, str | None] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+    }
     for name in FORECAST_PACKAGES:
         try:
             out[name] = importlib.metadata.version(name)
@@ -115,7 +136,8 @@ def same_scores(a: ScoreSet, b: ScoreSet) -> str | None:
         if not same:
             return f"column {col!r} differs"
     if (a.samples is None) != (b.samples is None) or (
-            a.samples is not None and not np.array_equal(a.samples, b.samples, equal_nan=True)):
+        a.samples is not None and not np.array_equal(a.samples, b.samples, equal_nan=True)
+    ):
         return "sample paths differ"
     if tuple(a.quantile_levels) != tuple(b.quantile_levels):
         return "quantile levels differ"
@@ -136,8 +158,9 @@ class ScoreCache:
     verify_seed : int
     """
 
-    def __init__(self, directory: Path = CACHE_DIR, *, enabled: bool = True, verify_fraction: float = 0.0,
-                 verify_seed: int = 0) -> None:
+    def __init__(
+        self, directory: Path = CACHE_DIR, *, enabled: bool = True, verify_fraction: float = 0.0, verify_seed: int = 0
+    ) -> None:
         if not 0.0 <= verify_fraction <= 1.0:
             raise ValueError(f"verify_fraction must be in [0, 1], got {verify_fraction!r}")
         self.directory = Path(directory)
@@ -181,8 +204,9 @@ class ScoreCache:
         except OSError as err:
             return self._miss(key, f"unreadable ({err})")
         if digest != manifest.get("sha256"):
-            return self._miss(key, "its content does not match the sha256 in its manifest (truncated, "
-                                   "corrupted or edited)")
+            return self._miss(
+                key, "its content does not match the sha256 in its manifest (truncated, corrupted or edited)"
+            )
         try:
             scores = ScoreSet.from_parquet(path)
         except Exception as err:  # noqa: BLE001 - pyarrow's errors vary by damage; any is a miss

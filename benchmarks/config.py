@@ -88,40 +88,83 @@ class _Strict(BaseModel):
 class TycheonSource(_Strict):
     """A forecaster registered in :mod:`tycheon.forecasters.registry`."""
 
-    kind: Literal["tycheon"] = Field(description="\"tycheon\": a forecaster of the tycheon library")
-    forecaster: Annotated[str, Field(pattern=NAME, description=(
-        "its registered id in tycheon.forecasters.registry; letters, digits, _ and - only"))]
+    kind: Literal["tycheon"] = Field(description='"tycheon": a forecaster of the tycheon library')
+    forecaster: Annotated[
+        str,
+        Field(
+            pattern=NAME,
+            description=("its registered id in tycheon.forecasters.registry; letters, digits, _ and - only"),
+        ),
+    ]
 
 
 class SktimeSource(_Strict):
     """An sktime forecaster, named by its class name in sktime's registry (never by import path)."""
 
-    kind: Literal["sktime"] = Field(description="\"sktime\": a forecaster of the sktime library")
-    estimator: Annotated[str, Field(pattern=NAME, description=(
-        "its class name in sktime's registry (never an import path), e.g. ThetaForecaster"))]
+    kind: Literal["sktime"] = Field(description='"sktime": a forecaster of the sktime library')
+    estimator: Annotated[
+        str,
+        Field(
+            pattern=NAME,
+            description=("its class name in sktime's registry (never an import path), e.g. ThetaForecaster"),
+        ),
+    ]
 
 
 class ModelConfig(_Strict):
     """One model as contributors submit it (``benchmarks/models/<id>.toml``)."""
 
-    id: Annotated[str, Field(pattern=SLUG, description=(
-        "the file name stem; lower-case letters, digits, _ and -, unique among the models"))]
-    display_name: Annotated[str, Field(min_length=1, max_length=80, description=(
-        "the name the leaderboard shows; 1-80 characters, unique (case-insensitive)"))]
-    family: Annotated[str, Field(pattern=SLUG, description=(
-        "a slug grouping similar methods: baseline, statistical, intermittent, ml, foundation ..."))]
-    source: Annotated[TycheonSource | SktimeSource, Field(discriminator="kind", description=(
-        "where the forecaster comes from: {kind = \"tycheon\", forecaster = ...} or "
-        "{kind = \"sktime\", estimator = ...}"))]
+    id: Annotated[
+        str,
+        Field(
+            pattern=SLUG,
+            description=("the file name stem; lower-case letters, digits, _ and -, unique among the models"),
+        ),
+    ]
+    display_name: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=80,
+            description=("the name the leaderboard shows; 1-80 characters, unique (case-insensitive)"),
+        ),
+    ]
+    family: Annotated[
+        str,
+        Field(
+            pattern=SLUG,
+            description=("a slug grouping similar methods: baseline, statistical, intermittent, ml, foundation ..."),
+        ),
+    ]
+    source: Annotated[
+        TycheonSource | SktimeSource,
+        Field(
+            discriminator="kind",
+            description=(
+                'where the forecaster comes from: {kind = "tycheon", forecaster = ...} or '
+                '{kind = "sktime", estimator = ...}'
+            ),
+        ),
+    ]
     params: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], ParamValue] = Field(
-        default_factory=dict, description=(
-            "constructor parameters as JSON values, checked against the forecaster's signature")
+        default_factory=dict,
+        description=("constructor parameters as JSON values, checked against the forecaster's signature"),
     )
     tags: list[Annotated[str, Field(pattern=SLUG)]] = Field(default_factory=list, description="optional slugs")
-    licence: Annotated[str, Field(min_length=1, max_length=80, description=(
-        "licence of the model or adapter you name; at most 80 characters"))]
-    contributor: Annotated[str, Field(min_length=1, max_length=120, description=(
-        "who submits it, e.g. \"Your Name <you@example.org>\"; at most 120 characters"))]
+    licence: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=80, description=("licence of the model or adapter you name; at most 80 characters")
+        ),
+    ]
+    contributor: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=120,
+            description=('who submits it, e.g. "Your Name <you@example.org>"; at most 120 characters'),
+        ),
+    ]
 
     @pydantic.field_validator("display_name")
     @classmethod
@@ -188,18 +231,22 @@ class DatasetEntry(_Strict):
 
     name: Annotated[str, Field(pattern=SLUG)]
     label: Annotated[str, Field(pattern=SLUG)] | None = None
-    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
-        default_factory=dict
-    )
+    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(default_factory=dict)
     file: UserFile | None = None
     units: list[Annotated[str, Field(pattern=UNIT)]] = Field(default_factory=lambda: ["series"], min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
     min_history: Annotated[int, Field(ge=1)] | None = None
-    dial: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, description=(
-        "Group counts k of the aggregation dial (size-sorted and random groups, capped by the number of "
-        "series); empty: no dial. Run as extra units, apart from the leaderboard units."))
-    sweep: list[Annotated[float, Field(ge=0)]] = Field(default_factory=list, description=(
-        "Spikiness settings of the synthetic marketplace to sweep (units total and series); empty: none."))
+    dial: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list,
+        description=(
+            "Group counts k of the aggregation dial (size-sorted and random groups, capped by the number of "
+            "series); empty: no dial. Run as extra units, apart from the leaderboard units."
+        ),
+    )
+    sweep: list[Annotated[float, Field(ge=0)]] = Field(
+        default_factory=list,
+        description=("Spikiness settings of the synthetic marketplace to sweep (units total and series); empty: none."),
+    )
 
     @pydantic.model_validator(mode="after")
     def _check_sweep(self) -> DatasetEntry:
@@ -211,8 +258,10 @@ class DatasetEntry(_Strict):
     def _known(self) -> DatasetEntry:
         if self.file is not None:
             if self.options:
-                raise ValueError(f"dataset {self.name!r}: a user file takes its settings in [datasets.file], "
-                                 f"not options {sorted(self.options)}")
+                raise ValueError(
+                    f"dataset {self.name!r}: a user file takes its settings in [datasets.file], "
+                    f"not options {sorted(self.options)}"
+                )
             return self
         from tycheon.data.datasets import available_datasets
 
@@ -237,9 +286,7 @@ class CompetitionEntry(_Strict):
     dataset: Annotated[str, Field(pattern=SLUG)]
     label: Annotated[str, Field(pattern=SLUG)] | None = None
     competition: Literal["M1", "M3", "Tourism"]
-    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(
-        default_factory=dict
-    )
+    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(default_factory=dict)
     metrics: list[CompetitionMetric] = Field(min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
 
@@ -289,22 +336,28 @@ class BenchmarkConfig(_Strict):
     n_origins: Annotated[StrictInt, Field(ge=1)]
     embargo: Annotated[StrictInt, Field(ge=0)] = 0
     n_calibration_origins: Annotated[StrictInt, Field(ge=0)] = Field(
-        0, description="unscored calibration origins before the first scored origin that calibrate every model's "
-                       "conformal bands from its pooled scaled residuals (0: bands from earlier scored origins only)")
+        0,
+        description="unscored calibration origins before the first scored origin that calibrate every model's "
+        "conformal bands from its pooled scaled residuals (0: bands from earlier scored origins only)",
+    )
     min_history: Annotated[StrictInt, Field(ge=1)]
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(min_length=1)
     n_samples: Annotated[StrictInt, Field(ge=0)] = 0
     metrics: list[str] = Field(
-        min_length=1, description="leaderboard metrics: names from tycheon.metrics.registry that rank (a loss)")
+        min_length=1, description="leaderboard metrics: names from tycheon.metrics.registry that rank (a loss)"
+    )
     models: list[Annotated[str, Field(pattern=SLUG)]] = Field(min_length=1)
     random_walk: Annotated[str, Field(pattern=SLUG)] = "naive"
     production_baseline: Annotated[str, Field(pattern=SLUG)] = "snaive_momentum"
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
     verdict_adjust: Literal["bh", "holm"] = Field(
-        "bh", description="multiplicity adjustment of the verdict's one-sided p-values within a table's family")
+        "bh", description="multiplicity adjustment of the verdict's one-sided p-values within a table's family"
+    )
     min_cell: Annotated[StrictInt, Field(ge=2)] = Field(
-        30, description="fewest scored blocks (per-series units, demand classes) or per-step losses (aggregate "
-                        "units) for a table to name a winner and give verdicts (WP26 section 6)")
+        30,
+        description="fewest scored blocks (per-series units, demand classes) or per-step losses (aggregate "
+        "units) for a table to name a winner and give verdicts (WP26 section 6)",
+    )
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
     backend: Literal["sequential", "joblib", "dask"] = "sequential"
@@ -337,9 +390,7 @@ class BenchmarkConfig(_Strict):
                 "(ADR-0006: every evaluation reports the random-walk baseline)"
             )
         if self.production_baseline not in self.models:
-            raise ValueError(
-                f"production_baseline {self.production_baseline!r} must be one of the models"
-            )
+            raise ValueError(f"production_baseline {self.production_baseline!r} must be one of the models")
         keys = [d.key for d in self.datasets]
         if len(set(keys)) != len(keys):
             raise ValueError(f"dataset names/labels must be unique, got {keys}")
@@ -445,8 +496,7 @@ def _check_params(path: Path, cls: type, params: dict[str, Any], owner: str) -> 
     for name, value in params.items():
         if name not in signature:
             raise ConfigError(
-                f"{path}: field 'params.{name}': unknown parameter {name!r} for {owner}; "
-                f"accepted: {sorted(signature)}"
+                f"{path}: field 'params.{name}': unknown parameter {name!r} for {owner}; accepted: {sorted(signature)}"
             )
         problem = _check_param_type(name, value, signature[name], hints.get(name))
         if problem:
@@ -516,8 +566,13 @@ def load_model_config(path: str | Path) -> ModelConfig:
             raise ConfigError(f"{path}: field 'source.forecaster': {err}") from err
         _check_params(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
         if cfg.source.forecaster == "sktime":  # the adapter's nested estimator: the same allow-list
-            _check_sktime(path, cfg.params.get("estimator", "NaiveForecaster"), cfg.params.get("params") or {},
-                          field="params.params", estimator_field="params.estimator")
+            _check_sktime(
+                path,
+                cfg.params.get("estimator", "NaiveForecaster"),
+                cfg.params.get("params") or {},
+                field="params.params",
+                estimator_field="params.estimator",
+            )
         _construct(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
     else:
         _check_sktime(path, cfg.source.estimator, cfg.params, field="params", estimator_field="source.estimator")

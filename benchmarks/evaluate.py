@@ -96,25 +96,44 @@ def _toml_value(value: Any) -> str:
     raise TypeError(f"no TOML form for {type(value).__name__}")
 
 
-def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, levels: tuple[str, ...],
-                plan: EvaluationPlan) -> str:
+def config_text(
+    *, name: str, file: Path, config_dir: Path, data: DataSpec, levels: tuple[str, ...], plan: EvaluationPlan
+) -> str:
     """The benchmark config of one user-file evaluation (TOML)."""
     s = plan.settings
     top = {
-        "name": name, "description": f"tycheon evaluate on the user file {file.name}",
-        "seed": s.seed, "horizon": s.horizon, "stride": s.stride, "n_origins": s.n_origins, "embargo": 0,
-        "min_history": s.min_history, "quantile_levels": list(s.quantile_levels), "n_samples": 0,
-        "metrics": list(s.metrics), "random_walk": s.random_walk, "production_baseline": s.baseline,
-        "alpha": s.alpha, "verdict_adjust": s.verdict_adjust, "min_cell": s.min_cell, "n_jobs": s.n_jobs,
+        "name": name,
+        "description": f"tycheon evaluate on the user file {file.name}",
+        "seed": s.seed,
+        "horizon": s.horizon,
+        "stride": s.stride,
+        "n_origins": s.n_origins,
+        "embargo": 0,
+        "min_history": s.min_history,
+        "quantile_levels": list(s.quantile_levels),
+        "n_samples": 0,
+        "metrics": list(s.metrics),
+        "random_walk": s.random_walk,
+        "production_baseline": s.baseline,
+        "alpha": s.alpha,
+        "verdict_adjust": s.verdict_adjust,
+        "min_cell": s.min_cell,
+        "n_jobs": s.n_jobs,
         "n_calibration_origins": s.n_calibration_origins,
-        "backend": s.backend, "models": list(s.models),
+        "backend": s.backend,
+        "models": list(s.models),
     }
     if s.time_budget is not None:
         top["time_budget_seconds"] = float(s.time_budget)
     user = {
-        "path": Path(os.path.relpath(file, config_dir)).as_posix(), "id": data.id_col, "time": data.time_col,
-        "target": data.target_col, "levels": list(levels), "nan_policy": data.nan_policy,
-        "edge_nan": data.edge_nan, "static_universe": data.static_universe,
+        "path": Path(os.path.relpath(file, config_dir)).as_posix(),
+        "id": data.id_col,
+        "time": data.time_col,
+        "target": data.target_col,
+        "levels": list(levels),
+        "nan_policy": data.nan_policy,
+        "edge_nan": data.edge_nan,
+        "static_universe": data.static_universe,
         "redistributable": data.redistributable,
     }
     # only what the user declared: the pipeline infers the rest again (same rule, same data), so the
@@ -126,8 +145,14 @@ def config_text(*, name: str, file: Path, config_dir: Path, data: DataSpec, leve
     lines += [f"{k} = {_toml_value(v)}" for k, v in top.items()]
     # the protocol-sensitivity audit backtests the roster eight more times: opt-in for a user's own file
     lines += ["", "[sensitivity]", "datasets = []"]
-    lines += ["", "[[datasets]]", f"name = {_toml_value(name)}", f"units = {_toml_value(list(s.units))}",
-              "", "[datasets.file]"]
+    lines += [
+        "",
+        "[[datasets]]",
+        f"name = {_toml_value(name)}",
+        f"units = {_toml_value(list(s.units))}",
+        "",
+        "[datasets.file]",
+    ]
     lines += [f"{k} = {_toml_value(v)}" for k, v in user.items()]
     return "\n".join(lines) + "\n"
 
@@ -157,8 +182,7 @@ def run_file(
     config_dir = out / "config"
     config_dir.mkdir(parents=True, exist_ok=True)
     config_path = config_dir / f"{name}.toml"
-    text = config_text(name=name, file=Path(file).resolve(), config_dir=config_dir, data=data, levels=levels,
-                       plan=plan)
+    text = config_text(name=name, file=Path(file).resolve(), config_dir=config_dir, data=data, levels=levels, plan=plan)
     tmp = config_path.with_suffix(".toml.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, config_path)
@@ -192,8 +216,9 @@ def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = Fa
         tmp = file.with_suffix(".parquet.tmp")
         source.to_parquet(tmp, index=False)
         os.replace(tmp, file)
-    return run_file(file, data=evaluation.data, levels=evaluation.panel.levels, plan=evaluation.plan, out=out,
-                    build_site=build_site)
+    return run_file(
+        file, data=evaluation.data, levels=evaluation.panel.levels, plan=evaluation.plan, out=out, build_site=build_site
+    )
 
 
 def seconds_per_fit(results_dir: Path = RESULTS_DIR) -> dict[str, float]:
@@ -213,6 +238,8 @@ def seconds_per_fit(results_dir: Path = RESULTS_DIR) -> dict[str, float]:
             for run in model.get("runs", []):
                 t = run.get("timings") or {}
                 if run.get("status") == "ran" and run.get("support") and t.get("fit_seconds") is not None:
-                    spent[model["id"]] = spent.get(model["id"], 0.0) + t["fit_seconds"] + (t.get("predict_seconds") or 0.0)
+                    spent[model["id"]] = (
+                        spent.get(model["id"], 0.0) + t["fit_seconds"] + (t.get("predict_seconds") or 0.0)
+                    )
                     blocks[model["id"]] = blocks.get(model["id"], 0) + int(run["support"])
     return {m: spent[m] / blocks[m] for m in spent if blocks[m]}

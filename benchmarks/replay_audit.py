@@ -46,50 +46,96 @@ def sensitivity_datasets(cfg: BenchmarkConfig) -> list[str]:
     return chosen
 
 
-def replay_section(table: pd.DataFrame, *, cfg: BenchmarkConfig, dataset: str,
-                   protocol: str) -> tuple[list[ReplayTable], float]:
+def replay_section(
+    table: pd.DataFrame, *, cfg: BenchmarkConfig, dataset: str, protocol: str
+) -> tuple[list[ReplayTable], float]:
     """The replay of every unit with more than one series (the floor: the production baseline), and the
     seconds it took; nothing when the replay is off or the baseline did not run."""
     rule = cfg.replay
     if not rule.enabled or cfg.production_baseline not in set(table["model"].unique()):
         return [], 0.0
     t0 = time.perf_counter()
-    spec = ReplaySpec(baseline=cfg.production_baseline, metric=rule.metric, min_fold_share=rule.min_fold_share,
-                      bias_threshold=rule.bias_threshold, top_k=rule.top_k, min_folds=rule.min_folds,
-                      oracle=rule.oracle)
+    spec = ReplaySpec(
+        baseline=cfg.production_baseline,
+        metric=rule.metric,
+        min_fold_share=rule.min_fold_share,
+        bias_threshold=rule.bias_threshold,
+        top_k=rule.top_k,
+        min_folds=rule.min_folds,
+        oracle=rule.oracle,
+    )
     result = replay_units(table, spec=spec)
-    tables = [ReplayTable.model_validate(to_json_value({"dataset": dataset, "protocol": protocol, **t}))
-              for t in replay_tables(result)]
+    tables = [
+        ReplayTable.model_validate(to_json_value({"dataset": dataset, "protocol": protocol, **t}))
+        for t in replay_tables(result)
+    ]
     return tables, time.perf_counter() - t0
 
 
-def sensitivity_section(panel: Panel, *, cfg: BenchmarkConfig, entry: DatasetEntry, rolling: RollingOrigin,
-                        factories: Mapping[str, Factory], min_history: int,
-                        protocol: str) -> tuple[SensitivityTable | None, list[RunWarning], float]:
+def sensitivity_section(
+    panel: Panel,
+    *,
+    cfg: BenchmarkConfig,
+    entry: DatasetEntry,
+    rolling: RollingOrigin,
+    factories: Mapping[str, Factory],
+    min_history: int,
+    protocol: str,
+) -> tuple[SensitivityTable | None, list[RunWarning], float]:
     """The protocol-sensitivity audit of one dataset's per-series unit with the models that ran, or a
     warning saying why there is none (a pairing failure, e.g. a model that failed in one run only)."""
     sens = cfg.sensitivity
     models = {m: f for m, f in factories.items() if sens.models is None or m in sens.models}
     t0 = time.perf_counter()
     if len(models) < 2:
-        return None, [RunWarning(dataset=entry.key, kind="other", message=(
-            f"no sensitivity audit: {len(models)} model(s) ran, two are needed"))], 0.0
+        return (
+            None,
+            [
+                RunWarning(
+                    dataset=entry.key,
+                    kind="other",
+                    message=(f"no sensitivity audit: {len(models)} model(s) ran, two are needed"),
+                )
+            ],
+            0.0,
+        )
     try:
-        protocols = sensitivity_protocols(rolling, panel, static_gap=sens.static_gap,
-                                          boundary_shifts=sens.boundary_shifts, refit_shift=sens.refit_shift,
-                                          min_history=min_history)
-        runs = sensitivity_runs(panel, rolling, models, metric=sens.metric, static_gap=sens.static_gap,
-                                boundary_shifts=sens.boundary_shifts, refit_shift=sens.refit_shift,
-                                min_history=min_history, quantile_levels=(), backend=cfg.backend,
-                                n_jobs=cfg.n_jobs, seed=cfg.seed, time_budget=cfg.time_budget_seconds)
+        protocols = sensitivity_protocols(
+            rolling,
+            panel,
+            static_gap=sens.static_gap,
+            boundary_shifts=sens.boundary_shifts,
+            refit_shift=sens.refit_shift,
+            min_history=min_history,
+        )
+        runs = sensitivity_runs(
+            panel,
+            rolling,
+            models,
+            metric=sens.metric,
+            static_gap=sens.static_gap,
+            boundary_shifts=sens.boundary_shifts,
+            refit_shift=sens.refit_shift,
+            min_history=min_history,
+            quantile_levels=(),
+            backend=cfg.backend,
+            n_jobs=cfg.n_jobs,
+            seed=cfg.seed,
+            time_budget=cfg.time_budget_seconds,
+        )
         report = sensitivity_report(runs, seed=cfg.seed, n_resamples=sens.n_resamples)
     except (TargetPairingError, ProtocolError) as err:  # pairs differ, or a reference protocol does not fit
-        return None, [RunWarning(dataset=entry.key, kind="other", message=f"no sensitivity audit: {err}")], \
-            time.perf_counter() - t0
-    record = sensitivity_record(report, runs={n: _describe(n, p) for n, p in protocols.items()},
-                                fitted=fitted_state(models))
-    table = SensitivityTable.model_validate(to_json_value({"dataset": entry.key, "protocol": protocol,
-                                                          "unit": "series", **record}))
+        return (
+            None,
+            [RunWarning(dataset=entry.key, kind="other", message=f"no sensitivity audit: {err}")],
+            time.perf_counter() - t0,
+        )
+    record = sensitivity_record(
+        report, runs={n: _describe(n, p) for n, p in protocols.items()}, fitted=fitted_state(models)
+    )
+    table = SensitivityTable.model_validate(
+        to_json_value({"dataset": entry.key, "protocol": protocol, "unit": "series", **record})
+    )
     return table, [], time.perf_counter() - t0
 
 
@@ -98,8 +144,10 @@ def _describe(name: str, protocol: RollingOrigin | StaticSplit) -> str:
     if isinstance(protocol, StaticSplit):
         return f"static split: every model fitted once, {protocol.embargo} period(s) before the first origin"
     if name.startswith("rolling_refit"):
-        return (f"rolling origin, refit calendar moved {protocol.embargo} period(s) earlier: each model fitted "
-                f"on the data published {protocol.embargo} period(s) before its origin")
+        return (
+            f"rolling origin, refit calendar moved {protocol.embargo} period(s) earlier: each model fitted "
+            f"on the data published {protocol.embargo} period(s) before its origin"
+        )
     if protocol.embargo:
         return f"rolling origin with an embargo of {protocol.embargo} period(s)"
     return "rolling origin: every model refitted at every origin on all data published by it (the reference)"

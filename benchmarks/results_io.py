@@ -228,9 +228,18 @@ def write_results(
     sidecar, sha = _write_sidecar(scores, folder, version)
     tmp = None
     try:
-        full = {**body, "version": version, "schema_version": SCHEMA_VERSION,
-                "sidecar": {"path": sidecar.name, "sha256": sha, "format": "parquet",
-                            "n_rows": int(len(scores)), "columns": [str(c) for c in scores.columns]}}
+        full = {
+            **body,
+            "version": version,
+            "schema_version": SCHEMA_VERSION,
+            "sidecar": {
+                "path": sidecar.name,
+                "sha256": sha,
+                "format": "parquet",
+                "n_rows": int(len(scores)),
+                "columns": [str(c) for c in scores.columns],
+            },
+        }
         text = canonical_json(full)
         problems = validate_document(json.loads(text))
         if problems:

@@ -110,14 +110,20 @@ class Provenance(_Model):
     model_configs_sha256: dict[str, Sha256] = Field(default_factory=dict)
     manifest_sha256: Sha256 | None = Field(description="sha256 of the dataset manifest; null if absent.")
     code_sha256: Sha256 = Field(
-        description="sha256 over the tycheon package sources and the harness; part of the cache key.")
+        description="sha256 over the tycheon package sources and the harness; part of the cache key."
+    )
     environment: Environment
     seeds: dict[str, int]
-    cache: dict[str, str] = Field(default_factory=dict, description=(
-        "Informational: which (dataset, protocol, model) work came from the cache. Excluded from the "
-        "determinism comparison along with timings."))
+    cache: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Informational: which (dataset, protocol, model) work came from the cache. Excluded from the "
+            "determinism comparison along with timings."
+        ),
+    )
     timings: dict[str, float | str | None] = Field(
-        description="Wall-clock facts; excluded from the determinism comparison.")
+        description="Wall-clock facts; excluded from the determinism comparison."
+    )
 
 
 class Protocol(_Model):
@@ -130,9 +136,14 @@ class Protocol(_Model):
     min_history: int | None = Field(default=None, ge=1)
     origins: dict[str, list[str]] = Field(default_factory=dict, description="Origin dates per dataset (ISO).")
     quantile_levels: list[Annotated[float, Field(gt=0, lt=1)]] = Field(default_factory=list)
-    n_calibration_origins: int | None = Field(default=None, ge=0, description=(
-        "Unscored calibration origins (stride 1, before the first scored origin) whose scaled residuals, "
-        "pooled per (model, unit, step), calibrate every model's conformal bands (WP26 section 3.6)."))
+    n_calibration_origins: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Unscored calibration origins (stride 1, before the first scored origin) whose scaled residuals, "
+            "pooled per (model, unit, step), calibrate every model's conformal bands (WP26 section 3.6)."
+        ),
+    )
     description: str
 
 
@@ -140,9 +151,11 @@ class EngineFacts(_Model):
     """Engine facts for one dataset, summed over the models that ran; empty when none ran."""
 
     abstained: dict[str, dict[str, dict[str, int]]] = Field(
-        default_factory=dict, description="Blocks the engine abstained on: unit -> origin -> reason -> count.")
+        default_factory=dict, description="Blocks the engine abstained on: unit -> origin -> reason -> count."
+    )
     guard_checks: dict[str, int] = Field(
-        default_factory=dict, description="Look-ahead guard checks passed, by guard point.")
+        default_factory=dict, description="Look-ahead guard checks passed, by guard point."
+    )
     overlap_lag: int | None = Field(default=None, ge=0)
 
 
@@ -153,7 +166,8 @@ class DatasetInfo(_Model):
     options: dict[str, Any] = Field(default_factory=dict)
     n_series: int = Field(ge=1)
     n_series_total: int | None = Field(
-        default=None, description="Series in the source before any documented subsample.")
+        default=None, description="Series in the source before any documented subsample."
+    )
     freq: str
     season_length: int = Field(ge=1)
     start: str | None = None
@@ -162,8 +176,10 @@ class DatasetInfo(_Model):
     redistributable: bool
     warnings: list[str] = Field(description="The dataset's warning messages (typed in the top-level list).")
     units: list[str]
-    engine: EngineFacts = Field(default_factory=EngineFacts, description=(
-        "Engine facts for this dataset: guard_checks, abstained counts, overlap lag."))
+    engine: EngineFacts = Field(
+        default_factory=EngineFacts,
+        description=("Engine facts for this dataset: guard_checks, abstained counts, overlap lag."),
+    )
 
 
 class ModelRun(_Model):
@@ -174,10 +190,15 @@ class ModelRun(_Model):
     traceback: str | None = Field(description="Short traceback (last frames) for failures.")
     support: int = Field(ge=0, description="Blocks (series x origin, all units) scored.")
     timings: dict[str, float | None] = Field(
-        description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison.")
-    failed_units: dict[str, str] = Field(default_factory=dict, description=(
-        "Units of analysis a model that ran failed on (unit -> reason): those units have no rows of it, "
-        "its other units are scored."))
+        description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison."
+    )
+    failed_units: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Units of analysis a model that ran failed on (unit -> reason): those units have no rows of it, "
+            "its other units are scored."
+        ),
+    )
 
 
 class ModelSource(_Model):
@@ -217,8 +238,8 @@ class RunWarning(_Model):
 class MetricGlossaryEntry(_Model):
     """One metric as the library's registry declares it (``tycheon.metrics.registry.glossary()``)."""
 
-    name: str = Field(description="Registry key, as written in configs and tables (\"mase\").")
-    display_name: str = Field(description="As printed on pages (\"MASE\").")
+    name: str = Field(description='Registry key, as written in configs and tables ("mase").')
+    display_name: str = Field(description='As printed on pages ("MASE").')
     kind: Literal["point", "interval", "probabilistic"]
     lower_is_better: bool = Field(description="Direction of a loss; false for a statistic that is not one.")
     ranked: bool = Field(description="Whether a leaderboard ranks models on it.")
@@ -233,47 +254,75 @@ class LeaderboardRow(_Model):
     mean: Num
     median: Num
     mean_rank: Num = Field(description="Friedman mean rank over complete blocks (1 = best).")
-    beats_baseline_blocks: int | None = Field(ge=0, description=(
-        "Blocks where this model's metric is below the production baseline's; null for the baseline itself."))
+    beats_baseline_blocks: int | None = Field(
+        ge=0,
+        description=(
+            "Blocks where this model's metric is below the production baseline's; null for the baseline itself."
+        ),
+    )
     dm_stat: Num
-    dm_p: Prob = Field(description=(
-        "Two-sided DM (HLN, overlap-corrected) p vs the production baseline on pooled per-step losses."))
+    dm_p: Prob = Field(
+        description=("Two-sided DM (HLN, overlap-corrected) p vs the production baseline on pooled per-step losses.")
+    )
     dm_p_bh: Prob = Field(description="Benjamini-Hochberg adjusted within this table's family.")
-    dm_direction: Direction | None = Field(description=(
-        "Sign of the DM statistic when dm_p_bh < 0.05, else none; null for the baseline."))
-    verdict_vs_rw: Verdict | None = Field(description=(
-        "ADR-0006 decision 6 (both one-sided tests, squared error and CRPS, vs naive); null for the random "
-        "walk itself or when not computable."))
-    dm_reason: str | None = Field(default=None, description=(
-        "Why dm_stat/dm_p are null (the refusing test's message, or 'is the production baseline'); null "
-        "when computed."))
-    verdict_p_se: Prob = Field(default=None, description=(
-        "One-sided pooled DM p (challenger's squared error lower than the random walk's) behind the verdict."))
-    verdict_p_crps: Prob = Field(default=None, description=(
-        "One-sided pooled DM p on CRPS (own quantiles, else conformal 80% band) behind the verdict."))
-    verdict_reason: str | None = Field(default=None, description=(
-        "Why verdict_vs_rw is null (e.g. no CRPS of one kind for both models, too few blocks); null when "
-        "computed."))
-    dm_unscaled_p: Prob = Field(default=None, description=(
-        "The paper's variant of dm_p: two-sided pooled DM on unscaled per-step absolute errors."))
+    dm_direction: Direction | None = Field(
+        description=("Sign of the DM statistic when dm_p_bh < 0.05, else none; null for the baseline.")
+    )
+    verdict_vs_rw: Verdict | None = Field(
+        description=(
+            "ADR-0006 decision 6 (both one-sided tests, squared error and CRPS, vs naive); null for the random "
+            "walk itself or when not computable."
+        )
+    )
+    dm_reason: str | None = Field(
+        default=None,
+        description=(
+            "Why dm_stat/dm_p are null (the refusing test's message, or 'is the production baseline'); null "
+            "when computed."
+        ),
+    )
+    verdict_p_se: Prob = Field(
+        default=None,
+        description=(
+            "One-sided pooled DM p (challenger's squared error lower than the random walk's) behind the verdict."
+        ),
+    )
+    verdict_p_crps: Prob = Field(
+        default=None,
+        description=("One-sided pooled DM p on CRPS (own quantiles, else conformal 80% band) behind the verdict."),
+    )
+    verdict_reason: str | None = Field(
+        default=None,
+        description=(
+            "Why verdict_vs_rw is null (e.g. no CRPS of one kind for both models, too few blocks); null when computed."
+        ),
+    )
+    dm_unscaled_p: Prob = Field(
+        default=None,
+        description=("The paper's variant of dm_p: two-sided pooled DM on unscaled per-step absolute errors."),
+    )
     dm_unscaled_p_bh: Prob = Field(default=None, description="dm_unscaled_p, BH-adjusted within the family.")
-    dm_unscaled_direction: Direction | None = Field(default=None, description=(
-        "dm_direction of the unscaled variant."))
-    verdict_p_se_adj: Prob = Field(default=None, description=(
-        "verdict_p_se adjusted within the table's family (tests.verdict_adjust)."))
-    verdict_p_crps_adj: Prob = Field(default=None, description=(
-        "verdict_p_crps adjusted within the table's family (tests.verdict_adjust)."))
-    verdict_vs_rw_unscaled: Verdict | None = Field(default=None, description=(
-        "The verdict rule on unscaled losses (the paper's variant)."))
+    dm_unscaled_direction: Direction | None = Field(default=None, description=("dm_direction of the unscaled variant."))
+    verdict_p_se_adj: Prob = Field(
+        default=None, description=("verdict_p_se adjusted within the table's family (tests.verdict_adjust).")
+    )
+    verdict_p_crps_adj: Prob = Field(
+        default=None, description=("verdict_p_crps adjusted within the table's family (tests.verdict_adjust).")
+    )
+    verdict_vs_rw_unscaled: Verdict | None = Field(
+        default=None, description=("The verdict rule on unscaled losses (the paper's variant).")
+    )
     verdict_p_se_unscaled: Prob = None
     verdict_p_crps_unscaled: Prob = None
     verdict_p_se_adj_unscaled: Prob = None
     verdict_p_crps_adj_unscaled: Prob = None
-    verdict_reason_unscaled: str | None = Field(default=None, description=(
-        "Why verdict_vs_rw_unscaled is null; null when computed."))
+    verdict_reason_unscaled: str | None = Field(
+        default=None, description=("Why verdict_vs_rw_unscaled is null; null when computed.")
+    )
     support: int = Field(ge=0, description="Blocks scored by this model in this table.")
-    full_support: bool = Field(description=(
-        "False: fewer blocks than the most-supported model (the site shows a dagger)."))
+    full_support: bool = Field(
+        description=("False: fewer blocks than the most-supported model (the site shows a dagger).")
+    )
     is_baseline: bool
     is_random_walk: bool
 
@@ -290,28 +339,40 @@ class LeaderboardTests(_Model):
     dm_loss: str | None = Field(default=None, description="Per-step loss pooled by the DM test (e.g. absolute error).")
     dm_family_size: int | None = Field(default=None, ge=0)
     dm_overlap_lag: int | None = Field(default=None, ge=0)
-    friedman_reason: str | None = Field(default=None, description=(
-        "Why the Friedman/Nemenyi values are null; null when computed."))
-    conservative_cd_reason: str | None = Field(default=None, description=(
-        "Why conservative_cd is null; null when computed."))
+    friedman_reason: str | None = Field(
+        default=None, description=("Why the Friedman/Nemenyi values are null; null when computed.")
+    )
+    conservative_cd_reason: str | None = Field(
+        default=None, description=("Why conservative_cd is null; null when computed.")
+    )
     dm_unscaled_loss: str | None = Field(default=None, description="Per-step loss of the dm_unscaled_* columns.")
     verdict_point_loss: str | None = Field(default=None, description="Per-step point loss of the verdict's DM leg.")
-    verdict_adjust: Literal["bh", "holm", "none"] | None = Field(default=None, description=(
-        "Multiplicity adjustment of the verdict p-values within the table's family."))
-    crps_kind: str | None = Field(default=None, description=(
-        "CRPS kind of the table (one kind for every model): conformal_band_quantiles or approx_quantiles."))
+    verdict_adjust: Literal["bh", "holm", "none"] | None = Field(
+        default=None, description=("Multiplicity adjustment of the verdict p-values within the table's family.")
+    )
+    crps_kind: str | None = Field(
+        default=None,
+        description=(
+            "CRPS kind of the table (one kind for every model): conformal_band_quantiles or approx_quantiles."
+        ),
+    )
     crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
     verdict_crps_kind: str | None = Field(default=None, description="CRPS kind of the verdict's CRPS leg.")
     verdict_crps_levels: list[float] | None = Field(default=None, description="Quantile levels of that CRPS.")
-    verdict_crps_scale: str | None = Field(default=None, description=(
-        "Score-set column that scales the verdict's CRPS (scale_mae: the MASE scale)."))
-    n_zero_scale_blocks: int | None = Field(default=None, ge=0, description=(
-        "Blocks left out because their scale is zero."))
-    cell_ok: bool | None = Field(default=None, description=(
-        "Whether the table reaches the minimum cell (WP26 section 6); if not, no winner, DM or verdict."))
+    verdict_crps_scale: str | None = Field(
+        default=None, description=("Score-set column that scales the verdict's CRPS (scale_mae: the MASE scale).")
+    )
+    n_zero_scale_blocks: int | None = Field(
+        default=None, ge=0, description=("Blocks left out because their scale is zero.")
+    )
+    cell_ok: bool | None = Field(
+        default=None,
+        description=("Whether the table reaches the minimum cell (WP26 section 6); if not, no winner, DM or verdict."),
+    )
     cell_count: int | None = Field(default=None, ge=0, description="What the minimum cell counts, counted.")
-    cell_counts: str | None = Field(default=None, description=(
-        "What the minimum cell counts: scored blocks or scored per-step losses."))
+    cell_counts: str | None = Field(
+        default=None, description=("What the minimum cell counts: scored blocks or scored per-step losses.")
+    )
     min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
     cell_reason: str | None = Field(default=None, description="Why the table is below the minimum cell; null if not.")
 
@@ -325,8 +386,10 @@ class Leaderboard(_Model):
     baseline: Slug = Field(description="Production baseline for the beats / DM columns.")
     random_walk: Slug
     n_blocks_total: int = Field(ge=0)
-    winner: Slug | None = Field(default=None, description=(
-        "The model ranked first when the table reaches the minimum cell and its metric ranks; else null."))
+    winner: Slug | None = Field(
+        default=None,
+        description=("The model ranked first when the table reaches the minimum cell and its metric ranks; else null."),
+    )
     rows: list[LeaderboardRow]
     tests: LeaderboardTests
 
@@ -351,10 +414,12 @@ class IntervalTable(_Model):
     protocol: Slug
     unit: str
     demand_class: DemandClass
-    band: Literal["conformal"] = Field(description=(
-        "Split-conformal bands built by the engine on each model's own point errors."))
-    interval_metric: Literal["msis95", "msis80"] | None = Field(default=None, description=(
-        "The MSIS level the interval ranking uses: the widest band every ranked model has."))
+    band: Literal["conformal"] = Field(
+        description=("Split-conformal bands built by the engine on each model's own point errors.")
+    )
+    interval_metric: Literal["msis95", "msis80"] | None = Field(
+        default=None, description=("The MSIS level the interval ranking uses: the widest band every ranked model has.")
+    )
     point_vs_interval_spearman: Num = None
     point_vs_interval_p: Prob = None
     max_move: int | None = None
@@ -413,8 +478,9 @@ class InversionTable(_Model):
     baseline: Slug
     random_walk: Slug
     metrics: list[str]
-    inverted: bool | None = Field(description=(
-        "Baseline in the top two at the most aggregated unit and bottom three per series (first metric)."))
+    inverted: bool | None = Field(
+        description=("Baseline in the top two at the most aggregated unit and bottom three per series (first metric).")
+    )
     columns: list[InversionColumnRow]
 
 
@@ -622,8 +688,9 @@ class ReplayRule(_Model):
 
 
 class ReplayRow(_Model):
-    variant: ReplayVariant = Field(description=(
-        "all_folds, or non_overlapping: origins thinned so no two share a target (production spacing)."))
+    variant: ReplayVariant = Field(
+        description=("all_folds, or non_overlapping: origins thinned so no two share a target (production spacing).")
+    )
     demand_class: DemandClass
     n_blocks: int = Field(ge=0, description="Replayed (series, origin) blocks with a finite floor, served and oracle.")
     floor: Num = Field(description="Mean metric of always serving the production baseline.")
@@ -633,7 +700,9 @@ class ReplayRow(_Model):
     wins: int = Field(ge=0, description="Blocks where served < floor.")
     win_share: Prob
     gap_closed: Num = Field(description="(floor - served) / (floor - oracle).")
-    champion: str | None = Field(description="The one method that, served everywhere (floor where it has no forecast), does best.")
+    champion: str | None = Field(
+        description="The one method that, served everywhere (floor where it has no forecast), does best."
+    )
     champion_mean: Num
     champion_gap_closed: Num
     champion_full: str | None = Field(description="The best method scored on every block of the row.")
@@ -732,19 +801,25 @@ class SensitivityTable(_Model):
     comparisons: list[SensitivityComparison]
     attribution: list[SensitivityAttribution]
     ranks: list[SensitivityRank]
-    fitted_state: dict[str, bool] = Field(default_factory=dict, description=(
-        "Model -> whether it learns when fitted; a roster of models that do not has PSS 0 by construction."))
+    fitted_state: dict[str, bool] = Field(
+        default_factory=dict,
+        description=(
+            "Model -> whether it learns when fitted; a roster of models that do not has PSS 0 by construction."
+        ),
+    )
 
 
 class ResultsBody(_Model):
     """A results document as the pipeline builds it: everything but the version and the sidecar block."""
 
     schema_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]+\.[0-9]+$")] = Field(
-        description="Semantic version of this schema; major 1.")
+        description="Semantic version of this schema; major 1."
+    )
     name: Slug = Field(description="Benchmark config name (the <name> in benchmarks/results/<name>/).")
     provenance: Provenance
-    config: dict[str, Any] = Field(description=(
-        "The benchmark config exactly as loaded (after validation), for the site to display."))
+    config: dict[str, Any] = Field(
+        description=("The benchmark config exactly as loaded (after validation), for the site to display.")
+    )
     protocols: list[Protocol]
     datasets: list[DatasetInfo]
     models: list[ModelEntry]
@@ -752,15 +827,27 @@ class ResultsBody(_Model):
     leaderboards: list[Leaderboard]
     intervals: list[IntervalTable]
     competition: list[CompetitionTable]
-    analyses: Analyses = Field(default_factory=Analyses, description=(
-        "Inversion, dial, class winners, uncertainty, horizon, sweep and across-datasets analyses."))
-    replay: list[ReplayTable] = Field(default_factory=list, description=(
-        "Selection-rule replays (evaluation-choices paper, section 7), one per (dataset, protocol, unit)."))
-    sensitivity: list[SensitivityTable] = Field(default_factory=list, description=(
-        "Protocol-sensitivity audits (how stable is this order), one per audited (dataset, unit)."))
-    metric_glossary: list[MetricGlossaryEntry] = Field(default_factory=list, description=(
-        "Every registered metric's display name, direction, scale and definition, for the site's glossary "
-        "(empty in files written before schema 1.4.0)."))
+    analyses: Analyses = Field(
+        default_factory=Analyses,
+        description=("Inversion, dial, class winners, uncertainty, horizon, sweep and across-datasets analyses."),
+    )
+    replay: list[ReplayTable] = Field(
+        default_factory=list,
+        description=(
+            "Selection-rule replays (evaluation-choices paper, section 7), one per (dataset, protocol, unit)."
+        ),
+    )
+    sensitivity: list[SensitivityTable] = Field(
+        default_factory=list,
+        description=("Protocol-sensitivity audits (how stable is this order), one per audited (dataset, unit)."),
+    )
+    metric_glossary: list[MetricGlossaryEntry] = Field(
+        default_factory=list,
+        description=(
+            "Every registered metric's display name, direction, scale and definition, for the site's glossary "
+            "(empty in files written before schema 1.4.0)."
+        ),
+    )
 
 
 class ResultsDocument(ResultsBody):
@@ -773,8 +860,9 @@ class ResultsDocument(ResultsBody):
     those keys are removed. NaN is written as null. Schema evolution within major version 1 is additive
     only."""
 
-    version: Annotated[str, StringConstraints(pattern=r"^v[0-9]{4}$")] = Field(description=(
-        "Append-only run version within the name: v0001, v0002, ..."))
+    version: Annotated[str, StringConstraints(pattern=r"^v[0-9]{4}$")] = Field(
+        description=("Append-only run version within the name: v0001, v0002, ...")
+    )
     sidecar: Sidecar
 
     def model(self, model_id: str) -> ModelEntry | None:

@@ -44,15 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     parser.add_argument("--models-dir", type=Path, default=None)
-    parser.add_argument("--verify-cache", type=float, default=0.0, metavar="FRACTION",
-                        help="recompute this share (0..1) of cache hits and compare bit for bit (publishing runs)")
+    parser.add_argument(
+        "--verify-cache",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="recompute this share (0..1) of cache hits and compare bit for bit (publishing runs)",
+    )
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     from benchmarks import config as config_module
 
     try:
         path, cfg, models = resolve_benchmark_config(
-            args.config, models_dir=args.models_dir or config_module.MODELS_DIR)
+            args.config, models_dir=args.models_dir or config_module.MODELS_DIR
+        )
     except ConfigError as err:
         print(f"config error: {err}", file=sys.stderr)
         return 2
@@ -69,8 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.run_guard import ResultsLocked, ranking_failures, results_lock
 
     try:
-        cache = ScoreCache(args.cache_dir, enabled=not args.no_cache, verify_fraction=args.verify_cache,
-                           verify_seed=cfg.seed)
+        cache = ScoreCache(
+            args.cache_dir, enabled=not args.no_cache, verify_fraction=args.verify_cache, verify_seed=cfg.seed
+        )
     except ValueError as err:
         print(f"--verify-cache: {err}", file=sys.stderr)
         return 2
@@ -78,11 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with results_lock(args.results_dir / cfg.name):
             doc, sidecar = build_results(inputs)
-            problems = ranking_failures(doc, random_walk=cfg.random_walk,
-                                        production_baseline=cfg.production_baseline)
+            problems = ranking_failures(doc, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
             if problems:
-                print(f"[benchmarks.run] {cfg.name}: nothing written; this run cannot rank:\n  - "
-                      + "\n  - ".join(problems), file=sys.stderr)
+                print(
+                    f"[benchmarks.run] {cfg.name}: nothing written; this run cannot rank:\n  - "
+                    + "\n  - ".join(problems),
+                    file=sys.stderr,
+                )
                 return 1
             out = write_results(doc, sidecar, results_dir=args.results_dir)
     except ResultsLocked as err:

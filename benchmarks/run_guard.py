@@ -36,8 +36,10 @@ def results_lock(directory: Path) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as err:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            raise ResultsLocked(f"another run (pid {holder}) is writing to {directory}; it holds {path}. "
-                                "Wait for it to finish; the lock goes when that process ends") from err
+            raise ResultsLocked(
+                f"another run (pid {holder}) is writing to {directory}; it holds {path}. "
+                "Wait for it to finish; the lock goes when that process ends"
+            ) from err
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield path
@@ -60,8 +62,10 @@ def ranking_failures(doc: Any, *, random_walk: str, production_baseline: str) ->
         role = "the random walk" if model["id"] == random_walk else "the production baseline"
         for run in model.get("runs", []):
             if run.get("status") != "ran":
-                problems.append(f"{role} {model['id']!r} {run.get('status')} on {run.get('dataset')} "
-                                f"({run.get('protocol')}): {run.get('reason')}")
+                problems.append(
+                    f"{role} {model['id']!r} {run.get('status')} on {run.get('dataset')} "
+                    f"({run.get('protocol')}): {run.get('reason')}"
+                )
     if not doc.get("leaderboards") and not doc.get("competition"):
         problems.append("no leaderboard or competition table could be built (no model produced scores)")
     return problems

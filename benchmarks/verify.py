@@ -49,10 +49,16 @@ def first_difference(published: Any, recomputed: Any, path: str = "") -> str | N
                 return diff
         return None
     numbers = (int, float)
-    if (isinstance(published, numbers) and isinstance(recomputed, numbers) and not isinstance(published, bool)
-            and not isinstance(recomputed, bool) and (isinstance(published, float) or isinstance(recomputed, float))):
+    if (
+        isinstance(published, numbers)
+        and isinstance(recomputed, numbers)
+        and not isinstance(published, bool)
+        and not isinstance(recomputed, bool)
+        and (isinstance(published, float) or isinstance(recomputed, float))
+    ):
         if math.isclose(published, recomputed, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (
-                math.isnan(published) and math.isnan(recomputed)):
+            math.isnan(published) and math.isnan(recomputed)
+        ):
             return None
         return f"{path}: published {published!r}, recomputed {recomputed!r}"
     if published != recomputed or type(published) is not type(recomputed):
@@ -65,8 +71,10 @@ def legacy_reason(doc: ResultsDocument, sidecar_columns: list[str]) -> str | Non
     levels = doc.config.get("quantile_levels", []) if isinstance(doc.config, dict) else []
     missing = [quantile_column(q) for q in levels if quantile_column(q) not in sidecar_columns]
     if missing:
-        return (f"its sidecar has no quantile columns ({', '.join(missing[:3])}...; written before they were "
-                "kept), so the CRPS of the models' own quantiles cannot be recomputed")
+        return (
+            f"its sidecar has no quantile columns ({', '.join(missing[:3])}...; written before they were "
+            "kept), so the CRPS of the models' own quantiles cannot be recomputed"
+        )
     return None
 
 
@@ -75,9 +83,16 @@ def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list
     from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
 
     cfg = doc.config
-    spec = LeaderboardSpec(metrics=tuple(cfg["metrics"]), baseline=cfg["production_baseline"],
-                           random_walk=cfg["random_walk"], horizon=cfg["horizon"], stride=cfg["stride"],
-                           alpha=cfg["alpha"], seed=cfg["seed"], quantile_levels=tuple(cfg["quantile_levels"]))
+    spec = LeaderboardSpec(
+        metrics=tuple(cfg["metrics"]),
+        baseline=cfg["production_baseline"],
+        random_walk=cfg["random_walk"],
+        horizon=cfg["horizon"],
+        stride=cfg["stride"],
+        alpha=cfg["alpha"],
+        seed=cfg["seed"],
+        quantile_levels=tuple(cfg["quantile_levels"]),
+    )
     display = {m.id: m.display_name for m in doc.models}
     columns = [c for c in frame.columns if c not in ("dataset", "protocol")]
     leaderboards, intervals, competition = [], [], []
@@ -89,19 +104,30 @@ def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list
         table = rows[columns].reset_index(drop=True)
         tag = {"dataset": key, "protocol": "rolling_origin"}
         leaderboards += [{**tag, **t} for t in leaderboard_tables(table, spec=spec, display_names=display)]
-        intervals += [{**tag, **t} for t in interval_tables(table, point_metric=cfg["metrics"][0],
-                                                              quantile_levels=tuple(cfg["quantile_levels"]))]
+        intervals += [
+            {**tag, **t}
+            for t in interval_tables(
+                table, point_metric=cfg["metrics"][0], quantile_levels=tuple(cfg["quantile_levels"])
+            )
+        ]
     horizons = {t.dataset: t.horizon for t in doc.competition}
     for centry in cfg.get("competition", []):
         key = centry.get("label") or centry["dataset"]
         rows = frame[(frame["dataset"] == key) & (frame["protocol"] == "competition")]
         table = rows[columns].reset_index(drop=True) if len(rows) else pd.DataFrame(columns=list(SCORESET_COLUMNS))
-        statuses = {m.id: r.status for m in doc.models for r in m.runs
-                    if r.dataset == key and r.protocol == "competition"}
+        statuses = {
+            m.id: r.status for m in doc.models for r in m.runs if r.dataset == key and r.protocol == "competition"
+        }
         tag = {"dataset": key, "protocol": "competition", "horizon": horizons.get(key)}
-        competition += [{**tag, **competition_table(table, competition=centry["competition"], metric=metric,
-                                                    statuses=statuses, display_names=display)}
-                        for metric in centry["metrics"]]
+        competition += [
+            {
+                **tag,
+                **competition_table(
+                    table, competition=centry["competition"], metric=metric, statuses=statuses, display_names=display
+                ),
+            }
+            for metric in centry["metrics"]
+        ]
     return leaderboards, intervals, competition
 
 
@@ -123,9 +149,10 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
     leaderboards, intervals, competition = _tables(doc, frame)
     problems = []
     for name, published, recomputed, model in (
-            ("leaderboards", doc.leaderboards, leaderboards, Leaderboard),
-            ("intervals", doc.intervals, intervals, IntervalTable),
-            ("competition", doc.competition, competition, CompetitionTable)):
+        ("leaderboards", doc.leaderboards, leaderboards, Leaderboard),
+        ("intervals", doc.intervals, intervals, IntervalTable),
+        ("competition", doc.competition, competition, CompetitionTable),
+    ):
         pub = [t.model_dump(mode="json") for t in published]
         rec = [model.model_validate(to_json_value(t)).model_dump(mode="json") for t in recomputed]
         if len(pub) != len(rec):

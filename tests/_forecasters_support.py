@@ -21,14 +21,20 @@ def make_history(values, *, season: int = 12, freq: str = "MS", start: str = "20
     ends = pd.date_range(start, periods=t + 1, freq=freq)[1:].to_numpy()
     available_at = np.where(observed, np.broadcast_to(ends, (s, t)), np.datetime64("NaT"))
     return History(
-        values=y, observed=observed, series_ids=np.array([f"s{i}" for i in range(s)]),
-        periods=periods, as_of=pd.Timestamp(ends[-1]), available_at=available_at.astype("datetime64[ns]"),
-        freq=freq, season_length=season,
+        values=y,
+        observed=observed,
+        series_ids=np.array([f"s{i}" for i in range(s)]),
+        periods=periods,
+        as_of=pd.Timestamp(ends[-1]),
+        available_at=available_at.astype("datetime64[ns]"),
+        freq=freq,
+        season_length=season,
     )
 
 
-def ragged_panel(rng: np.random.Generator, *, n_series: int, n_periods: int, min_len: int,
-                 intermittent: bool = False) -> np.ndarray:
+def ragged_panel(
+    rng: np.random.Generator, *, n_series: int, n_periods: int, min_len: int, intermittent: bool = False
+) -> np.ndarray:
     """Positive (or intermittent, with zeros) series with random ragged starts: ``[series, time]``."""
     if intermittent:
         y = rng.poisson(0.5, (n_series, n_periods)) * rng.gamma(2.0, 5.0, (n_series, n_periods))
@@ -57,8 +63,10 @@ class NoEmbargoProtocol(RollingOrigin):
     catch it)."""
 
     def origins(self, panel, *, min_history=1):
-        return [dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
-                for o in super().origins(panel, min_history=min_history)]
+        return [
+            dataclasses.replace(o, fit_end=o.index, fit_time=panel.periods[o.index])
+            for o in super().origins(panel, min_history=min_history)
+        ]
 
 
 def assert_same_scores(a, b, *, meta: tuple[str, ...] = ()) -> None:
@@ -68,6 +76,7 @@ def assert_same_scores(a, b, *, meta: tuple[str, ...] = ()) -> None:
     assert (a.samples is None and b.samples is None) or np.array_equal(a.samples, b.samples, equal_nan=True)
     for key in meta:
         if key == "models":
+
             def untimed(m):
                 return {n: {k: v for k, v in d.items() if not k.endswith("seconds")} for n, d in m.items()}
 

@@ -7,13 +7,13 @@ import os
 import pytest
 from hypothesis import settings
 
+from tycheon.data.panel import Panel
+from tycheon.testing.toys import toy_panel
+
 # CI runs hypothesis with a fixed seed so a green run is reproducible; local runs keep exploring.
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-from tycheon.data.panel import Panel
-from tycheon.testing.toys import toy_panel
 
 
 @pytest.fixture(scope="session")

@@ -12,16 +12,22 @@ from tycheon.errors import InputError
 
 
 def _cell(dataset, unit, rows, cd):
-    return {"dataset": dataset, "unit": unit, "demand_class": "all", "metric": "rmsse",
-            "rows": [{"model": m, "rank": r, "mean_rank": mr, "verdict_vs_rw": v} for m, r, mr, v in rows],
-            "tests": {"nemenyi_cd": cd}}
+    return {
+        "dataset": dataset,
+        "unit": unit,
+        "demand_class": "all",
+        "metric": "rmsse",
+        "rows": [{"model": m, "rank": r, "mean_rank": mr, "verdict_vs_rw": v} for m, r, mr, v in rows],
+        "tests": {"nemenyi_cd": cd},
+    }
 
 
 def test_win_rate_counts_wins_and_ties_within_the_critical_difference_and_verdicts_come_from_the_rows():
     cells = [
         _cell("d1", "series", [("a", 1, 1.2, "beats"), ("b", 2, 1.5, "beats"), ("rw", 3, 3.3, None)], cd=0.4),
-        _cell("d1", "total", [("b", 1, 1.0, "indistinguishable"), ("a", 2, 2.0, "worse"), ("rw", 3, 3.0, None)],
-              cd=0.5),
+        _cell(
+            "d1", "total", [("b", 1, 1.0, "indistinguishable"), ("a", 2, 2.0, "worse"), ("rw", 3, 3.0, None)], cd=0.5
+        ),
         _cell("d2", "series", [("a", 1, None, "beats"), ("b", 2, None, None), ("rw", 3, None, None)], cd=None),
         {**_cell("d2", "series", [("b", 1, 1.0, "beats")], cd=0.1), "metric": "mase"},  # another metric: ignored
     ]
@@ -50,6 +56,10 @@ def test_relative_error_is_the_geometric_mean_of_block_ratios_with_a_ci_around_i
     assert rel["a"].low < rel["a"].gmre < rel["a"].high < 1.0  # a is about half the random walk's error
     assert rel["b"].low < 1.0 < rel["b"].high
     assert rel["a"].n_blocks == 400 and rel["a"].n_excluded == 0
-    res = across_datasets([_cell("d", "series", [("a", 1, 1.0, "beats"), ("rw", 2, 2.0, None)], 0.1)],
-                          metric="rmsse", random_walk="rw", relative=list(rel.values()))
+    res = across_datasets(
+        [_cell("d", "series", [("a", 1, 1.0, "beats"), ("rw", 2, 2.0, None)], 0.1)],
+        metric="rmsse",
+        random_walk="rw",
+        relative=list(rel.values()),
+    )
     assert next(m for m in res.models if m.model == "a").gmre_overall == pytest.approx(rel["a"].gmre)

@@ -20,8 +20,17 @@ def _table(rng: np.random.Generator) -> pd.DataFrame:
             scale = 1.0 + s
             for k in range(1, 5):
                 y = 10.0 + s + k
-                rows.append({"model": model, "unit": "series", "series_id": f"S{s}", "step": k, "actual": y,
-                             "point": y + rng.normal(0, 2), "scale_mae": scale})
+                rows.append(
+                    {
+                        "model": model,
+                        "unit": "series",
+                        "series_id": f"S{s}",
+                        "step": k,
+                        "actual": y,
+                        "point": y + rng.normal(0, 2),
+                        "scale_mae": scale,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -43,14 +52,20 @@ def _loop(table: pd.DataFrame, model: str, metric: str) -> float:
 @pytest.mark.parametrize("metric", ["smape", "mape", "mase"])
 def test_competition_metric_matches_a_plain_loop(metric):
     table = _table(np.random.default_rng(5))
-    out = competition_table(table, competition="M3", metric=metric,
-                            statuses={"naive": "ran", "ses": "ran", "chronos_bolt": "skipped"})
+    out = competition_table(
+        table, competition="M3", metric=metric, statuses={"naive": "ran", "ses": "ran", "chronos_bolt": "skipped"}
+    )
     values = {r["model"]: r["value"] for r in out["rows"]}
     for model in ("naive", "ses"):
         assert values[model] == pytest.approx(_loop(table, model, metric), rel=1e-12)
     assert out["competition"] == "M3" and out["rows"][-1] == {
-        "rank": None, "model": "chronos_bolt", "display_name": "chronos_bolt", "value": None, "n_series": 0,
-        "status": "skipped"}
+        "rank": None,
+        "model": "chronos_bolt",
+        "display_name": "chronos_bolt",
+        "value": None,
+        "n_series": 0,
+        "status": "skipped",
+    }
     assert [r["rank"] for r in out["rows"][:2]] == [1, 2]
 
 
@@ -64,8 +79,7 @@ def test_mape_leaves_out_series_with_a_zero_actual_and_counts_the_rest():
 def test_tied_means_share_the_lower_rank_and_the_next_model_keeps_its_place():
     table = _table(np.random.default_rng(2))
     twin = table[table["model"] == "ses"].assign(model="ses_copy")
-    out = competition_table(pd.concat([table, twin]), competition="M3", metric="smape",
-                            display_names={"ses": "SES"})
+    out = competition_table(pd.concat([table, twin]), competition="M3", metric="smape", display_names={"ses": "SES"})
     ranks = {r["model"]: r["rank"] for r in out["rows"]}
     assert ranks["ses"] == ranks["ses_copy"]
     assert sorted(ranks.values()) in ([1, 1, 3], [1, 2, 2])
@@ -103,15 +117,25 @@ def test_the_published_competition_values_are_recomputed_exactly_from_the_commit
 
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "small"
     doc = json.loads((results / "v0004.json").read_text())
-    sidecar = pd.read_parquet(results / doc["sidecar"]["path"],
-                              columns=["dataset", "protocol", "model", "unit", "series_id", "step", "actual",
-                                       "point", "scale_mae"])
+    sidecar = pd.read_parquet(
+        results / doc["sidecar"]["path"],
+        columns=["dataset", "protocol", "model", "unit", "series_id", "step", "actual", "point", "scale_mae"],
+    )
     for published in doc["competition"]:
         part = sidecar[(sidecar["dataset"] == published["dataset"]) & (sidecar["protocol"] == "competition")]
-        statuses = {m["id"]: r["status"] for m in doc["models"] for r in m["runs"]
-                    if r["dataset"] == published["dataset"] and r["protocol"] == "competition"}
-        ours = competition_table(part, competition=published["competition"], metric=published["metric"],
-                                 statuses=statuses, display_names={m["id"]: m["display_name"] for m in doc["models"]})
+        statuses = {
+            m["id"]: r["status"]
+            for m in doc["models"]
+            for r in m["runs"]
+            if r["dataset"] == published["dataset"] and r["protocol"] == "competition"
+        }
+        ours = competition_table(
+            part,
+            competition=published["competition"],
+            metric=published["metric"],
+            statuses=statuses,
+            display_names={m["id"]: m["display_name"] for m in doc["models"]},
+        )
         assert [r["model"] for r in ours["rows"]] == [r["model"] for r in published["rows"]]
         for mine, theirs in zip(ours["rows"], published["rows"], strict=True):
             assert (mine["value"] if mine["value"] is None or np.isfinite(mine["value"]) else None) == theirs["value"]

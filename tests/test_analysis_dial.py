@@ -24,18 +24,28 @@ def _copies_panel(n_series=50, n_periods=60, seed=4) -> Panel:
     t = np.arange(n_periods)
     y = np.round(100 * (1 + 0.3 * np.sin(2 * np.pi * t / 12)) * rng.gamma(6.0, 1 / 6.0, n_periods), 2)
     periods = pd.date_range("2020-01-01", periods=n_periods, freq="MS")
-    frame = pd.concat([pd.DataFrame({"series_id": f"s{i:02d}", "period": periods, "value": y})
-                       for i in range(n_series)], ignore_index=True)
+    frame = pd.concat(
+        [pd.DataFrame({"series_id": f"s{i:02d}", "period": periods, "value": y}) for i in range(n_series)],
+        ignore_index=True,
+    )
     return Panel.from_long(frame, freq="MS")
 
 
 def test_when_every_series_is_the_same_then_random_groups_give_a_flat_dial():
     panel = _copies_panel()
     units = ["groups_random:5", "groups_random:25", "groups:5", "series", "total"]
-    scores = run(panel, RollingOrigin(horizon=6, stride=6, n_origins=4),
-                 {m: RegistryFactory(m, {}) for m in BASELINES}, units=units, min_history=24)
-    dial = aggregation_dial(scores.table, spec=spec(baseline="snaive_momentum", random_walk="naive", horizon=6,
-                                                   stride=6), n_series=panel.n_series)
+    scores = run(
+        panel,
+        RollingOrigin(horizon=6, stride=6, n_origins=4),
+        {m: RegistryFactory(m, {}) for m in BASELINES},
+        units=units,
+        min_history=24,
+    )
+    dial = aggregation_dial(
+        scores.table,
+        spec=spec(baseline="snaive_momentum", random_walk="naive", horizon=6, stride=6),
+        n_series=panel.n_series,
+    )
     random = next(c for c in dial.curves if c.kind == "random")
     assert [p.k for p in random.points] == [1, 5, 25, 50]
     for conv in ("median_wape", "mean_rmsse", "friedman"):
@@ -56,8 +66,9 @@ def test_a_baseline_that_worsens_with_every_split_gives_a_rising_rank_and_spearm
         sd = sd_base[unit] if model == "base" else {"rw": 2.0, "a": 1.0, "b": 3.0}[model]
         return rng.normal(0.0, sd, shape)
 
-    table = score_table(units, ["base", "rw", "a", "b"], err,
-                        demand_class=lambda s, o: "smooth" if s % 2 == 0 else "lumpy")
+    table = score_table(
+        units, ["base", "rw", "a", "b"], err, demand_class=lambda s, o: "smooth" if s % 2 == 0 else "lumpy"
+    )
     dial = aggregation_dial(table, spec=spec(), n_series=64)
     (size,) = dial.curves
     assert size.kind == "size" and [p.k for p in size.points] == [1, 4, 16, 64]
@@ -81,21 +92,36 @@ def test_a_rank_that_improves_somewhere_is_not_never_improves():
 
 
 def test_dial_units_are_capped_by_the_number_of_series():
-    assert dial_units(2000) == ["groups:1", "groups:5", "groups:25", "groups:125", "groups:625",
-                                "groups_random:5", "groups_random:25", "groups_random:125", "groups_random:625",
-                                "series"]
+    assert dial_units(2000) == [
+        "groups:1",
+        "groups:5",
+        "groups:25",
+        "groups:125",
+        "groups:625",
+        "groups_random:5",
+        "groups_random:25",
+        "groups_random:125",
+        "groups_random:625",
+        "series",
+    ]
     assert dial_units(100) == ["groups:1", "groups:5", "groups:25", "groups_random:5", "groups_random:25", "series"]
     with pytest.raises(InputError, match="n_series"):
-        aggregation_dial(score_table({"series": 2}, ["base", "rw"], lambda u, m, r, s: r.normal(0, 1, s)),
-                         spec=spec(), n_series=0)
+        aggregation_dial(
+            score_table({"series": 2}, ["base", "rw"], lambda u, m, r, s: r.normal(0, 1, s)), spec=spec(), n_series=0
+        )
 
 
 def test_the_levels_of_a_real_hierarchy_form_their_own_curve_with_k_the_aggregates_per_level(small_panel):
     units = ["total", "level:region", "level:store", "series"]
-    scores = run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=3),
-                 {m: RegistryFactory(m, {}) for m in ("naive", "snaive_momentum", "historic_mean")}, units=units)
-    dial = aggregation_dial(scores.table, spec=spec(baseline="snaive_momentum", random_walk="naive"),
-                            n_series=small_panel.n_series)
+    scores = run(
+        small_panel,
+        RollingOrigin(horizon=3, stride=3, n_origins=3),
+        {m: RegistryFactory(m, {}) for m in ("naive", "snaive_momentum", "historic_mean")},
+        units=units,
+    )
+    dial = aggregation_dial(
+        scores.table, spec=spec(baseline="snaive_momentum", random_walk="naive"), n_series=small_panel.n_series
+    )
     (hierarchy,) = dial.curves
     n_stores = small_panel.attributes["store"].nunique()
     assert hierarchy.kind == "hierarchy"

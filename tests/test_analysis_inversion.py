@@ -13,8 +13,10 @@ MODELS = ["base", "rw", "a", "b"]
 
 
 def _wins_only_at_the_total(unit, model, rng, shape):
-    sd = {"total": {"base": 1.0, "rw": 4.0, "a": 3.0, "b": 3.5},
-          "series": {"base": 6.0, "rw": 2.5, "a": 1.0, "b": 1.5}}[unit][model]
+    sd = {
+        "total": {"base": 1.0, "rw": 4.0, "a": 3.0, "b": 3.5},
+        "series": {"base": 6.0, "rw": 2.5, "a": 1.0, "b": 1.5},
+    }[unit][model]
     return rng.normal(0.0, sd, size=shape)
 
 
@@ -38,8 +40,9 @@ def test_a_baseline_constructed_to_win_only_at_the_total_shows_the_inversion():
 
 
 def test_when_no_unit_inverts_then_inverted_is_false_and_without_series_it_is_none():
-    table = score_table({"total": 1, "series": 20}, MODELS,
-                        lambda u, m, rng, shape: rng.normal(0, 1.0 + (m == "base"), shape))
+    table = score_table(
+        {"total": 1, "series": 20}, MODELS, lambda u, m, rng, shape: rng.normal(0, 1.0 + (m == "base"), shape)
+    )
     assert unit_inversion(table, spec=spec()).inverted is False
     only_total = table[table["unit"] == "total"]
     assert unit_inversion(only_total, spec=spec()).inverted is None

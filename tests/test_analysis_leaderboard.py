@@ -14,12 +14,14 @@ from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
 
 MODELS = ("naive", "snaive_momentum", "ses", "croston_sba")
-SPEC = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="snaive_momentum", random_walk="naive",
-                       horizon=4, stride=4, alpha=0.05, seed=0)
+SPEC = LeaderboardSpec(
+    metrics=("mase", "rmsse"), baseline="snaive_momentum", random_walk="naive", horizon=4, stride=4, alpha=0.05, seed=0
+)
 
 
-def _table(seed: int = 0, n_series: int = 24, n_origins: int = 3, h: int = 4,
-           noise: dict[str, float] | None = None) -> pd.DataFrame:
+def _table(
+    seed: int = 0, n_series: int = 24, n_origins: int = 3, h: int = 4, noise: dict[str, float] | None = None
+) -> pd.DataFrame:
     """A score-set table with known structure: model m's point is the truth plus N(0, noise[m])."""
     rng = np.random.default_rng(seed)
     noise = noise or {"naive": 2.0, "snaive_momentum": 1.5, "ses": 1.0, "croston_sba": 3.0}
@@ -167,11 +169,22 @@ def test_verdict_crps_is_the_band_kind_for_every_model_even_when_some_give_own_q
     from tycheon.stats import dm_pooled
 
     q = np.sort(table[["lo95", "lo80", "point", "hi80", "hi95"]].to_numpy(), axis=1)
-    crps = crps_quantiles(actual=table["actual"].to_numpy(), quantiles=q,
-                          levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])).values / table["scale_mae"].to_numpy()
+    crps = (
+        crps_quantiles(
+            actual=table["actual"].to_numpy(), quantiles=q, levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])
+        ).values
+        / table["scale_mae"].to_numpy()
+    )
     wide = table.assign(c=crps).pivot_table(index=["series_id", "origin", "step"], columns="model", values="c")
-    ref = dm_pooled(wide["ses"].to_numpy(), wide["naive"].to_numpy(), series=wide.index.get_level_values(0),
-                    origin=wide.index.get_level_values(1), horizon=4, stride=4, alternative="less")
+    ref = dm_pooled(
+        wide["ses"].to_numpy(),
+        wide["naive"].to_numpy(),
+        series=wide.index.get_level_values(0),
+        origin=wide.index.get_level_values(1),
+        horizon=4,
+        stride=4,
+        alternative="less",
+    )
     assert rows["ses"]["verdict_p_crps"] == pytest.approx(ref.p_value, rel=1e-12)
 
 
@@ -195,11 +208,22 @@ def test_verdict_p_values_are_the_two_one_sided_pooled_dm_tests_and_the_rule_is_
     rows = [r for r in _board(boards, metric="rmsse")["rows"] if r["model"] != "naive"]
     for row in rows:
         idx = se.index
-        ref = dm_pooled(se[row["model"]].to_numpy(), se["naive"].to_numpy(), series=idx.get_level_values(0),
-                        origin=idx.get_level_values(1), horizon=4, stride=4, alternative="less")
+        ref = dm_pooled(
+            se[row["model"]].to_numpy(),
+            se["naive"].to_numpy(),
+            series=idx.get_level_values(0),
+            origin=idx.get_level_values(1),
+            horizon=4,
+            stride=4,
+            alternative="less",
+        )
         assert row["verdict_p_se"] == pytest.approx(ref.p_value, rel=1e-12)
-    family = family_verdicts({r["model"]: r["verdict_p_se"] for r in rows},
-                             {r["model"]: r["verdict_p_crps"] for r in rows}, alpha=0.05, adjust="bh")
+    family = family_verdicts(
+        {r["model"]: r["verdict_p_se"] for r in rows},
+        {r["model"]: r["verdict_p_crps"] for r in rows},
+        alpha=0.05,
+        adjust="bh",
+    )
     assert {r["model"]: r["verdict_vs_rw"] for r in rows} == {m: v.verdict for m, v in family.items()}
     expected = multipletests([r["verdict_p_se"] for r in rows], method="fdr_bh")[1]
     np.testing.assert_allclose([r["verdict_p_se_adj"] for r in rows], expected, rtol=1e-12)
@@ -266,16 +290,33 @@ def test_on_a_mase_table_the_dm_uses_scaled_losses_and_can_disagree_with_the_uns
                     sd = scale
                 point = actual + rng.normal(0, sd, 6)
                 for k in range(6):
-                    rows.append({"model": m, "unit": "series", "series_id": f"S{s:02d}", "origin": o,
-                                 "step": k + 1, "target_period": o + pd.DateOffset(months=k), "actual": actual[k],
-                                 "point": point[k], "available_at": o + pd.DateOffset(months=k + 1),
-                                 "demand_class": "lumpy", "season_length": 12, "scale_mae": scale,
-                                 "scale_rmse": scale * 1.2, "weight": 1.0, "lo80": point[k] - 1.3 * sd,
-                                 "hi80": point[k] + 1.3 * sd, "lo95": point[k] - 2 * sd, "hi95": point[k] + 2 * sd,
-                                 "has_band": True, "has_quantiles": False, "has_samples": False})
+                    rows.append(
+                        {
+                            "model": m,
+                            "unit": "series",
+                            "series_id": f"S{s:02d}",
+                            "origin": o,
+                            "step": k + 1,
+                            "target_period": o + pd.DateOffset(months=k),
+                            "actual": actual[k],
+                            "point": point[k],
+                            "available_at": o + pd.DateOffset(months=k + 1),
+                            "demand_class": "lumpy",
+                            "season_length": 12,
+                            "scale_mae": scale,
+                            "scale_rmse": scale * 1.2,
+                            "weight": 1.0,
+                            "lo80": point[k] - 1.3 * sd,
+                            "hi80": point[k] + 1.3 * sd,
+                            "lo95": point[k] - 2 * sd,
+                            "hi95": point[k] + 2 * sd,
+                            "has_band": True,
+                            "has_quantiles": False,
+                            "has_samples": False,
+                        }
+                    )
     table = pd.DataFrame(rows)
-    spec = LeaderboardSpec(metrics=("mase",), baseline="snaive_momentum", random_walk="naive", horizon=6,
-                           stride=6)
+    spec = LeaderboardSpec(metrics=("mase",), baseline="snaive_momentum", random_walk="naive", horizon=6, stride=6)
     board = _board(leaderboard_tables(table, spec=spec), dc="lumpy")
     r = {x["model"]: x for x in board["rows"]}["median12"]
     assert board["rows"][0]["model"] == "median12"
@@ -322,7 +363,8 @@ def test_the_library_verdict_of_one_pair_gives_the_leaderboard_p_values(boards):
     table = _table()
     for metric in ("mase", "rmsse"):
         row = next(r for r in _board(boards, metric=metric)["rows"] if r["model"] == "ses")
-        v = verdict_from_scores(table, challenger="ses", baseline="naive", horizon=4, stride=4, metric=metric,
-                                crps_kind="band_quantiles")
+        v = verdict_from_scores(
+            table, challenger="ses", baseline="naive", horizon=4, stride=4, metric=metric, crps_kind="band_quantiles"
+        )
         assert v.squared_error.p_value == pytest.approx(row["verdict_p_se"], rel=1e-12)
         assert v.crps.p_value == pytest.approx(row["verdict_p_crps"], rel=1e-12)

@@ -15,8 +15,9 @@ from tycheon.metrics.aggregate import block_scores
 
 
 def _table():
-    return score_table({"total": 1, "series": 12}, ["base", "rw", "a"],
-                       lambda u, m, rng, s: rng.normal(0, 1 + (m == "a"), s))
+    return score_table(
+        {"total": 1, "series": 12}, ["base", "rw", "a"], lambda u, m, rng, s: rng.normal(0, 1 + (m == "a"), s)
+    )
 
 
 def test_block_scores_model_by_model_equal_block_scores_of_the_whole_unit():

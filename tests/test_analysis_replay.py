@@ -30,15 +30,31 @@ def _table(points: dict[str, np.ndarray], actual: np.ndarray, *, stride: int = H
                 origin = first + pd.DateOffset(months=stride * j)
                 for k in range(h):
                     target = origin + pd.DateOffset(months=k)
-                    rows.append({
-                        "model": m, "unit": "series", "series_id": f"s{s:02d}", "origin": origin, "step": k + 1,
-                        "target_period": target, "actual": actual[s, j, k], "point": pt[s, j, k],
-                        "available_at": target + pd.DateOffset(months=1) - pd.Timedelta(days=1),
-                        "demand_class": "smooth" if classes is None else classes[s], "season_length": 12,
-                        "scale_mae": 1.0 + s, "scale_rmse": 1.5 + s, "weight": 1.0,
-                        "lo80": np.nan, "hi80": np.nan, "lo95": np.nan, "hi95": np.nan,
-                        "has_band": False, "has_quantiles": False, "has_samples": False,
-                    })
+                    rows.append(
+                        {
+                            "model": m,
+                            "unit": "series",
+                            "series_id": f"s{s:02d}",
+                            "origin": origin,
+                            "step": k + 1,
+                            "target_period": target,
+                            "actual": actual[s, j, k],
+                            "point": pt[s, j, k],
+                            "available_at": target + pd.DateOffset(months=1) - pd.Timedelta(days=1),
+                            "demand_class": "smooth" if classes is None else classes[s],
+                            "season_length": 12,
+                            "scale_mae": 1.0 + s,
+                            "scale_rmse": 1.5 + s,
+                            "weight": 1.0,
+                            "lo80": np.nan,
+                            "hi80": np.nan,
+                            "lo95": np.nan,
+                            "hi95": np.nan,
+                            "has_band": False,
+                            "has_quantiles": False,
+                            "has_samples": False,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -51,8 +67,12 @@ def test_when_one_method_is_best_on_every_block_and_the_others_are_biased_then_s
     shape = (6, 8, H)
     y = 10 + rng.normal(size=shape)
     best = y + _errs(rng, shape, 0.1)  # best everywhere, unbiased
-    pts = {"base": y + 3.0 + _errs(rng, shape, 1.0), "best": best,
-           "over": y + 2.0 + _errs(rng, shape, 0.2), "under": y - 2.5 + _errs(rng, shape, 0.2)}
+    pts = {
+        "base": y + 3.0 + _errs(rng, shape, 1.0),
+        "best": best,
+        "over": y + 2.0 + _errs(rng, shape, 0.2),
+        "under": y - 2.5 + _errs(rng, shape, 0.2),
+    }
     # the two biased methods fail the bias filter (|mean scaled bias| > 0.5 on every series)
     res = replay(_table(pts, y), spec=ReplaySpec(baseline="base", bias_threshold=0.3))
     row = res.summary.query("variant == 'all_folds' and demand_class == 'all'").iloc[0]
@@ -79,6 +99,7 @@ def test_when_top_k_is_one_then_the_best_unbiased_method_is_served_even_beside_n
     assert row["gap_closed"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_when_every_candidate_is_the_same_noise_then_the_gain_is_near_zero():
     rng = np.random.default_rng(2)
     shape = (400, 8, H)
@@ -96,8 +117,12 @@ def test_served_rows_are_scored_with_the_blocks_own_scales_and_average_the_chose
     rng = np.random.default_rng(3)
     shape = (3, 6, H)
     y = 4 + rng.normal(size=shape)
-    pts = {"base": y + 1.0, "a": y + 0.1 * rng.normal(size=shape), "b": y - 0.1 + 0.1 * rng.normal(size=shape),
-           "c": y + 0.2 * rng.normal(size=shape)}
+    pts = {
+        "base": y + 1.0,
+        "a": y + 0.1 * rng.normal(size=shape),
+        "b": y - 0.1 + 0.1 * rng.normal(size=shape),
+        "c": y + 0.2 * rng.normal(size=shape),
+    }
     table = _table(pts, y)
     res = replay(table, spec=ReplaySpec(baseline="base", bias_threshold=10.0))
     served = res.served.query("variant == 'all_folds'")
@@ -132,8 +157,10 @@ def test_a_choice_at_an_origin_never_reads_that_origin_or_any_unpublished_outcom
     rng = np.random.default_rng(5)
     shape = (8, 10, H)
     y = 10 + rng.normal(size=shape)
-    pts = {m: y + rng.normal(scale=sd, size=shape) for m, sd in
-           (("base", 1.0), ("a", 0.6), ("b", 0.8), ("c", 0.7), ("d", 0.9))}
+    pts = {
+        m: y + rng.normal(scale=sd, size=shape)
+        for m, sd in (("base", 1.0), ("a", 0.6), ("b", 0.8), ("c", 0.7), ("d", 0.9))
+    }
     spec = ReplaySpec(baseline="base", top_k=2, bias_threshold=10.0, min_folds=2)
     ref = replay(_table(pts, y, stride=1), spec=spec).blocks.query("variant == 'all_folds'")
     j = 6
@@ -141,8 +168,8 @@ def test_a_choice_at_an_origin_never_reads_that_origin_or_any_unpublished_outcom
     at_j = first + pd.DateOffset(months=j)
     changed = {m: p.copy() for m, p in pts.items()}
     for p in changed.values():  # scramble what was unpublished at origin j: origins j-2 .. 9
-        p[:, j - 2:, :] = y[:, j - 2:, :] + rng.normal(scale=5.0, size=p[:, j - 2:, :].shape)
-    changed["a"][:, j - 2:, :] = y[:, j - 2:, :]  # "a" now perfect on those folds: a leak would pick it
+        p[:, j - 2 :, :] = y[:, j - 2 :, :] + rng.normal(scale=5.0, size=p[:, j - 2 :, :].shape)
+    changed["a"][:, j - 2 :, :] = y[:, j - 2 :, :]  # "a" now perfect on those folds: a leak would pick it
     new = replay(_table(changed, y, stride=1), spec=spec).blocks.query("variant == 'all_folds'")
     a = ref[ref["origin"] == at_j].set_index("series_id")["chosen"]
     b = new[new["origin"] == at_j].set_index("series_id")["chosen"]
@@ -171,8 +198,9 @@ def test_summary_is_split_by_demand_class():
     shape = (6, 6, H)
     y = 10 + rng.normal(size=shape)
     classes = ["smooth", "smooth", "lumpy", "lumpy", "lumpy", "erratic"]
-    res = replay(_table({"base": y + 1.0, "a": y}, y, classes=classes),
-                 spec=ReplaySpec(baseline="base", bias_threshold=10.0))
+    res = replay(
+        _table({"base": y + 1.0, "a": y}, y, classes=classes), spec=ReplaySpec(baseline="base", bias_threshold=10.0)
+    )
     s = res.summary.query("variant == 'all_folds'").set_index("demand_class")
     assert s.loc["all", "n_blocks"] == s.loc[["smooth", "lumpy", "erratic"], "n_blocks"].sum()
     assert s.loc["lumpy", "n_blocks"] == 3 * 3
@@ -196,8 +224,10 @@ def test_replay_tables_give_one_record_per_unit_with_the_rule_and_the_choice_sha
     rng = np.random.default_rng(8)
     shape = (4, 6, H)
     y = 10 + rng.normal(size=shape)
-    res = replay(_table({"base": y + 1.0, "a": y, "b": y + 0.5}, y), spec=ReplaySpec(baseline="base", top_k=1,
-                                                                                   bias_threshold=10.0))
+    res = replay(
+        _table({"base": y + 1.0, "a": y, "b": y + 0.5}, y),
+        spec=ReplaySpec(baseline="base", top_k=1, bias_threshold=10.0),
+    )
     (rec,) = replay_tables(res)
     assert rec["unit"] == "series" and rec["rule"]["top_k"] == 1
     assert {r["variant"] for r in rec["rows"]} == {"all_folds", "non_overlapping"}
@@ -220,7 +250,7 @@ def test_the_series_oracle_lies_between_the_block_oracle_and_the_floor():
     assert (per_series["oracle_s"] <= per_series["floor_s"] + 1e-12).all()
     assert (merged["oracle_b"] < merged["oracle_s"]).any()  # per block it can do strictly better
     # the series oracle is one method for all of a series' blocks of a variant
-    for (variant, sid), g in merged.groupby(["variant", "series_id"]):
+    for (_variant, sid), g in merged.groupby(["variant", "series_id"]):
         scores = {m: [] for m in pts}
         for _, r in g.iterrows():
             for m in pts:

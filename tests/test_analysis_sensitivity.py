@@ -40,11 +40,22 @@ def _table(points: dict[str, np.ndarray], actual: np.ndarray) -> pd.DataFrame:
     origins = pd.date_range(origin, periods=n_o * h + h, freq="MS")
     parts = []
     for m, pt in points.items():
-        parts.append(pd.DataFrame({
-            "model": m, "unit": "series", "series_id": [f"s{i:03d}" for i in s], "origin": origins[o * h],
-            "step": k + 1, "target_period": origins[o * h + k], "actual": actual.ravel(), "point": pt.ravel(),
-            "scale_mae": 1.0 + s, "scale_rmse": 2.0 + s,
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": m,
+                    "unit": "series",
+                    "series_id": [f"s{i:03d}" for i in s],
+                    "origin": origins[o * h],
+                    "step": k + 1,
+                    "target_period": origins[o * h + k],
+                    "actual": actual.ravel(),
+                    "point": pt.ravel(),
+                    "scale_mae": 1.0 + s,
+                    "scale_rmse": 2.0 + s,
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -81,11 +92,14 @@ def test_pss_per_series_matches_a_plain_loop_over_scipy_kendall_tau_b():
     for u, sid in enumerate(sorted(ta["series_id"].unique())):
         la, lb = coord_losses(ta, sid), coord_losses(tb, sid)
         models = sorted({m for _, m in la})
-        taus = [stats.kendalltau([la[(h, m)] for m in models], [lb[(h, m)] for m in models]).statistic
-                for h in range(1, H + 1)]
+        taus = [
+            stats.kendalltau([la[(h, m)] for m in models], [lb[(h, m)] for m in models]).statistic
+            for h in range(1, H + 1)
+        ]
         assert c.pss_u[u] == pytest.approx(np.mean([1 - t for t in taus]), abs=1e-12)
-        wins = [np.argmin([la[(h, m)] for m in models]) != np.argmin([lb[(h, m)] for m in models])
-                for h in range(1, H + 1)]
+        wins = [
+            np.argmin([la[(h, m)] for m in models]) != np.argmin([lb[(h, m)] for m in models]) for h in range(1, H + 1)
+        ]
         assert c.swap_u[u] == (np.mean(wins) > 0.5)
 
 
@@ -103,8 +117,11 @@ def test_when_a_static_and_a_rolling_protocol_score_different_targets_then_the_p
     rolling = RollingOrigin(horizon=3, stride=3, n_origins=4)
     first = rolling.origins(panel)[0].index
     static = StaticSplit(horizon=3, stride=3, boundary=first + 1, n_origins=3)
-    with pytest.raises(TargetPairingError, match=r"target 20\d\d-\d\d-\d\d, step 1\) is scored by rolling but not "
-                                                 r"by static"):
+    with pytest.raises(
+        TargetPairingError,
+        match=r"target 20\d\d-\d\d-\d\d, step 1\) is scored by rolling but not "
+        r"by static",
+    ):
         check_same_targets(rolling, static, panel, labels=("rolling", "static"))
     check_same_targets(rolling, StaticSplit(horizon=3, stride=3, boundary=first, n_origins=4, embargo=2), panel)
 
@@ -114,8 +131,11 @@ def test_when_two_runs_differ_in_one_scored_cell_then_the_comparison_names_it():
     y = 10 + rng.normal(size=(5, 4, H))
     table = _table(_noisy(rng, y, (0.5, 0.7, 0.9)), y)
     drop = table[(table["model"] == "m1") & (table["series_id"] == "s002") & (table["step"] == 2)].index[1]
-    with pytest.raises(TargetPairingError, match=r"model 'm1', series 's002', target 2020-05-01, step 2 is "
-                                                 r"scored by 'p' but not by 'q'"):
+    with pytest.raises(
+        TargetPairingError,
+        match=r"model 'm1', series 's002', target 2020-05-01, step 2 is "
+        r"scored by 'p' but not by 'q'",
+    ):
         compare_runs(run_losses(table, label="p"), run_losses(table.drop(index=drop), label="q"))
 
 
@@ -144,7 +164,7 @@ class _FrozenYearMean(Forecaster):
     capabilities = Capabilities(vectorised=True, is_global=True)
 
     def _fit(self, history):
-        self.level_ = dict(zip(history.series_ids, np.nanmean(history.values[:, -12:], axis=1)))
+        self.level_ = dict(zip(history.series_ids, np.nanmean(history.values[:, -12:], axis=1), strict=False))
 
     def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
         level = np.array([self.level_[s] for s in history.series_ids])
@@ -163,8 +183,16 @@ def test_refit_free_local_models_rank_identically_under_every_protocol():
     panel = toy_panel(n_series=10, n_periods=48, seed=4, ragged=False)
     roster = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}
     protocols, runs = _engine_runs(panel, roster)
-    assert set(protocols) == {"rolling", "static", "static_boundary-3", "static_boundary-1", "static_boundary+1",
-                              "static_boundary+3", "rolling_embargo1", "rolling_refit-2"}
+    assert set(protocols) == {
+        "rolling",
+        "static",
+        "static_boundary-3",
+        "static_boundary-1",
+        "static_boundary+1",
+        "static_boundary+3",
+        "rolling_embargo1",
+        "rolling_refit-2",
+    }
     rep = sensitivity_report(runs, seed=0, n_resamples=200)
     np.testing.assert_allclose(rep.comparisons["pss_mean"], 0.0, atol=1e-12)
     assert (rep.ranks["keep_share"] == 1.0).all()
@@ -172,8 +200,11 @@ def test_refit_free_local_models_rank_identically_under_every_protocol():
 
 def test_a_global_model_moves_the_ranking_between_static_and_rolling_and_the_report_is_complete():
     panel = toy_panel(n_series=12, n_periods=60, seed=5, ragged=False, zero_share=0.1)
-    roster = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
-              "year": instance_factory(_FrozenYearMean())}
+    roster = {
+        "naive": instance_factory(NaiveForecaster()),
+        "mean": instance_factory(MeanForecaster()),
+        "year": instance_factory(_FrozenYearMean()),
+    }
     _, runs = _engine_runs(panel, roster)
     rep = sensitivity_report(runs, seed=0, n_resamples=200)
     between = rep.comparisons.query("kind == 'between'").iloc[0]
@@ -190,8 +221,9 @@ def test_a_global_model_moves_the_ranking_between_static_and_rolling_and_the_rep
     p_sm = ttost_paired(b_u, n_u, -rep.resolution, rep.resolution)[0]
     assert row["tost_p"] == pytest.approx(p_sm, rel=1e-10)
     assert row["diff_mean"] == pytest.approx(np.mean(b_u - n_u))
-    assert rep.tost.p_value == pytest.approx(ttost_paired(b_u, np.zeros_like(b_u), -rep.resolution,
-                                                          rep.resolution)[0], rel=1e-10)
+    assert rep.tost.p_value == pytest.approx(
+        ttost_paired(b_u, np.zeros_like(b_u), -rep.resolution, rep.resolution)[0], rel=1e-10
+    )
     assert set(rep.ranks.columns) >= {"rolling", "static", "mean_rank", "borda_rank", "keep_share", "rank_min"}
 
 
@@ -210,9 +242,11 @@ def test_the_record_carries_every_run_and_model_with_plain_values():
     panel = toy_panel(n_series=8, n_periods=60, seed=7, ragged=False, zero_share=0.1)
     roster = {"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean())}
     protocols, runs = _engine_runs(panel, roster)
-    rec = sensitivity_record(sensitivity_report(runs, seed=0, n_resamples=100),
-                             runs={n: str(p.describe()) for n, p in protocols.items()},
-                             fitted=fitted_state(roster))
+    rec = sensitivity_record(
+        sensitivity_report(runs, seed=0, n_resamples=100),
+        runs={n: str(p.describe()) for n, p in protocols.items()},
+        fitted=fitted_state(roster),
+    )
     assert rec["fitted_state"] == {"naive": False, "year": True}
     assert [r["name"] for r in rec["runs"]] == list(protocols)
     assert {r["model"] for r in rec["ranks"]} == {"naive", "year"}
@@ -223,6 +257,12 @@ def test_the_record_carries_every_run_and_model_with_plain_values():
 def test_fitted_state_tells_refit_free_models_from_models_that_learn_when_fitted():
     from tycheon.backtest.factories import forecaster_factory
 
-    state = fitted_state({"naive": instance_factory(NaiveForecaster()), "year": instance_factory(_FrozenYearMean()),
-                          "ses": forecaster_factory("ses"), "opaque": lambda history, fit_time: None})
+    state = fitted_state(
+        {
+            "naive": instance_factory(NaiveForecaster()),
+            "year": instance_factory(_FrozenYearMean()),
+            "ses": forecaster_factory("ses"),
+            "opaque": lambda history, fit_time: None,
+        }
+    )
     assert state == {"naive": False, "year": True, "ses": False, "opaque": True}

@@ -91,15 +91,17 @@ def test_models_with_identical_losses_share_one_mcs_outcome_instead_of_breaking_
 
 
 def test_a_demand_class_leaderboard_and_calendar_blocks():
-    table = score_table({"series": 40}, list(SD), _err, n_origins=10,
-                        demand_class=lambda s, o: "lumpy" if s % 4 == 0 else "smooth")
+    table = score_table(
+        {"series": 40}, list(SD), _err, n_origins=10, demand_class=lambda s, o: "lumpy" if s % 4 == 0 else "smooth"
+    )
     lumpy = leaderboard_uncertainty(table, spec=spec(), metric="mase", demand_class="lumpy", n_resamples=200)
     assert lumpy.demand_class == "lumpy" and lumpy.n_blocks == 10 * 10
     whole = leaderboard_uncertainty(table, spec=spec(), metric="mase", n_resamples=200)
     assert whole.n_blocks == 400
     mine = table[(table["demand_class"] == "lumpy") & (table["model"] == "a")]
     assert next(r for r in lumpy.rows if r.model == "a").mean == pytest.approx(
-        (mine["point"] - mine["actual"]).abs().groupby([mine["series_id"], mine["origin"]]).mean().mean())
+        (mine["point"] - mine["actual"]).abs().groupby([mine["series_id"], mine["origin"]]).mean().mean()
+    )
     calendar = leaderboard_uncertainty(table, spec=spec(), metric="mase", resample="origin", n_resamples=200, mcs=False)
     assert calendar.resample == "origin"
     with pytest.raises(InputError, match="erratic"):

@@ -22,14 +22,26 @@ from tycheon.testing.toys import GlobalMeanForecaster, MeanForecaster, NaiveFore
 
 PANEL = toy_panel(n_series=30, n_periods=44, seed=3, zero_share=0.3)
 PROTOCOL = RollingOrigin(horizon=3, stride=2, n_origins=6, mode="analysis")
-KW = dict(units=("series", "total", "groups:3"), quantile_levels=(0.1, 0.9), n_samples=3, min_history=3,
-          chunk_size=7, band_min_origins=1, seed=2)
+KW = dict(
+    units=("series", "total", "groups:3"),
+    quantile_levels=(0.1, 0.9),
+    n_samples=3,
+    min_history=3,
+    chunk_size=7,
+    band_min_origins=1,
+    seed=2,
+)
 
 
 def _factories(**extra):
-    return {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
-            "gmean": instance_factory(GlobalMeanForecaster()), "snaive": forecaster_factory("seasonal_naive"),
-            "ses": forecaster_factory("ses", alpha=0.3), **extra}
+    return {
+        "naive": instance_factory(NaiveForecaster()),
+        "mean": instance_factory(MeanForecaster()),
+        "gmean": instance_factory(GlobalMeanForecaster()),
+        "snaive": forecaster_factory("seasonal_naive"),
+        "ses": forecaster_factory("ses", alpha=0.3),
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -172,9 +184,20 @@ def test_plan_rows_of_an_empty_unit_is_empty():
     from tycheon.backtest.assembly import PlannedModel
     from tycheon.backtest.slices import UnitData
 
-    empty = UnitData("series", np.zeros((0, 5)), np.zeros((0, 5), bool), np.zeros((0, 5), "datetime64[ns]"),
-                     np.array([], dtype=object), pd.date_range("2020", periods=5, freq="MS"), "MS", 12,
-                     np.zeros(0))
-    plan = plan_rows([(empty, np.zeros((0, 1), bool), np.zeros((0, 1), np.int64))],
-                     [PlannedModel("m", lambda m: 1, lambda n: 4)], PROTOCOL.origins(PANEL, min_history=3)[:1])
+    empty = UnitData(
+        "series",
+        np.zeros((0, 5)),
+        np.zeros((0, 5), bool),
+        np.zeros((0, 5), "datetime64[ns]"),
+        np.array([], dtype=object),
+        pd.date_range("2020", periods=5, freq="MS"),
+        "MS",
+        12,
+        np.zeros(0),
+    )
+    plan = plan_rows(
+        [(empty, np.zeros((0, 1), bool), np.zeros((0, 1), np.int64))],
+        [PlannedModel("m", lambda m: 1, lambda n: 4)],
+        PROTOCOL.origins(PANEL, min_history=3)[:1],
+    )
     assert plan.total == 0 and plan.rows == {}

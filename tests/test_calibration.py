@@ -46,6 +46,7 @@ def _run(c: int, panel: Panel = PANEL, factories=FACTORIES, **kwargs):
 
 # ---------------------------------------------------------------- the kernel against a plain loop
 
+
 def _loop_bands(cell, origin, avail, point, actual, scale, target, level, min_origins=0):
     """Plain-loop oracle: per target row, the scores of its cell published by its origin."""
     lo = np.full(len(cell), np.nan)
@@ -55,8 +56,14 @@ def _loop_bands(cell, origin, avail, point, actual, scale, target, level, min_or
             continue
         cal = []
         for j in range(len(cell)):
-            if cell[j] == cell[i] and avail[j] <= origin[i] and np.isfinite(scale[j]) and scale[j] > 0 \
-                    and np.isfinite(actual[j]) and np.isfinite(point[j]):
+            if (
+                cell[j] == cell[i]
+                and avail[j] <= origin[i]
+                and np.isfinite(scale[j])
+                and scale[j] > 0
+                and np.isfinite(actual[j])
+                and np.isfinite(point[j])
+            ):
                 cal.append(max((point[j] - actual[j]) / scale[j], (actual[j] - point[j]) / scale[j]))
         cal.sort()
         n = len(cal)
@@ -87,9 +94,18 @@ def _random_rows(seed: int, n: int = 900):
 @pytest.mark.parametrize("min_origins", [0, 25])
 def test_vectorised_pooled_bands_equal_a_plain_loop_with_ties_missing_scales_and_publication_lags(seed, min_origins):
     cell, origin, avail, point, actual, scale, target = _random_rows(seed)
-    bands = pooled_bands(cell=cell, origin=origin, available_at=avail, point=point, actual=actual,
-                         lower=scale, upper=scale, target=target, levels_percent=(80, 95),
-                         min_origins=min_origins)
+    bands = pooled_bands(
+        cell=cell,
+        origin=origin,
+        available_at=avail,
+        point=point,
+        actual=actual,
+        lower=scale,
+        upper=scale,
+        target=target,
+        levels_percent=(80, 95),
+        min_origins=min_origins,
+    )
     for lv, level in enumerate((80, 95)):
         lo, hi = _loop_bands(cell, origin, avail, point, actual, scale, target, level, min_origins)
         assert np.array_equal(bands.lower[lv], lo, equal_nan=True)
@@ -98,8 +114,12 @@ def test_vectorised_pooled_bands_equal_a_plain_loop_with_ties_missing_scales_and
 
 
 def test_asymmetric_score_is_the_larger_of_the_two_scaled_overshoots():
-    s = scaled_residual(point=np.array([10.0, 10.0, 10.0, 10.0]), actual=np.array([4.0, 13.0, 10.0, 1.0]),
-                        lower=np.array([2.0, 2.0, 1.0, 0.0]), upper=np.array([1.0, 3.0, 1.0, 1.0]))
+    s = scaled_residual(
+        point=np.array([10.0, 10.0, 10.0, 10.0]),
+        actual=np.array([4.0, 13.0, 10.0, 1.0]),
+        lower=np.array([2.0, 2.0, 1.0, 0.0]),
+        upper=np.array([1.0, 3.0, 1.0, 1.0]),
+    )
     assert np.array_equal(s, [3.0, 1.0, 0.0, np.nan], equal_nan=True)  # (10-4)/2, (13-10)/3, 0, no scale
 
 
@@ -112,8 +132,17 @@ def test_with_asymmetric_half_widths_the_band_scales_each_side_by_its_own_width(
     actual = np.r_[np.arange(1, n + 1, dtype=float), 0.0]  # scores 1..9 with u = 1
     lower, upper = np.r_[np.ones(n), 2.0], np.r_[np.ones(n), 3.0]
     target = np.r_[np.zeros(n, dtype=bool), True]
-    bands = pooled_bands(cell=np.zeros(n + 1, dtype=int), origin=origin, available_at=avail, point=point,
-                         actual=actual, lower=lower, upper=upper, target=target, levels_percent=(80,))
+    bands = pooled_bands(
+        cell=np.zeros(n + 1, dtype=int),
+        origin=origin,
+        available_at=avail,
+        point=point,
+        actual=actual,
+        lower=lower,
+        upper=upper,
+        target=target,
+        levels_percent=(80,),
+    )
     k = 8.0  # ceil(10 * 0.8) = 8th smallest of 1..9
     assert bands.lower[0, 0] == -k * 2.0 and bands.upper[0, 0] == k * 3.0 and bands.n_calibration[0] == n
 
@@ -125,10 +154,17 @@ def test_when_the_rank_exceeds_the_residuals_then_there_is_no_band(n, level, has
     origin = np.r_[np.zeros(n, dtype=int), 10] * day + base
     avail = np.r_[np.ones(n, dtype=int), 11] * day + base
     rng = np.random.default_rng(n)
-    bands = pooled_bands(cell=np.zeros(n + 1, dtype=int), origin=origin, available_at=avail,
-                         point=np.zeros(n + 1), actual=rng.normal(size=n + 1), lower=np.ones(n + 1),
-                         upper=np.ones(n + 1), target=np.r_[np.zeros(n, dtype=bool), True],
-                         levels_percent=(level,))
+    bands = pooled_bands(
+        cell=np.zeros(n + 1, dtype=int),
+        origin=origin,
+        available_at=avail,
+        point=np.zeros(n + 1),
+        actual=rng.normal(size=n + 1),
+        lower=np.ones(n + 1),
+        upper=np.ones(n + 1),
+        target=np.r_[np.zeros(n, dtype=bool), True],
+        levels_percent=(level,),
+    )
     assert conformal_rank(np.array([n]), level)[0] <= n if has else conformal_rank(np.array([n]), level)[0] > n
     assert bool(np.isfinite(bands.lower[0, 0])) is has
 
@@ -142,9 +178,17 @@ def test_when_residuals_are_published_after_the_origin_or_in_another_cell_then_t
     origin = np.r_[np.zeros(20, dtype=int), 5] * day + base
     avail = np.r_[np.ones(10, dtype=int), np.full(5, 9), np.ones(5, dtype=int), 6] * day + base
     actual = np.r_[np.ones(10), np.full(10, 100.0), 0.0]
-    bands = pooled_bands(cell=cell, origin=origin, available_at=avail, point=np.zeros(21), actual=actual,
-                         lower=np.ones(21), upper=np.ones(21), target=np.r_[np.zeros(20, dtype=bool), True],
-                         levels_percent=(80,))
+    bands = pooled_bands(
+        cell=cell,
+        origin=origin,
+        available_at=avail,
+        point=np.zeros(21),
+        actual=actual,
+        lower=np.ones(21),
+        upper=np.ones(21),
+        target=np.r_[np.zeros(20, dtype=bool), True],
+        levels_percent=(80,),
+    )
     assert bands.n_calibration[0] == 10 and bands.upper[0, 0] == 1.0  # no 100 entered
 
 
@@ -155,6 +199,7 @@ def test_calibration_min_history_is_the_runs_or_season_plus_one_whichever_is_low
 
 
 # ---------------------------------------------------------------- the engine with calibration origins
+
 
 def test_calibration_rows_never_enter_the_score_set_and_only_the_bands_change():
     plain, calibrated = _run(0), _run(6)
@@ -169,8 +214,9 @@ def test_calibration_rows_never_enter_the_score_set_and_only_the_bands_change():
 
 def test_with_no_calibration_origins_the_score_set_is_the_per_series_split_conformal_one():
     explicit = _run(0)
-    default = run(PANEL, RollingOrigin(horizon=6, stride=6, n_origins=4), FACTORIES, units=("series", "total"),
-                  min_history=12)
+    default = run(
+        PANEL, RollingOrigin(horizon=6, stride=6, n_origins=4), FACTORIES, units=("series", "total"), min_history=12
+    )
     pd.testing.assert_frame_equal(explicit.table, default.table)
     assert explicit.meta["conformal"] == default.meta["conformal"]
     assert "method" not in explicit.meta["conformal"]  # the per-series route, untouched
@@ -246,17 +292,26 @@ def test_a_static_split_freezes_one_fit_at_the_earliest_calibration_origin():
 
 # ---------------------------------------------------------------- coverage by simulation
 
+
 def _noise_panel(*, sigma: np.ndarray, heavy: np.ndarray, n_periods: int, seed: int) -> Panel:
     """Series ``k``: level ``10 sigma_k`` plus ``sigma_k`` times iid noise, Gaussian or Student-t(3)
     (scaled to unit variance) where ``heavy[k]``."""
     rng = np.random.default_rng(seed)
     n_series = len(sigma)
     periods = pd.date_range("2010-01-01", periods=n_periods, freq="MS")
-    noise = np.where(heavy[:, None], rng.standard_t(3, size=(n_series, n_periods)) / np.sqrt(3.0),
-                     rng.standard_normal((n_series, n_periods)))
+    noise = np.where(
+        heavy[:, None],
+        rng.standard_t(3, size=(n_series, n_periods)) / np.sqrt(3.0),
+        rng.standard_normal((n_series, n_periods)),
+    )
     values = 10.0 * sigma[:, None] + sigma[:, None] * noise
-    frame = pd.DataFrame({"series_id": np.repeat([f"s{k:04d}" for k in range(n_series)], n_periods),
-                          "period": np.tile(periods, n_series), "value": values.ravel()})
+    frame = pd.DataFrame(
+        {
+            "series_id": np.repeat([f"s{k:04d}" for k in range(n_series)], n_periods),
+            "period": np.tile(periods, n_series),
+            "value": values.ravel(),
+        }
+    )
     return Panel.from_long(frame, freq="MS", season_length=1, name="noise")
 
 
@@ -294,16 +349,19 @@ def test_calibrated_bands_are_the_same_with_worker_processes():
     sequential = _run(6)
     parallel = _run(6, backend="joblib", n_jobs=2)
     pd.testing.assert_frame_equal(sequential.table, parallel.table)
-    untimed = [{k: v for k, v in r.meta["conformal"].items() if k != "calibration_models"}
-               for r in (sequential, parallel)]
+    untimed = [
+        {k: v for k, v in r.meta["conformal"].items() if k != "calibration_models"} for r in (sequential, parallel)
+    ]
     assert untimed[0] == untimed[1]
-    support = [{m: v["support"] for m, v in r.meta["conformal"]["calibration_models"].items()}
-               for r in (sequential, parallel)]
+    support = [
+        {m: v["support"] for m, v in r.meta["conformal"]["calibration_models"].items()} for r in (sequential, parallel)
+    ]
     assert support[0] == support[1] and min(support[0].values()) > 0
 
 
 def test_a_models_bands_do_not_depend_on_the_other_models_of_the_run():
     together = _run(6).table
     alone = _run(6, factories={"naive": FACTORIES["naive"]}).table  # the harness runs one model at a time
-    pd.testing.assert_frame_equal(together[together["model"] == "naive"].reset_index(drop=True),
-                                  alone.reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        together[together["model"] == "naive"].reset_index(drop=True), alone.reset_index(drop=True)
+    )

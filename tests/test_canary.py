@@ -25,31 +25,45 @@ HORIZON = 3
 
 def _roster_params() -> list:
     # per-series statistical models (not vectorised) pay JIT compilation and per-series fits: marked slow
-    return [pytest.param(fid, marks=() if registry.get(fid).capabilities.vectorised else pytest.mark.slow)
-            for fid in registry.available()]
+    return [
+        pytest.param(fid, marks=() if registry.get(fid).capabilities.vectorised else pytest.mark.slow)
+        for fid in registry.available()
+    ]
 
 
 @pytest.mark.parametrize("forecaster_id", _roster_params())
-def test_when_data_after_the_origin_is_poisoned_then_roster_forecasts_are_bit_identical(
-    forecaster_id, canary_panel
-):
+def test_when_data_after_the_origin_is_poisoned_then_roster_forecasts_are_bit_identical(forecaster_id, canary_panel):
     cls = registry.get(forecaster_id)
     avail = cls.availability()
     if not avail.ok:
         pytest.skip(f"{forecaster_id} is not available here: {avail.reason}")
     # per-series statistical fits are the slow part: a handful of series keeps the whole roster fast
     panel = canary_panel if cls.capabilities.vectorised else canary_panel.subset(canary_panel.series_ids[:4])
-    report = assert_canary(forecaster_id, panel, origin_index=ORIGIN, horizon=HORIZON, n_origins=2,
-                           n_samples=4 if cls.capabilities.samples else 0)
+    report = assert_canary(
+        forecaster_id,
+        panel,
+        origin_index=ORIGIN,
+        horizon=HORIZON,
+        n_origins=2,
+        n_samples=4 if cls.capabilities.samples else 0,
+    )
     assert report["rows"] > 0
     assert report["guard_checks"]["predict"] == 2
 
 
-@pytest.mark.parametrize("model", [NaiveForecaster(), MeanForecaster(), GlobalMeanForecaster()],
-                         ids=["naive", "mean", "global_mean"])
+@pytest.mark.parametrize(
+    "model", [NaiveForecaster(), MeanForecaster(), GlobalMeanForecaster()], ids=["naive", "mean", "global_mean"]
+)
 def test_when_honest_toy_models_are_poisoned_then_canary_passes_on_every_unit(model, canary_panel):
-    report = assert_canary(model, canary_panel, origin_index=ORIGIN, horizon=HORIZON, n_origins=3,
-                           units=("series", "total", "level:region", "groups:3"), n_samples=3)
+    report = assert_canary(
+        model,
+        canary_panel,
+        origin_index=ORIGIN,
+        horizon=HORIZON,
+        n_origins=3,
+        units=("series", "total", "level:region", "groups:3"),
+        n_samples=3,
+    )
     assert report["rows"] > 0
 
 

@@ -88,13 +88,18 @@ def test_a_missing_explicit_manifest_exits_with_code_2(tmp_path, capsys):
 def test_the_module_runs_as_a_script(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "tycheon.cli", "datasets", "describe", "m5"],
-        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
     )
     assert done.returncode == 2 and "unknown dataset 'm5'" in done.stderr
 
 
-def _one_entry_manifest(tmp_path: Path, *, name: str, frequency: str, season_length: int, synthetic: bool,
-                        sha: str, options: str) -> Path:
+def _one_entry_manifest(
+    tmp_path: Path, *, name: str, frequency: str, season_length: int, synthetic: bool, sha: str, options: str
+) -> Path:
     path = tmp_path / "datasets.toml"
     path.write_text(
         f"[datasets.{name}]\n"
@@ -105,18 +110,31 @@ def _one_entry_manifest(tmp_path: Path, *, name: str, frequency: str, season_len
     return path
 
 
-@pytest.mark.parametrize("action", [["list"], ["describe", "synthetic_marketplace"],
-                                    ["hash", "synthetic_marketplace"]])
+@pytest.mark.parametrize("action", [["list"], ["describe", "synthetic_marketplace"], ["hash", "synthetic_marketplace"]])
 def test_when_manifest_options_are_refused_by_the_generator_then_exit_code_is_2(action, tmp_path, capsys):
-    path = _one_entry_manifest(tmp_path, name="synthetic_marketplace", frequency="MS", season_length=12,
-                               synthetic=True, sha="0" * 64, options="{ n_entities = -3 }")
+    path = _one_entry_manifest(
+        tmp_path,
+        name="synthetic_marketplace",
+        frequency="MS",
+        season_length=12,
+        synthetic=True,
+        sha="0" * 64,
+        options="{ n_entities = -3 }",
+    )
     assert main(["datasets", *action, "--manifest", str(path)]) == 2
     assert "tycheon: error: n_entities must be a positive integer, got -3" in capsys.readouterr().err
 
 
 def test_when_manifest_asks_fpp3_for_a_value_column_it_lacks_then_exit_code_is_2(tmp_path, capsys):
-    path = _one_entry_manifest(tmp_path, name="fpp3_prison", frequency="QS", season_length=4,
-                               synthetic=False, sha="0" * 64, options='{ value = "cost" }')
+    path = _one_entry_manifest(
+        tmp_path,
+        name="fpp3_prison",
+        frequency="QS",
+        season_length=4,
+        synthetic=False,
+        sha="0" * 64,
+        options='{ value = "cost" }',
+    )
     assert main(["datasets", "describe", "fpp3_prison", "--manifest", str(path)]) == 2
     assert "fpp3 'prison' has no value column 'cost'; accepted: ['count']" in capsys.readouterr().err
 

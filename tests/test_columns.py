@@ -44,10 +44,12 @@ def test_a_run_with_prepared_columns_equals_one_without(monkeypatch):
 
     panel = toy_panel(n_series=30, n_periods=40, seed=2, zero_share=0.3)
     protocol = RollingOrigin(horizon=3, stride=2, n_origins=7, mode="analysis")
-    factories = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
-                 "snaive": forecaster_factory("seasonal_naive")}  # needs 13 observations: fewer rows
-    kwargs = dict(units=("series", "total"), quantile_levels=(0.2, 0.8), n_samples=4, chunk_size=8,
-                  band_min_origins=2)
+    factories = {
+        "naive": instance_factory(NaiveForecaster()),
+        "mean": instance_factory(MeanForecaster()),
+        "snaive": forecaster_factory("seasonal_naive"),
+    }  # needs 13 observations: fewer rows
+    kwargs = dict(units=("series", "total"), quantile_levels=(0.2, 0.8), n_samples=4, chunk_size=8, band_min_origins=2)
     taken = []
 
     class Recording(ColumnBuffers):

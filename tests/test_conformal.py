@@ -16,8 +16,9 @@ from tycheon.data.panel import Panel
 from tycheon.testing.toys import ConstantForecaster, NaiveForecaster
 
 
-@pytest.mark.parametrize(("n", "level", "rank"), [(4, 80, 4), (3, 80, 4), (9, 80, 8), (19, 95, 19),
-                                                   (20, 95, 20), (18, 95, 19), (0, 80, 1)])
+@pytest.mark.parametrize(
+    ("n", "level", "rank"), [(4, 80, 4), (3, 80, 4), (9, 80, 8), (19, 95, 19), (20, 95, 20), (18, 95, 19), (0, 80, 1)]
+)
 def test_conformal_rank_is_ceil_n_plus_one_times_level_in_exact_arithmetic(n, level, rank):
     assert conformal_rank(np.array([n]), level)[0] == rank
     assert rank == math.ceil(round((n + 1) * level / 100, 9))
@@ -47,8 +48,9 @@ def test_vectorised_radius_matches_a_plain_loop_with_publication_lags(level, min
     origin = base + o * np.timedelta64(1, "D")
     avail = base + (o + lag) * np.timedelta64(1, "D")
     err = rng.exponential(size=len(keys)).round(3)  # ties are possible: rank order still defined
-    radius, n_cal = conformal_radius(keys=keys, origin=origin, available_at=avail, abs_error=err,
-                                     level_percent=level, min_origins=min_origins)
+    radius, n_cal = conformal_radius(
+        keys=keys, origin=origin, available_at=avail, abs_error=err, level_percent=level, min_origins=min_origins
+    )
     expected = _loop_radius(keys, origin, avail, err, level, min_origins)
     assert np.array_equal(radius, expected, equal_nan=True)
     assert np.isfinite(radius).any() and np.isnan(radius).any()
@@ -57,11 +59,13 @@ def test_vectorised_radius_matches_a_plain_loop_with_publication_lags(level, min
 def _iid_panel(n_series=200, n_periods=50, seed=3):
     rng = np.random.default_rng(seed)
     periods = pd.date_range("2015-01-01", periods=n_periods, freq="MS")
-    frame = pd.DataFrame({
-        "series_id": np.repeat([f"s{k:03d}" for k in range(n_series)], n_periods),
-        "period": np.tile(periods, n_series),
-        "value": 10.0 + rng.standard_normal(n_series * n_periods),
-    })
+    frame = pd.DataFrame(
+        {
+            "series_id": np.repeat([f"s{k:03d}" for k in range(n_series)], n_periods),
+            "period": np.tile(periods, n_series),
+            "value": 10.0 + rng.standard_normal(n_series * n_periods),
+        }
+    )
     return Panel.from_long(frame, freq="MS")
 
 
@@ -70,8 +74,11 @@ def test_when_errors_are_exchangeable_then_coverage_is_within_two_points_of_nomi
     # with n earlier errors the band covers with probability exactly ceil((n+1)(1-a))/(n+1) (continuous
     # errors; Lei et al. 2018, Theorem 2.1), between 1-a and 1-a+1/(n+1).
     panel = _iid_panel(n_series=100, n_periods=150)
-    scores = run(panel, RollingOrigin(horizon=1, stride=1, n_origins=140),
-                 {"c": instance_factory(ConstantForecaster(value=10.0))})
+    scores = run(
+        panel,
+        RollingOrigin(horizon=1, stride=1, n_origins=140),
+        {"c": instance_factory(ConstantForecaster(value=10.0))},
+    )
     t = scores.table
     origins = sorted(t["origin"].unique())
     n_earlier = t["origin"].map({o: i for i, o in enumerate(origins)}).to_numpy()  # h=1: all published
@@ -136,8 +143,14 @@ def test_radius_matches_the_loop_with_missing_rows_shuffled_rows_and_early_or_la
     finite = 0
     for level in (80, 95):
         for min_origins in (0, 3):
-            radius, _ = conformal_radius(keys=keys, origin=origin, available_at=avail, abs_error=err,
-                                         level_percent=level, min_origins=min_origins)
+            radius, _ = conformal_radius(
+                keys=keys,
+                origin=origin,
+                available_at=avail,
+                abs_error=err,
+                level_percent=level,
+                min_origins=min_origins,
+            )
             expected = _loop_radius(keys, origin, avail, err, level, min_origins)
             assert np.array_equal(radius, expected, equal_nan=True)
             finite += int(np.isfinite(radius).sum())
@@ -155,8 +168,13 @@ def test_bands_computed_per_chunk_in_the_tasks_equal_bands_calibrated_over_the_w
     keys = pd.factorize(t["model"] + "/" + t["unit"] + "/" + t["series_id"] + "/" + t["step"].astype(str))[0]
     err = (t["actual"] - t["point"]).abs().to_numpy()
     for level in (80, 95):
-        radius, _ = conformal_radius(keys=keys, origin=t["origin"].to_numpy(), available_at=t["available_at"].to_numpy(),
-                                     abs_error=err, level_percent=level)
+        radius, _ = conformal_radius(
+            keys=keys,
+            origin=t["origin"].to_numpy(),
+            available_at=t["available_at"].to_numpy(),
+            abs_error=err,
+            level_percent=level,
+        )
         assert np.array_equal(t[f"lo{level}"].to_numpy(), t["point"].to_numpy() - radius, equal_nan=True)
         assert np.array_equal(t[f"hi{level}"].to_numpy(), t["point"].to_numpy() + radius, equal_nan=True)
     assert t["has_band"].any() and not t["has_band"].all()
@@ -175,8 +193,9 @@ def test_band_grid_sweep_equals_a_per_cell_plain_loop_with_origins_in_any_order(
     pub = stamps[None, :] + rng.integers(1, 40, size=err.shape)  # published 1-39 after its origin
     want = np.isfinite(err) & (rng.random(err.shape) < 0.8)
     for min_origins in (0, 4):
-        out, n_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=(50, 80),
-                               min_origins=min_origins)
+        out, n_cal = band_grid(
+            err=err, pub=pub, stamps=stamps, want=want, levels_percent=(50, 80), min_origins=min_origins
+        )
         for k in range(n_keys):
             for c in range(n_orig):
                 cal = sorted(err[k, j] for j in range(n_orig) if np.isfinite(err[k, j]) and pub[k, j] <= stamps[c])

@@ -15,8 +15,11 @@ def test_a_synthetic_panel_gets_the_synthetic_caveat_first():
 
 def test_loader_notes_are_other_unless_the_loader_typed_them_and_flags_give_their_kind():
     panel = load("synthetic_marketplace", n_entities=5, n_periods=24, seed=1)
-    panel.meta.update(synthetic=False, redistributable=False, warnings=[
-        "synthetic-looking text that is not a flag", Caveat("survivorship", "static universe")])
+    panel.meta.update(
+        synthetic=False,
+        redistributable=False,
+        warnings=["synthetic-looking text that is not a flag", Caveat("survivorship", "static universe")],
+    )
     assert dataset_caveats(panel) == [
         Caveat("other", "synthetic-looking text that is not a flag"),
         Caveat("survivorship", "static universe"),
@@ -29,6 +32,5 @@ def test_the_harness_adds_a_subsample_caveat_only_when_it_subsamples():
     assert [c.kind for c in loaded.caveats] == ["synthetic", "subsample"]
     assert loaded.panel.n_series == 5 and loaded.info["n_series_total"] == 12
     assert loaded.info["warnings"] == [c.message for c in loaded.caveats]
-    whole = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 12,
-                         manifest=MANIFEST)
+    whole = load_dataset("synthetic_marketplace", {"n_entities": 12, "n_periods": 24, "seed": 1}, 12, manifest=MANIFEST)
     assert [c.kind for c in whole.caveats] == ["synthetic"]

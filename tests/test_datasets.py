@@ -133,8 +133,9 @@ def user_table() -> pd.DataFrame:
 def test_user_file_maps_columns_and_is_marked_not_redistributable(tmp_path, user_table, suffix):
     path = tmp_path / f"sales{suffix}"
     user_table.to_csv(path, index=False) if suffix == ".csv" else user_table.to_parquet(path)
-    panel = load_user_file(path, series_col="sku", period_col="month", value_col="qty",
-                           level_cols=("store",), weight_col="w", name="shop")
+    panel = load_user_file(
+        path, series_col="sku", period_col="month", value_col="qty", level_cols=("store",), weight_col="w", name="shop"
+    )
     assert panel.n_series == 2 and panel.freq == "MS"
     assert panel.attributes.loc["x", "store"] == "north" and panel.attributes.loc["y", "weight"] == 1.0
     assert panel.meta["redistributable"] is False
@@ -174,11 +175,14 @@ def test_user_file_validation_errors_come_from_the_panel(tmp_path, user_table):
     assert panel.meta["nan_filled"] == 1
 
 
-@pytest.mark.parametrize(("labels", "freq", "bad"), [
-    (["1991 Jul", "1991 Jux"], "MS", "1991 Jux"),
-    (["1991 Jul", None], "MS", "None"),
-    (["1998 Q1", "1998 Q5"], "QS", "1998 Q5"),
-])
+@pytest.mark.parametrize(
+    ("labels", "freq", "bad"),
+    [
+        (["1991 Jul", "1991 Jux"], "MS", "1991 Jux"),
+        (["1991 Jul", None], "MS", "None"),
+        (["1998 Q1", "1998 Q5"], "QS", "1998 Q5"),
+    ],
+)
 def test_when_an_fpp3_time_label_is_unparseable_then_the_loader_error_names_it(labels, freq, bad):
     from tycheon.data.fpp3 import Fpp3DatasetError, _parse_time
 

@@ -17,7 +17,7 @@ def _plain_adi_cv2(y: list[float]) -> tuple[float, float]:
     positions = [i + 1 for i, v in enumerate(y) if v != 0]
     if not positions:
         return float("nan"), float("nan")
-    intervals = [b - a for a, b in zip([0] + positions[:-1], positions)]
+    intervals = [b - a for a, b in zip([0] + positions[:-1], positions, strict=False)]
     sizes = [v for v in y if v != 0]
     adi = sum(intervals) / len(intervals)
     mean = sum(sizes) / len(sizes)
@@ -47,7 +47,7 @@ def test_vectorised_adi_cv2_equals_the_plain_loop_on_ragged_windows(rows):
     width = max(len(r) for r in rows)
     values = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):
-        values[i, width - len(r):] = r  # ragged start: NaN on the left
+        values[i, width - len(r) :] = r  # ragged start: NaN on the left
     adi, cv2 = adi_cv2(values, np.isfinite(values))
     for i, r in enumerate(rows):
         want_adi, want_cv2 = _plain_adi_cv2(r)

@@ -51,18 +51,22 @@ def test_rows_hold_the_panel_actuals_and_the_naive_forecast_is_the_last_value_at
         last = np.flatnonzero(dense.observed[s, :o])[-1]
         assert last == o - 1 and row.point == dense.values[s, last]
     assert scores.table["has_quantiles"].groupby(scores.table["model"]).all().to_dict() == {
-        "mean": False, "naive": True}
+        "mean": False,
+        "naive": True,
+    }
     assert scores.select(model="mean").table["q0.5"].isna().all()
 
 
 def test_when_series_are_short_then_they_are_abstained_and_counted_per_origin():
-    frame = pd.DataFrame({
-        "series_id": ["long"] * 24 + ["late"] * 8 + ["gone"] * 10,
-        "period": list(pd.date_range("2020-01-01", periods=24, freq="MS"))
-        + list(pd.date_range("2021-05-01", periods=8, freq="MS"))
-        + list(pd.date_range("2020-01-01", periods=10, freq="MS")),
-        "value": np.arange(42, dtype=float) + 1,
-    })
+    frame = pd.DataFrame(
+        {
+            "series_id": ["long"] * 24 + ["late"] * 8 + ["gone"] * 10,
+            "period": list(pd.date_range("2020-01-01", periods=24, freq="MS"))
+            + list(pd.date_range("2021-05-01", periods=8, freq="MS"))
+            + list(pd.date_range("2020-01-01", periods=10, freq="MS")),
+            "value": np.arange(42, dtype=float) + 1,
+        }
+    )
     panel = Panel.from_long(frame, freq="MS")
     protocol = RollingOrigin(horizon=3, stride=3, first_origin=18, n_origins=2)  # origins at 18 and 21
     scores = run(panel, protocol, {"naive": instance_factory(NaiveForecaster())}, min_history=3)
@@ -80,8 +84,11 @@ def test_when_a_model_needs_more_history_then_only_its_support_shrinks(small_pan
     origins = [o.index for o in protocol.origins(small_panel)]
     need = 28
     expected_blocks = sum(int((counts(i) >= need).sum()) for i in origins)
-    scores = run(small_panel, protocol, {"picky": instance_factory(NaiveForecaster(min_obs=need)),
-                                         "naive": instance_factory(NaiveForecaster())})
+    scores = run(
+        small_panel,
+        protocol,
+        {"picky": instance_factory(NaiveForecaster(min_obs=need)), "naive": instance_factory(NaiveForecaster())},
+    )
     picky, naive = scores.meta["models"]["picky"], scores.meta["models"]["naive"]
     assert picky["support"] == expected_blocks < naive["support"] == 36
     assert picky["below_model_min_history"] == 36 - expected_blocks
@@ -96,9 +103,9 @@ def test_demand_class_and_scales_come_from_the_origin_window_only(small_panel):
         assert clean.table[col].equals(poisoned.table[col]), col
     dense = small_panel.dense()
     for o in protocol.origins(small_panel):
-        window = dense.values[:, :o.index]
-        classes = demand_classes(window, dense.observed[:, :o.index])
-        mae, rmse, lag = seasonal_naive_scales(window, dense.observed[:, :o.index], small_panel.season_length)
+        window = dense.values[:, : o.index]
+        classes = demand_classes(window, dense.observed[:, : o.index])
+        mae, rmse, lag = seasonal_naive_scales(window, dense.observed[:, : o.index], small_panel.season_length)
         rows = clean.select(model="naive", origin=o.timestamp, step=1).table
         idx = pd.Index(dense.series_ids).get_indexer(rows["series_id"])
         assert list(rows["demand_class"]) == list(classes[idx])
@@ -125,9 +132,17 @@ class _Missing(MeanForecaster):
 
 
 def test_when_models_fail_overrun_or_are_unavailable_then_the_others_still_run(small_panel):
-    scores = run(small_panel, PROTOCOL, {"broken": instance_factory(_Broken()), "slow": instance_factory(_Slow()),
-                                         "missing": instance_factory(_Missing()), **_factories()},
-                 time_budget=0.1)
+    scores = run(
+        small_panel,
+        PROTOCOL,
+        {
+            "broken": instance_factory(_Broken()),
+            "slow": instance_factory(_Slow()),
+            "missing": instance_factory(_Missing()),
+            **_factories(),
+        },
+        time_budget=0.1,
+    )
     models = scores.meta["models"]
     assert models["broken"]["status"] == "failed"
     assert models["broken"]["reason"] == "FloatingPointError: the optimiser diverged"
@@ -155,7 +170,7 @@ def test_when_a_global_model_rolls_then_it_is_refit_at_every_origin_on_data_stri
     run(small_panel, protocol, {"g": factory})
     origins = protocol.origins(small_panel)
     assert len(factory.calls) == 3
-    for (last, as_of, fit_time), o in zip(factory.calls, origins):
+    for (last, as_of, fit_time), o in zip(factory.calls, origins, strict=False):
         assert last == small_panel.periods[o.index - 2] and as_of == fit_time == o.fit_time < o.timestamp
 
 
@@ -175,14 +190,18 @@ def test_when_the_split_is_static_then_globals_fit_once_and_local_forecasts_matc
 
 def test_when_a_cell_is_published_late_then_its_series_abstains_as_unpublished():
     periods = pd.date_range("2020-01-01", periods=20, freq="MS")
-    frame = pd.DataFrame({"series_id": ["a"] * 20 + ["b"] * 20, "period": list(periods) * 2,
-                          "value": np.arange(40, dtype=float)})
+    frame = pd.DataFrame(
+        {"series_id": ["a"] * 20 + ["b"] * 20, "period": list(periods) * 2, "value": np.arange(40, dtype=float)}
+    )
     frame["available_at"] = frame["period"] + pd.offsets.MonthBegin(1)
     late = (frame["series_id"] == "b") & (frame["period"] == periods[14])
     frame.loc[late, "available_at"] = periods[17]  # revised late: unknown at the origin at column 15
     panel = Panel.from_long(frame, available_at_col="available_at", freq="MS")
-    scores = run(panel, RollingOrigin(horizon=2, stride=2, first_origin=15, n_origins=2),
-                 {"naive": instance_factory(NaiveForecaster())})
+    scores = run(
+        panel,
+        RollingOrigin(horizon=2, stride=2, first_origin=15, n_origins=2),
+        {"naive": instance_factory(NaiveForecaster())},
+    )
     assert scores.meta["abstained"]["series"]["2021-04-01"]["unpublished"] == 1
     assert scores.meta["abstained"]["series"]["2021-06-01"]["unpublished"] == 0
     assert set(scores.select(origin=pd.Timestamp("2021-04-01")).table["series_id"]) == {"a"}
@@ -242,13 +261,20 @@ class _Vandal(Forecaster):
 
 @pytest.mark.parametrize("intruder", [_FailsAtSecondOrigin, _Vandal])
 def test_when_one_model_of_a_shared_chunk_fails_then_the_others_rows_are_those_of_a_run_without_it(
-        small_panel, intruder):
+    small_panel, intruder
+):
     # the local models of a chunk share one task and one history per origin; a failure stays the
     # model's own (a vandal cannot write into the shared history: it is read-only, and it fails)
     _FailsAtSecondOrigin.first = []
     alone = run(small_panel, PROTOCOL, _factories(), units=("series", "total"), chunk_size=5, n_samples=3)
-    shared = run(small_panel, PROTOCOL, {"bad": instance_factory(intruder()), **_factories()},
-                 units=("series", "total"), chunk_size=5, n_samples=3)
+    shared = run(
+        small_panel,
+        PROTOCOL,
+        {"bad": instance_factory(intruder()), **_factories()},
+        units=("series", "total"),
+        chunk_size=5,
+        n_samples=3,
+    )
     assert shared.meta["models"]["bad"]["status"] == "failed"
     assert "bad" not in shared.models
     pd.testing.assert_frame_equal(shared.table, alone.table, check_exact=True)
@@ -274,7 +300,7 @@ def test_models_of_a_chunk_share_one_read_only_history_per_origin_and_each_hand_
     scores = run(small_panel, PROTOCOL, {"a": instance_factory(_Keeper()), "b": instance_factory(_Keeper())})
     seen = _Keeper.seen
     assert len(seen) == 2 * 3  # two models, three origins, one chunk
-    for first, second in zip(seen[::2], seen[1::2]):
+    for first, second in zip(seen[::2], seen[1::2], strict=False):
         assert second is first  # built once, handed to both
         assert not any(a.flags.writeable for a in (first.values, first.observed, first.available_at))
     # guard counts are per hand-over: one fit, embargo and predict check per (model, chunk, origin)
@@ -296,8 +322,8 @@ def test_when_tasks_compute_demand_class_and_scales_per_chunk_then_they_equal_th
     table = chunked.table
     assert 0 < (table["model"] == "long").sum() < (table["model"] == "naive").sum()
     for o in protocol.origins(small_panel, min_history=2):
-        pub = dense.observed[:, :o.index]
-        window = np.where(pub, dense.values[:, :o.index], np.nan)
+        pub = dense.observed[:, : o.index]
+        window = np.where(pub, dense.values[:, : o.index], np.nan)
         classes = demand_classes(window, pub)
         mae, rmse, lag = seasonal_naive_scales(window, pub, small_panel.season_length)
         rows = table[table["origin"] == o.timestamp]
@@ -309,7 +335,8 @@ def test_when_tasks_compute_demand_class_and_scales_per_chunk_then_they_equal_th
 
 
 def test_when_a_band_level_is_empty_in_an_output_then_the_task_ships_none_and_the_table_has_nan(
-        small_panel, monkeypatch):
+    small_panel, monkeypatch
+):
     # with few origins the 95% band never exists (it needs 19 earlier errors): the workers send None for
     # that level instead of a grid of NaN, and the table still has NaN lo95/hi95 with the 80% band intact
     import tycheon.backtest.engine as engine

@@ -39,8 +39,9 @@ def _user_table(n_series: int = 20, n_periods: int = 60, seed: int = 5) -> pd.Da
         y = rng.poisson(level * season).astype(float)
         if i % 3 == 0:
             y[rng.random(n_periods) < 0.6] = 0.0
-        rows.append(pd.DataFrame({"unique_id": f"s{i:02d}", "ds": months, "y": y,
-                                  "region": "north" if i % 2 else "south"}))
+        rows.append(
+            pd.DataFrame({"unique_id": f"s{i:02d}", "ds": months, "y": y, "region": "north" if i % 2 else "south"})
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -133,10 +134,17 @@ def test_the_api_warns_before_running_when_the_data_are_too_short_for_bands():
     table = _user_table(n_series=1)
     first = sorted(table["ds"].unique())[:22]
     with pytest.warns(EvaluationWarning, match="too few residuals for conformal bands"):
-        evaluate(table[table["ds"].isin(first)], horizon=6, n_origins=1, min_history=16, n_jobs=1,
-                 models="naive,snaive_momentum")
+        evaluate(
+            table[table["ds"].isin(first)],
+            horizon=6,
+            n_origins=1,
+            min_history=16,
+            n_jobs=1,
+            models="naive,snaive_momentum",
+        )
 
 
+@pytest.mark.slow
 def test_to_results_writes_the_same_tables_through_the_published_pipeline(evaluation, tmp_path):
     path = evaluation.to_results(tmp_path / "out")
     from benchmarks.results_io import validate_results_file
@@ -147,8 +155,9 @@ def test_to_results_writes_the_same_tables_through_the_published_pipeline(evalua
     assert set(written) == {(t["unit"], t["demand_class"], t["metric"]) for t in evaluation.tables}
     for t in evaluation.tables:
         w = written[(t["unit"], t["demand_class"], t["metric"])]
-        assert [(r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in t["rows"]] == \
-               [(r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in w["rows"]]
+        assert [(r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in t["rows"]] == [
+            (r["model"], r["rank"], r["mean"], r["verdict_vs_rw"]) for r in w["rows"]
+        ]
     assert str(tmp_path) not in path.read_text()
 
 

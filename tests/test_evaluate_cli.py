@@ -23,18 +23,36 @@ CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 
 def _table(n_series: int = 4, n_periods: int = 40) -> pd.DataFrame:
     months = pd.date_range("2020-01-01", periods=n_periods, freq="MS")
-    return pd.DataFrame({
-        "sku": np.repeat([f"p{i}" for i in range(n_series)], n_periods),
-        "month": np.tile(months, n_series),
-        "qty": np.arange(n_series * n_periods, dtype=float) % 7,
-    })
+    return pd.DataFrame(
+        {
+            "sku": np.repeat([f"p{i}" for i in range(n_series)], n_periods),
+            "month": np.tile(months, n_series),
+            "qty": np.arange(n_series * n_periods, dtype=float) % 7,
+        }
+    )
 
 
 def _run(tmp_path: Path, frame: pd.DataFrame, *extra: str, capsys) -> tuple[int, str]:
     path = tmp_path / "sales.csv"
     frame.to_csv(path, index=False)
-    code = main(["evaluate", str(path), "--id", "sku", "--time", "month", "--target", "qty", "--no-site",
-                 "--jobs", "1", "--out", str(tmp_path / "out"), *extra])
+    code = main(
+        [
+            "evaluate",
+            str(path),
+            "--id",
+            "sku",
+            "--time",
+            "month",
+            "--target",
+            "qty",
+            "--no-site",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        ]
+    )
     return code, capsys.readouterr().err
 
 
@@ -59,16 +77,37 @@ def _weekly_series(f: pd.DataFrame) -> None:
 
 
 BAD_INPUT = [
-    ("nan_under_raise", lambda f: f.__setitem__("qty", f["qty"].where(f.index != 5)), (),
-     r"NaN value\(s\) under nan_policy='raise', the first in series 'p0' at period 2020-06-01"),
-    ("bad_column", None, ("--target", "amount"), r"missing column\(s\) \['amount'\]; the file has \['sku', 'month', 'qty'\]"),
-    ("unparseable_date", lambda f: f.__setitem__("month", f["month"].astype(str).where(f.index != 7, "someday")),
-     (), r"has a value that is not a date: 'someday' \(row 7\)"),
+    (
+        "nan_under_raise",
+        lambda f: f.__setitem__("qty", f["qty"].where(f.index != 5)),
+        (),
+        r"NaN value\(s\) under nan_policy='raise', the first in series 'p0' at period 2020-06-01",
+    ),
+    (
+        "bad_column",
+        None,
+        ("--target", "amount"),
+        r"missing column\(s\) \['amount'\]; the file has \['sku', 'month', 'qty'\]",
+    ),
+    (
+        "unparseable_date",
+        lambda f: f.__setitem__("month", f["month"].astype(str).where(f.index != 7, "someday")),
+        (),
+        r"has a value that is not a date: 'someday' \(row 7\)",
+    ),
     ("mixed_frequency", _weekly_series, (), r"mixed frequency across series"),
-    ("duplicate_rows", lambda f: f.__setitem__("month", f["month"].where(f.index != 1, f["month"][0])), (),
-     r"duplicate \(series, period\) rows.*series_id=p0, period=2020-01-01"),
-    ("missing_series_id", lambda f: f.__setitem__("sku", f["sku"].where(f.index != 2)), (),
-     r"1 row\(s\) have no series id in column 'sku' \(rows \[2\]\)"),
+    (
+        "duplicate_rows",
+        lambda f: f.__setitem__("month", f["month"].where(f.index != 1, f["month"][0])),
+        (),
+        r"duplicate \(series, period\) rows.*series_id=p0, period=2020-01-01",
+    ),
+    (
+        "missing_series_id",
+        lambda f: f.__setitem__("sku", f["sku"].where(f.index != 2)),
+        (),
+        r"1 row\(s\) have no series id in column 'sku' \(rows \[2\]\)",
+    ),
     ("mixed_time_zones", _mixed_zones, (), r"column 'month' mixes time zones"),
     ("boolean_target", _bool_target, (), r"column 'qty' holds booleans"),
     ("too_few_origins", None, ("--origins", "9"), r"too few origins: 9 asked, the data leave room for 2"),
@@ -99,8 +138,9 @@ def test_with_debug_the_traceback_is_shown_instead(tmp_path):
 
 
 def test_an_out_folder_inside_the_published_results_is_refused(tmp_path, capsys):
-    code, err = _run(tmp_path, _table(n_periods=60), "--out", str(REPO / "benchmarks" / "results" / "mine"),
-                     capsys=capsys)
+    code, err = _run(
+        tmp_path, _table(n_periods=60), "--out", str(REPO / "benchmarks" / "results" / "mine"), capsys=capsys
+    )
     assert code == 2 and "would write into (or over) the repository's published results" in err
     assert not (REPO / "benchmarks" / "results" / "mine").exists()
 
@@ -117,8 +157,14 @@ def test_a_config_naming_an_unknown_dataset_is_one_line_with_exit_code_2(tmp_pat
 
 
 def test_python_m_benchmarks_help_prints_help_and_runs_nothing():
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=REPO, capture_output=True, check=False,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout.startswith("usage: python -m benchmarks")
     assert "[tycheon]" not in done.stdout
 
@@ -133,9 +179,32 @@ def test_a_real_panel_goes_end_to_end_into_valid_results_and_a_strict_site_witho
     frame.to_csv(work / "pbs_scripts.csv", index=False)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-m", "tycheon.cli", "evaluate", "pbs_scripts.csv", "--id", "item", "--time", "month_start",
-         "--target", "scripts", "--jobs", "2", "--origins", "6", "--units", "series,level:atc1"],
-        cwd=work, capture_output=True, text=True, timeout=600, env=env, check=False)
+        [
+            sys.executable,
+            "-m",
+            "tycheon.cli",
+            "evaluate",
+            "pbs_scripts.csv",
+            "--id",
+            "item",
+            "--time",
+            "month_start",
+            "--target",
+            "scripts",
+            "--jobs",
+            "2",
+            "--origins",
+            "6",
+            "--units",
+            "series,level:atc1",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "note: freq 'MS' inferred from the data" in done.stderr  # said before running
     out = work / "tycheon-results"

@@ -30,9 +30,14 @@ backend = "sequential"
 def _parts(path: Path) -> None:
     months = pd.date_range("2021-01-01", periods=30, freq="MS")
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({"part": np.repeat(["a", "b", "c", "d"], 30), "month": np.tile(months, 4),
-                          "units_sold": rng.poisson(3, 120).astype(float),
-                          "plant": np.repeat(["x", "x", "y", "y"], 30)})
+    frame = pd.DataFrame(
+        {
+            "part": np.repeat(["a", "b", "c", "d"], 30),
+            "month": np.tile(months, 4),
+            "units_sold": rng.poisson(3, 120).astype(float),
+            "plant": np.repeat(["x", "x", "y", "y"], 30),
+        }
+    )
     frame.loc[frame["part"] == "d", "units_sold"] = frame["units_sold"].where(frame.index != 100)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
@@ -41,15 +46,19 @@ def _parts(path: Path) -> None:
 def _config(tmp_path: Path, file_table: str) -> Path:
     config = tmp_path / "configs" / "mine.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(HEADER + '\n[[datasets]]\nname = "parts"\nunits = ["series", "level:plant"]\n\n'
-                      "[datasets.file]\n" + file_table)
+    config.write_text(
+        HEADER + '\n[[datasets]]\nname = "parts"\nunits = ["series", "level:plant"]\n\n[datasets.file]\n' + file_table
+    )
     return config
 
 
 def test_a_user_file_in_a_config_runs_and_results_name_the_file_not_its_folder(tmp_path):
     _parts(tmp_path / "data" / "parts.csv")
-    config = _config(tmp_path, 'path = "../data/parts.csv"\nid = "part"\ntime = "month"\ntarget = "units_sold"\n'
-                               'levels = ["plant"]\nnan_policy = "drop_series"\nstatic_universe = true\n')
+    config = _config(
+        tmp_path,
+        'path = "../data/parts.csv"\nid = "part"\ntime = "month"\ntarget = "units_sold"\n'
+        'levels = ["plant"]\nnan_policy = "drop_series"\nstatic_universe = true\n',
+    )
     assert run_main(["--config", str(config), "--results-dir", str(tmp_path / "results"), "--no-cache"]) == 0
     path = tmp_path / "results" / "mine" / "v0001.json"
     text = path.read_text()
@@ -68,20 +77,26 @@ def test_a_user_file_in_a_config_runs_and_results_name_the_file_not_its_folder(t
 
 def test_declared_frequency_and_season_are_not_reported_as_inferred(tmp_path):
     _parts(tmp_path / "data" / "parts.csv")
-    config = _config(tmp_path, 'path = "../data/parts.csv"\nid = "part"\ntime = "month"\ntarget = "units_sold"\n'
-                               'levels = ["plant"]\nnan_policy = "zero"\nfreq = "MS"\nseason_length = 12\n'
-                               'redistributable = true\nlicence = "CC-BY-4.0"\n')
+    config = _config(
+        tmp_path,
+        'path = "../data/parts.csv"\nid = "part"\ntime = "month"\ntarget = "units_sold"\n'
+        'levels = ["plant"]\nnan_policy = "zero"\nfreq = "MS"\nseason_length = 12\n'
+        'redistributable = true\nlicence = "CC-BY-4.0"\n',
+    )
     assert run_main(["--config", str(config), "--results-dir", str(tmp_path / "results"), "--no-cache"]) == 0
     doc = json.loads((tmp_path / "results" / "mine" / "v0001.json").read_text())
     assert not [w for w in doc["warnings"] if w["kind"] in ("not_redistributable", "other")]
     assert doc["datasets"][0]["redistributable"] is True
 
 
-@pytest.mark.parametrize(("file_table", "message"), [
-    ('path = "parts.csv"\ncolumn = "x"\n', r"unknown field 'datasets.0.file.column'"),
-    ('path = "parts.xlsx"\n', r"a user file must be .csv, .parquet or .pq"),
-    ('path = "parts.csv"\nnan_policy = "mean"\n', r"datasets.0.file.nan_policy"),
-])
+@pytest.mark.parametrize(
+    ("file_table", "message"),
+    [
+        ('path = "parts.csv"\ncolumn = "x"\n', r"unknown field 'datasets.0.file.column'"),
+        ('path = "parts.xlsx"\n', r"a user file must be .csv, .parquet or .pq"),
+        ('path = "parts.csv"\nnan_policy = "mean"\n', r"datasets.0.file.nan_policy"),
+    ],
+)
 def test_a_bad_file_table_is_refused_naming_the_field(tmp_path, file_table, message):
     with pytest.raises(ConfigError, match=message):
         load_benchmark_config(_config(tmp_path, file_table))

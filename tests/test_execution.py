@@ -17,8 +17,11 @@ UNITS = ("series", "total", "groups_random:3")
 
 
 def _factories():
-    return {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster()),
-            "global": instance_factory(GlobalMeanForecaster())}
+    return {
+        "naive": instance_factory(NaiveForecaster()),
+        "mean": instance_factory(MeanForecaster()),
+        "global": instance_factory(GlobalMeanForecaster()),
+    }
 
 
 def _run(panel, **kwargs):
@@ -41,8 +44,10 @@ def test_when_run_on_joblib_then_the_score_set_equals_the_sequential_one(small_p
 
 def test_when_run_on_a_dask_cluster_then_the_score_set_equals_the_sequential_one(small_panel, sequential):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         dask = _run(small_panel, backend="dask", dask_client=client, progress=True)
     _assert_same(sequential, dask)
 
@@ -57,8 +62,13 @@ def test_chunks_get_distinct_seeds_and_the_guard_counts_add_up(sequential):
 
 def test_when_a_guard_fires_in_a_joblib_worker_then_lookahead_error_reaches_the_caller(small_panel):
     with pytest.raises(LookaheadError, match="inside the embargo of 1"):
-        run(small_panel, NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=1),
-            {"g": instance_factory(GlobalMeanForecaster())}, backend="joblib", n_jobs=2)
+        run(
+            small_panel,
+            NoEmbargoProtocol(horizon=3, stride=3, n_origins=2, embargo=1),
+            {"g": instance_factory(GlobalMeanForecaster())},
+            backend="joblib",
+            n_jobs=2,
+        )
 
 
 def test_when_the_backend_is_misconfigured_then_the_error_says_what_is_accepted():

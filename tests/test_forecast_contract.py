@@ -14,8 +14,16 @@ def _history(n: int = 3, t: int = 6) -> History:
     values = np.arange(n * t, dtype=float).reshape(n, t) + 1
     periods = pd.date_range("2020-01-01", periods=t, freq="MS")
     avail = np.tile((periods + pd.offsets.MonthBegin(1)).to_numpy(), (n, 1))
-    return History(values, np.ones((n, t), bool), np.array([f"s{i}" for i in range(n)], dtype=object),
-                   periods, periods[-1] + pd.offsets.MonthBegin(1), avail, "MS", 12)
+    return History(
+        values,
+        np.ones((n, t), bool),
+        np.array([f"s{i}" for i in range(n)], dtype=object),
+        periods,
+        periods[-1] + pd.offsets.MonthBegin(1),
+        avail,
+        "MS",
+        12,
+    )
 
 
 class _HalfQuantiles(LocalForecaster):
@@ -51,18 +59,17 @@ def test_history_shape_errors_show_the_shapes():
         History(h.values, h.observed[:2], h.series_ids, h.periods, h.as_of, h.available_at, "MS", 12)
 
 
-@pytest.mark.parametrize(("alias", "start"), [("ME", "MS"), ("M", "MS"), ("QE", "QS"), ("YE", "YS"),
-                                               ("2ME", "2MS"), ("3QE-DEC", "3QS")])
+@pytest.mark.parametrize(
+    ("alias", "start"), [("ME", "MS"), ("M", "MS"), ("QE", "QS"), ("YE", "YS"), ("2ME", "2MS"), ("3QE-DEC", "3QS")]
+)
 def test_end_anchored_frequencies_are_refused_naming_the_start_alias(alias, start):
-    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"),
-                          "value": 1.0})
+    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"), "value": 1.0})
     with pytest.raises(PanelValidationError, match=f"stamps periods at their end.*use '{start}'"):
         Panel.from_long(frame, freq=alias)
 
 
 def test_subset_with_unknown_series_names_them():
-    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"),
-                          "value": 1.0})
+    frame = pd.DataFrame({"series_id": "a", "period": pd.date_range("2020-01-01", periods=4, freq="MS"), "value": 1.0})
     with pytest.raises(PanelValidationError, match=r"e.g. \['zz'\]"):
         Panel.from_long(frame).subset(["a", "zz"])
 
@@ -71,9 +78,17 @@ def _small_history(**kwargs):
     values = np.array([[np.nan, 1.0, 2.0], [3.0, 0.0, 5.0]])
     observed = np.isfinite(values)
     avail = np.where(observed, np.datetime64("2020-01-01", "ns"), np.datetime64("NaT", "ns"))
-    return History(values=values, observed=observed, series_ids=np.array(["a", "b"], dtype=object),
-                   periods=pd.date_range("2019-10-01", periods=3, freq="MS"), as_of=pd.Timestamp("2020-01-01"),
-                   available_at=avail, freq="MS", season_length=12, **kwargs)
+    return History(
+        values=values,
+        observed=observed,
+        series_ids=np.array(["a", "b"], dtype=object),
+        periods=pd.date_range("2019-10-01", periods=3, freq="MS"),
+        as_of=pd.Timestamp("2020-01-01"),
+        available_at=avail,
+        freq="MS",
+        season_length=12,
+        **kwargs,
+    )
 
 
 def test_history_attributes_given_as_a_callable_are_built_once_on_first_access():

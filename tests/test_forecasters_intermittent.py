@@ -25,8 +25,11 @@ PINNED = {
     "imapa": {"a": 1.2399140210179829, "b": 0.6628300355723459, "c": 3.266548983718317},
 }
 STATSFORECAST = {
-    "croston": CrostonClassic, "croston_sba": CrostonSBA, "tsb": lambda: TSB(alpha_d=0.2, alpha_p=0.2),
-    "adida": ADIDA, "imapa": IMAPA,
+    "croston": CrostonClassic,
+    "croston_sba": CrostonSBA,
+    "tsb": lambda: TSB(alpha_d=0.2, alpha_p=0.2),
+    "adida": ADIDA,
+    "imapa": IMAPA,
 }
 IDS = sorted(PINNED)
 
@@ -35,7 +38,7 @@ def _ragged(series: dict[str, list[float]]) -> np.ndarray:
     t = max(len(v) for v in series.values())
     out = np.full((len(series), t), np.nan)
     for i, v in enumerate(series.values()):
-        out[i, t - len(v):] = v
+        out[i, t - len(v) :] = v
     return out
 
 

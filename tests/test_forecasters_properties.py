@@ -11,8 +11,22 @@ from tests._forecasters_support import make_history, ragged_panel
 from tycheon.forecasters import create
 from tycheon.forecasters.kernels import baselines as kb
 
-EQUIVARIANT = ["naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
-               "moving_average", "ses", "croston", "croston_sba", "tsb", "adida", "imapa"]
+EQUIVARIANT = [
+    "naive",
+    "seasonal_naive",
+    "snaive_momentum",
+    "drift",
+    "historic_mean",
+    "median12",
+    "ewma",
+    "moving_average",
+    "ses",
+    "croston",
+    "croston_sba",
+    "tsb",
+    "adida",
+    "imapa",
+]
 INTERMITTENT = {"croston", "croston_sba", "tsb", "adida", "imapa"}
 # ADIDA and IMAPA pick alpha by golden-section search of the SSE. Scaling y by an arbitrary c changes the
 # rounding of every SSE comparison, so the search can stop at another alpha: hypothesis found a panel where
@@ -66,8 +80,8 @@ def _momentum_loop(y: np.ndarray, *, m: int, k: int, lo: float, hi: float) -> np
     """Plain-loop momentum residuals for one contiguous series (the definition, written out)."""
     out = np.full(y.size, np.nan)
     for t in range(m + k, y.size):
-        den = sum(y[t - m - k: t - m])
-        r = 1.0 if den == 0 else min(max(sum(y[t - k: t]) / den, lo), hi)
+        den = sum(y[t - m - k : t - m])
+        r = 1.0 if den == 0 else min(max(sum(y[t - k : t]) / den, lo), hi)
         out[t] = y[t] - r * y[t - m]
     return out
 
@@ -78,8 +92,8 @@ def test_momentum_residual_kernel_matches_the_plain_loop():
     starts = kb.first_observed(np.isfinite(y))
     res = kb.momentum_residuals(y, starts, season=12, k=3, clip_low=0.5, clip_high=2.0)
     for i, row in enumerate(y):
-        expected = _momentum_loop(row[starts[i]:], m=12, k=3, lo=0.5, hi=2.0)
-        np.testing.assert_allclose(res[i, starts[i]:], expected, rtol=1e-12, atol=1e-12)
+        expected = _momentum_loop(row[starts[i] :], m=12, k=3, lo=0.5, hi=2.0)
+        np.testing.assert_allclose(res[i, starts[i] :], expected, rtol=1e-12, atol=1e-12)
         assert np.isnan(res[i, : starts[i]]).all()
 
 

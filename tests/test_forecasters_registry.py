@@ -13,13 +13,48 @@ from tycheon.forecasters.roster.foundation import FoundationModelUnavailableErro
 from tycheon.forecasters.roster.global_ml import NotFittedError
 
 EXPECTED_IDS = {
-    "naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
-    "moving_average", "ses", "croston", "croston_sba", "tsb", "adida", "imapa", "auto_ets", "damped_ets",
-    "auto_theta", "auto_arima", "mstl", "sktime", "lightgbm_global", "chronos_bolt", "timesfm", "moirai",
+    "naive",
+    "seasonal_naive",
+    "snaive_momentum",
+    "drift",
+    "historic_mean",
+    "median12",
+    "ewma",
+    "moving_average",
+    "ses",
+    "croston",
+    "croston_sba",
+    "tsb",
+    "adida",
+    "imapa",
+    "auto_ets",
+    "damped_ets",
+    "auto_theta",
+    "auto_arima",
+    "mstl",
+    "sktime",
+    "lightgbm_global",
+    "chronos_bolt",
+    "timesfm",
+    "moirai",
 }
 FOUNDATION = ["chronos_bolt", "timesfm", "moirai"]
-FAST = ["naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
-        "moving_average", "ses", "croston", "croston_sba", "tsb", "adida", "imapa"]
+FAST = [
+    "naive",
+    "seasonal_naive",
+    "snaive_momentum",
+    "drift",
+    "historic_mean",
+    "median12",
+    "ewma",
+    "moving_average",
+    "ses",
+    "croston",
+    "croston_sba",
+    "tsb",
+    "adida",
+    "imapa",
+]
 
 
 def _monthly_panel_with_zeros(n_series: int = 30, n_periods: int = 48) -> np.ndarray:
@@ -92,8 +127,9 @@ def test_foundation_reason_names_the_weights_when_the_package_exists(monkeypatch
     from tycheon.forecasters.roster import foundation
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(foundation.importlib.util, "find_spec",
-                        lambda name: object() if name == "chronos" else real(name))
+    monkeypatch.setattr(
+        foundation.importlib.util, "find_spec", lambda name: object() if name == "chronos" else real(name)
+    )
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     reason = get("chronos_bolt").availability().reason
     assert "weights 'amazon/chronos-bolt-small' must be downloaded from the Hugging Face hub" in reason

@@ -37,15 +37,15 @@ def test_quantiles_come_from_predict_quantiles_when_the_estimator_has_pred_int()
     y = ragged_panel(np.random.default_rng(3), n_series=2, n_periods=36, min_len=30)
     levels = (0.1, 0.5, 0.9)
     fc = create("sktime", estimator="ThetaForecaster", params={"sp": 12}).predict(
-        make_history(y), horizon=4, quantile_levels=levels)
+        make_history(y), horizon=4, quantile_levels=levels
+    )
     assert fc.quantiles is not None and fc.quantile_levels == levels
     # direct sktime on series 0, same index
     hist = make_history(y)
     s = pd.Series(hist.series(0), index=hist.periods[hist.observed[0]].to_period("M"))
     direct = ThetaForecaster(sp=12).fit(s, fh=[1, 2, 3, 4])
     np.testing.assert_allclose(fc.point[0], direct.predict().to_numpy(), rtol=1e-10)
-    np.testing.assert_allclose(fc.quantiles[0], direct.predict_quantiles(alpha=list(levels)).to_numpy(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(fc.quantiles[0], direct.predict_quantiles(alpha=list(levels)).to_numpy(), rtol=1e-10)
     assert (np.diff(fc.quantiles, axis=2) > 0).all()
 
 
@@ -71,17 +71,23 @@ def test_a_registered_class_off_the_allow_list_is_refused_before_it_is_built(tmp
     # FhPlexForecaster (in sktime's registry) passes a string parameter to eval(); it is not on the list
     canary = tmp_path / "canary"
     with pytest.raises(UnknownSktimeEstimatorError, match="'FhPlexForecaster' is not on the allow-list"):
-        create("sktime", estimator="FhPlexForecaster",
-               params={"fh_params": f"__import__('pathlib').Path({str(canary)!r}).touch()"})
+        create(
+            "sktime",
+            estimator="FhPlexForecaster",
+            params={"fh_params": f"__import__('pathlib').Path({str(canary)!r}).touch()"},
+        )
     assert not canary.exists()
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ({"sp": float("nan")}, r"parameter 'sp' = nan of sktime NaiveForecaster: expected an int"),
-    ({"window_length": 0}, r"parameter 'window_length' = 0 .*expected a value in \[1, 10000\]"),
-    ({"strategy": "eval"}, r"parameter 'strategy' = 'eval' .*expected one of \['last', 'mean', 'drift'\]"),
-    ({"remember_data": True}, r"parameter 'remember_data' of sktime NaiveForecaster is not on the allow-list"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"sp": float("nan")}, r"parameter 'sp' = nan of sktime NaiveForecaster: expected an int"),
+        ({"window_length": 0}, r"parameter 'window_length' = 0 .*expected a value in \[1, 10000\]"),
+        ({"strategy": "eval"}, r"parameter 'strategy' = 'eval' .*expected one of \['last', 'mean', 'drift'\]"),
+        ({"remember_data": True}, r"parameter 'remember_data' of sktime NaiveForecaster is not on the allow-list"),
+    ],
+)
 def test_params_off_the_list_or_out_of_range_are_refused_at_construction(params, message):
     with pytest.raises(SktimeAllowListError, match=message):
         create("sktime", estimator="NaiveForecaster", params=params)
@@ -113,5 +119,6 @@ def test_sktime_api_notices_are_dropped_but_a_numerical_problem_is_relayed():
         create("sktime", estimator="ExponentialSmoothing").predict(make_history(y), horizon=2)
     assert not any(issubclass(w.category, FutureWarning) for w in caught)
     relayed = [str(w.message) for w in caught if w.category is NumericalWarning]
-    assert relayed == ["sktime ExponentialSmoothing: divide by zero encountered in log "
-                       "(RuntimeWarning in holtwinters/model.py)"]
+    assert relayed == [
+        "sktime ExponentialSmoothing: divide by zero encountered in log (RuntimeWarning in holtwinters/model.py)"
+    ]

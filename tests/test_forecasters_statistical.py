@@ -34,10 +34,13 @@ def test_levels_for_quantiles_maps_each_quantile_to_an_interval_end():
     np.testing.assert_array_equal(quantiles_from_intervals(fake, (0.1, 0.5, 0.9)), [[0.0, 1.0, 2.0]])
 
 
-@pytest.mark.parametrize(("model_id", "reference"), [
-    ("auto_ets", lambda: AutoETS(season_length=12, model="ZZZ")),
-    ("auto_theta", lambda: AutoTheta(season_length=12)),
-])
+@pytest.mark.parametrize(
+    ("model_id", "reference"),
+    [
+        ("auto_ets", lambda: AutoETS(season_length=12, model="ZZZ")),
+        ("auto_theta", lambda: AutoTheta(season_length=12)),
+    ],
+)
 def test_point_and_quantiles_equal_statsforecast_on_the_observed_part(model_id, reference):
     y = _seasonal(2, 40, seed=1)
     y[1, :10] = np.nan  # ragged start: the model must see only the 30 observed values

@@ -65,7 +65,6 @@ def test_when_training_reaches_into_the_embargo_then_it_raises():
         check_embargo(_history(21, PERIODS[21]), origin_index=20, embargo=0, periods=PERIODS, counter=counter)
 
 
-
 def _run(protocol=None, model=None, **kwargs):
     protocol = protocol or RollingOrigin(horizon=3, stride=3, n_origins=2)
     return run(PANEL, protocol, {"m": instance_factory(model or NaiveForecaster())}, **kwargs)
@@ -97,8 +96,7 @@ def test_when_a_protocol_trains_inside_its_embargo_then_lookahead_error_propagat
 
 
 def test_when_guards_pass_then_checks_are_counted_per_fit_and_predict():
-    scores = _run(RollingOrigin(horizon=3, stride=3, n_origins=3, embargo=1),
-                  units=("series", "total"))
+    scores = _run(RollingOrigin(horizon=3, stride=3, n_origins=3, embargo=1), units=("series", "total"))
     # one task per unit (5 series < chunk size), three origins each
     assert scores.meta["guard_checks"] == {"predict": 6, "fit": 6, "embargo": 6}
 
@@ -132,7 +130,7 @@ def test_histories_are_past_only_copies_that_share_no_memory_with_the_panel():
     origins = [PERIODS[24], PERIODS[27]]
     kinds = [k for k, _ in _Recorder.seen]
     assert kinds == ["fit", "predict", "fit", "predict"]
-    for (kind, h), origin in zip(_Recorder.seen, [origins[0], origins[0], origins[1], origins[1]]):
+    for (kind, h), origin in zip(_Recorder.seen, [origins[0], origins[0], origins[1], origins[1]], strict=False):
         for arr in (h.values, h.observed, h.available_at):
             assert not np.shares_memory(arr, dense.values) and not np.shares_memory(arr, dense.available_at)
             assert arr.base is None or arr.base.size == arr.size
@@ -168,9 +166,15 @@ def test_published_window_equals_the_numpy_masking_it_replaces():
     base = np.datetime64("2020-01-01", "ns")
     avail = base + rng.integers(0, 40, size=(n, t)) * np.timedelta64(1, "D")
     avail[rng.random((n, t)) < 0.1] = np.datetime64("NaT")  # observed cells with no publication time
-    data = dataclasses.replace(UNIT, values=values, observed=observed, available_at=avail,
-                               series_ids=np.array([f"s{i}" for i in range(n)], dtype=object),
-                               periods=pd.date_range("2019-01-01", periods=t, freq="MS"), weight=np.ones(n))
+    data = dataclasses.replace(
+        UNIT,
+        values=values,
+        observed=observed,
+        available_at=avail,
+        series_ids=np.array([f"s{i}" for i in range(n)], dtype=object),
+        periods=pd.date_range("2019-01-01", periods=t, freq="MS"),
+        weight=np.ones(n),
+    )
     rows, upto, when = np.array([7, 0, 3, 3]), 11, pd.Timestamp("2020-01-20")
     got_values, got_pub, got_avail = slices.published_window(data, rows, upto, when)
     pub = observed[rows, :upto] & (avail[rows, :upto] <= np.datetime64(when))

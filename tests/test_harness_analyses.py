@@ -15,6 +15,8 @@ from benchmarks.results_model import parse_document
 from benchmarks.run import main as run_main
 from benchmarks.validate import validate_results_file
 
+pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
+
 CONFIG = Path(__file__).parent / "fixtures" / "tiny_analyses.toml"
 
 
@@ -36,8 +38,14 @@ def test_the_robustness_and_across_pages_render_the_stored_values_with_the_dial_
     out = tmp_path / "docs"
     render_site(results_dir=results, out=out)
     page = (out / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text()
-    for heading in ("Unit of analysis", "The aggregation dial", "The spikiness sweep", "Winner per demand class",
-                    "Uncertainty of every ranking", "Horizon robustness"):
+    for heading in (
+        "Unit of analysis",
+        "The aggregation dial",
+        "The spikiness sweep",
+        "Winner per demand class",
+        "Uncertainty of every ranking",
+        "Horizon robustness",
+    ):
         assert heading in page, heading
     assert page.count('class="tyc-chart" id="dial-1"') == 1 and "groups k (log scale" in page
     cw = doc.analyses.class_winners[0]
@@ -64,13 +72,19 @@ def test_every_analysis_section_is_stored_for_the_synthetic_dataset(doc):
     assert [p.k for p in random.points] == [1, 5, 10, 40]
     (cw,) = a.class_winners
     assert cw.unit == "series" and cw.metric == "rmsse" and cw.rows
-    assert {(t.unit, t.metric) for t in a.uncertainty} == {(u, m) for u in ("series", "total", "groups:5")
-                                                           for m in ("mase", "rmsse")}
+    assert {(t.unit, t.metric) for t in a.uncertainty} == {
+        (u, m) for u in ("series", "total", "groups:5") for m in ("mase", "rmsse")
+    }
     classes = {t.demand_class for t in a.uncertainty if t.unit == "series"}
     assert "all" in classes and len(classes) > 1  # every leaderboard: the demand classes too
     series = next(t for t in a.uncertainty if t.unit == "series" and t.metric == "mase" and t.demand_class == "all")
     assert series.n_resamples == 2000 and {r.model for r in series.rows} == {
-        "naive", "seasonal_naive", "snaive_momentum", "ses", "historic_mean"}
+        "naive",
+        "seasonal_naive",
+        "snaive_momentum",
+        "ses",
+        "historic_mean",
+    }
     (hz,) = a.horizon
     assert hz.steps == [1, 2, 3]
     (sweep,) = a.sweeps
@@ -81,13 +95,19 @@ def test_every_analysis_section_is_stored_for_the_synthetic_dataset(doc):
 
 def test_the_dial_units_skip_what_the_leaderboard_already_scores():
     assert dial_unit_names([1, 5, 25, 625], 400, leaderboard_units=["series", "total", "groups:5"]) == [
-        "groups:25", "groups_random:5", "groups_random:25"]
+        "groups:25",
+        "groups_random:5",
+        "groups_random:25",
+    ]
     assert dial_unit_names([1, 5], 400, leaderboard_units=["series"]) == ["groups:1", "groups:5", "groups_random:5"]
 
 
 def test_a_sweep_on_a_dataset_without_a_spikiness_dial_is_refused(tmp_path):
-    text = CONFIG.read_text().replace('name = "synthetic_marketplace"', 'name = "m3_monthly"').replace(
-        'options = { n_entities = 40, n_periods = 40, seed = 3 }', "subsample = 10")
+    text = (
+        CONFIG.read_text()
+        .replace('name = "synthetic_marketplace"', 'name = "m3_monthly"')
+        .replace("options = { n_entities = 40, n_periods = 40, seed = 3 }", "subsample = 10")
+    )
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
     with pytest.raises(ConfigError, match="sweep"):
@@ -102,12 +122,18 @@ def test_a_unit_a_model_failed_on_is_kept_in_its_run_record_and_warned_about():
         _run_record,
     )
 
-    status = {"status": "ran", "support": 10, "fit_seconds": 0.1, "predict_seconds": 0.2,
-              "failed_units": {"groups:625": {"reason": "ValueError: boom", "traceback": "..."}}}
+    status = {
+        "status": "ran",
+        "support": 10,
+        "fit_seconds": 0.1,
+        "predict_seconds": 0.2,
+        "failed_units": {"groups:625": {"reason": "ValueError: boom", "traceback": "..."}},
+    }
     record = _run_record("synthetic_marketplace", "rolling_origin", status)
     assert record.status == "ran" and record.failed_units == {"groups:625": "ValueError: boom"}
-    part = DatasetPart(run=ProtocolRun("synthetic_marketplace", "rolling_origin", None, [], {"m": record}, {}),
-                       sidecar=None)  # type: ignore[arg-type]
+    part = DatasetPart(
+        run=ProtocolRun("synthetic_marketplace", "rolling_origin", None, [], {"m": record}, {}), sidecar=None
+    )  # type: ignore[arg-type]
     (warning,) = _model_warnings(["m"], [part])
     assert "failed on unit groups:625" in warning.message and "other units are scored" in warning.message
     clean = _run_record("d", "rolling_origin", {**status, "failed_units": {}})

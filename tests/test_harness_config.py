@@ -49,8 +49,15 @@ options = {{ n_entities = 10, n_periods = 40 }}
 """
 
 
-def _model(tmp_path: Path, *, id: str = "naive", forecaster: str = "naive", params: str = "",
-           extra: str = "", source: str | None = None) -> Path:
+def _model(
+    tmp_path: Path,
+    *,
+    id: str = "naive",
+    forecaster: str = "naive",
+    params: str = "",
+    extra: str = "",
+    source: str | None = None,
+) -> Path:
     text = MODEL.format(id=id, forecaster=forecaster, params=params, extra=extra)
     if source is not None:
         text = text.replace(f'kind = "tycheon"\nforecaster = "{forecaster}"', source)
@@ -88,8 +95,11 @@ def test_when_model_config_has_unknown_field_then_error_names_file_and_field(tmp
 
 def test_when_model_id_is_not_registered_then_error_lists_registered_ids(tmp_path):
     path = _model(tmp_path, id="mystery", forecaster="mystery_model")
-    with pytest.raises(ConfigError, match=r"mystery\.toml: field 'source\.forecaster': unknown forecaster id "
-                                          r"'mystery_model'; registered ids are: .*naive"):
+    with pytest.raises(
+        ConfigError,
+        match=r"mystery\.toml: field 'source\.forecaster': unknown forecaster id "
+        r"'mystery_model'; registered ids are: .*naive",
+    ):
         load_model_config(path)
 
 
@@ -114,8 +124,11 @@ def test_when_source_kind_is_python_then_it_is_rejected(tmp_path):
 
 def test_when_param_is_unknown_then_error_names_it_and_lists_accepted(tmp_path):
     path = _model(tmp_path, id="ewma", forecaster="ewma", params="flavour = 3")
-    with pytest.raises(ConfigError, match=r"ewma\.toml: field 'params\.flavour': unknown parameter 'flavour' "
-                                          r"for tycheon forecaster 'ewma'; accepted: \["):
+    with pytest.raises(
+        ConfigError,
+        match=r"ewma\.toml: field 'params\.flavour': unknown parameter 'flavour' "
+        r"for tycheon forecaster 'ewma'; accepted: \[",
+    ):
         load_model_config(path)
 
 
@@ -130,7 +143,7 @@ def test_when_param_has_wrong_type_then_error_names_it(tmp_path):
 
 
 def test_when_param_is_a_table_of_code_then_only_json_scalars_are_accepted(tmp_path):
-    path = _model(tmp_path, params='hook = { a = { b = 1 } }')
+    path = _model(tmp_path, params="hook = { a = { b = 1 } }")
     with pytest.raises(ConfigError, match=r"field 'params\.hook"):
         load_model_config(path)
 
@@ -154,22 +167,34 @@ def test_sktime_estimator_params_are_checked_against_the_allow_list(tmp_path):
     ok = _model(tmp_path, id="theta", source='kind = "sktime"\nestimator = "ThetaForecaster"', params="sp = 12")
     assert load_model_config(ok).factory_spec() == ("sktime", {"estimator": "ThetaForecaster", "params": {"sp": 12}})
     bad = _model(tmp_path, id="theta2", source='kind = "sktime"\nestimator = "ThetaForecaster"', params="spp = 12")
-    with pytest.raises(ConfigError, match=r"field 'params\.spp': parameter 'spp' of sktime ThetaForecaster is not "
-                                          r"on the allow-list; allowed: \['deseasonalize'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"field 'params\.spp': parameter 'spp' of sktime ThetaForecaster is not "
+        r"on the allow-list; allowed: \['deseasonalize'",
+    ):
         load_model_config(bad)
     unknown = _model(tmp_path, id="theta3", source='kind = "sktime"\nestimator = "NoSuchForecaster"')
-    with pytest.raises(ConfigError, match=r"field 'source\.estimator': sktime estimator 'NoSuchForecaster' is "
-                                          r"not on the allow-list"):
+    with pytest.raises(
+        ConfigError,
+        match=r"field 'source\.estimator': sktime estimator 'NoSuchForecaster' is "
+        r"not on the allow-list",
+    ):
         load_model_config(unknown)
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ("sp = 0", r"field 'params\.sp': parameter 'sp' = 0 of sktime ThetaForecaster: expected a value in \[1, 400\]"),
-    ("sp = 12.0", r"field 'params\.sp': .*expected an int, got float"),
-    ('deseasonalize_model = "__import__(\'os\')"', r"field 'params\.deseasonalize_model': .*expected one of "
-                                                     r"\['multiplicative', 'additive'\]"),
-    ("deseasonalize = 1", r"field 'params\.deseasonalize': .*expected a bool, got int"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("sp = 0", r"field 'params\.sp': parameter 'sp' = 0 of sktime ThetaForecaster: expected a value in \[1, 400\]"),
+        ("sp = 12.0", r"field 'params\.sp': .*expected an int, got float"),
+        (
+            "deseasonalize_model = \"__import__('os')\"",
+            r"field 'params\.deseasonalize_model': .*expected one of "
+            r"\['multiplicative', 'additive'\]",
+        ),
+        ("deseasonalize = 1", r"field 'params\.deseasonalize': .*expected a bool, got int"),
+    ],
+)
 def test_when_sktime_param_breaks_its_listed_rule_then_rejected(tmp_path, params, message):
     path = _model(tmp_path, id="theta", source='kind = "sktime"\nestimator = "ThetaForecaster"', params=params)
     with pytest.raises(ConfigError, match=message):
@@ -185,17 +210,25 @@ def test_when_a_param_is_not_finite_then_rejected_at_load(tmp_path, value):
 
 def test_when_a_param_is_out_of_the_constructors_range_then_rejected_at_load(tmp_path):
     path = _model(tmp_path, id="moving_average", forecaster="moving_average", params="window = -3")
-    with pytest.raises(ConfigError, match=r"field 'params': tycheon forecaster 'moving_average' refuses these "
-                                          r"parameters: window must be a positive integer, got -3"):
+    with pytest.raises(
+        ConfigError,
+        match=r"field 'params': tycheon forecaster 'moving_average' refuses these "
+        r"parameters: window must be a positive integer, got -3",
+    ):
         load_model_config(path)
 
 
 def test_the_sktime_forecasters_nested_params_meet_the_same_allow_list(tmp_path):
-    ok = _model(tmp_path, id="nested", forecaster="sktime",
-                params='estimator = "NaiveForecaster"\nparams = { sp = 12 }')
+    ok = _model(
+        tmp_path, id="nested", forecaster="sktime", params='estimator = "NaiveForecaster"\nparams = { sp = 12 }'
+    )
     assert load_model_config(ok).factory_spec() == ("sktime", {"estimator": "NaiveForecaster", "params": {"sp": 12}})
-    bad = _model(tmp_path, id="nested2", forecaster="sktime",
-                 params='estimator = "NaiveForecaster"\nparams = { strategy = "os.system" }')
+    bad = _model(
+        tmp_path,
+        id="nested2",
+        forecaster="sktime",
+        params='estimator = "NaiveForecaster"\nparams = { strategy = "os.system" }',
+    )
     with pytest.raises(ConfigError, match=r"nested2\.toml: field 'params\.params\.strategy': .*expected one of"):
         load_model_config(bad)
 
@@ -227,8 +260,11 @@ def test_when_toml_is_nested_too_deeply_then_a_clear_error(tmp_path):
 
 def test_when_random_walk_is_missing_then_benchmark_is_rejected_saying_so(tmp_path):
     path = _bench(tmp_path, models='["snaive_momentum", "ses"]')
-    with pytest.raises(ConfigError, match=r"tiny\.toml: .*the random walk is mandatory: models must include "
-                                          r"random_walk = 'naive'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"tiny\.toml: .*the random walk is mandatory: models must include "
+        r"random_walk = 'naive'",
+    ):
         load_benchmark_config(path)
 
 
@@ -246,7 +282,7 @@ def test_when_benchmark_has_unknown_field_then_error_names_it(tmp_path):
 
 def test_when_dataset_entry_has_unknown_field_then_error_names_its_location(tmp_path):
     path = _bench(tmp_path)
-    path.write_text(path.read_text() + 'leak = true\n')
+    path.write_text(path.read_text() + "leak = true\n")
     with pytest.raises(ConfigError, match=r"unknown field 'datasets\.0\.leak'"):
         load_benchmark_config(path)
 
@@ -256,8 +292,11 @@ def test_when_benchmark_names_unknown_model_id_then_error_lists_known_ids(tmp_pa
     _model(tmp_path, id="snaive_momentum", forecaster="snaive_momentum")
     (tmp_path / "cfg").mkdir()
     path = _bench(tmp_path / "cfg", models='["naive", "snaive_momentum", "prophet_by_mail"]')
-    with pytest.raises(ConfigError, match=r"tiny\.toml: field 'models': unknown model id 'prophet_by_mail'.*"
-                                          r"known model ids: \['naive', 'snaive_momentum'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"tiny\.toml: field 'models': unknown model id 'prophet_by_mail'.*"
+        r"known model ids: \['naive', 'snaive_momentum'\]",
+    ):
         resolve_benchmark_config(path, models_dir=tmp_path)
 
 

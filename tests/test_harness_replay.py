@@ -11,6 +11,8 @@ import pytest
 from benchmarks.results_io import validate_results_file
 from benchmarks.run import main as run_main
 
+pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
+
 TINY = Path(__file__).parent / "fixtures" / "tiny_benchmark.toml"
 
 

@@ -47,8 +47,10 @@ def test_when_a_required_block_is_missing_then_schema_validation_names_it():
     doc["models"][0]["runs"][0]["status"] = "crashed"
     problems = validate_document(doc)
     assert "leaderboards/0/tests/conservative_cd: Field required" in problems
-    assert any(p.startswith("models/0/runs/0/status: Input should be 'ran', 'skipped' or 'failed'")
-               and "'crashed'" in p for p in problems)
+    assert any(
+        p.startswith("models/0/runs/0/status: Input should be 'ran', 'skipped' or 'failed'") and "'crashed'" in p
+        for p in problems
+    )
 
 
 def test_canonical_json_writes_nan_as_null_with_sorted_keys():
@@ -57,8 +59,12 @@ def test_canonical_json_writes_nan_as_null_with_sorted_keys():
 
 
 def test_strip_volatile_removes_every_timings_and_cache_key_at_any_depth():
-    doc = {"x": 1, "timings": {"t": 2}, "models": [{"runs": [{"timings": {"fit_seconds": 1}, "support": 3}]}],
-           "provenance": {"cache": {"a": "cache"}, "seeds": {"seed": 1}}}
+    doc = {
+        "x": 1,
+        "timings": {"t": 2},
+        "models": [{"runs": [{"timings": {"fit_seconds": 1}, "support": 3}]}],
+        "provenance": {"cache": {"a": "cache"}, "seeds": {"seed": 1}},
+    }
     assert strip_volatile(doc) == {"x": 1, "models": [{"runs": [{"support": 3}]}], "provenance": {"seeds": {"seed": 1}}}
 
 
@@ -85,7 +91,10 @@ def test_when_version_exists_then_writer_refuses_and_names_the_path(tmp_path):
 def test_when_document_breaks_the_schema_then_nothing_is_written(tmp_path):
     doc = _doc()
     doc["leaderboards"][0]["rows"][0]["rank"] = 0
-    with pytest.raises(ResultsValidationError, match=r"leaderboards/0/rows/0/rank: Input should be greater than or equal to 1 \(got 0\)"):
+    with pytest.raises(
+        ResultsValidationError,
+        match=r"leaderboards/0/rows/0/rank: Input should be greater than or equal to 1 \(got 0\)",
+    ):
         write_results(doc, _scores(), results_dir=tmp_path)
     assert list((tmp_path / doc["name"]).iterdir()) == []
 

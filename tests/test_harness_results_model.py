@@ -19,7 +19,8 @@ COMMITTED = sorted(RESULTS_DIR.glob("*/v*.json"))
 
 def test_the_committed_schema_is_the_one_the_models_generate():
     assert schema_module.SCHEMA_PATH.read_text(encoding="utf-8") == schema_module.schema_text(), (
-        "benchmarks/schema/results-v1.schema.json is stale: run `python -m benchmarks.schema` and commit it")
+        "benchmarks/schema/results-v1.schema.json is stale: run `python -m benchmarks.schema` and commit it"
+    )
     assert schema_main(["--check"]) == 0
 
 
@@ -56,8 +57,9 @@ def test_reading_and_writing_a_committed_version_keeps_every_field(path: Path):
 def test_leaderboards_are_keyed_by_a_named_tuple():
     doc = read_results(COMMITTED[-1])
     lb = doc.leaderboards[0]
-    assert lb.key == TableKey(dataset=lb.dataset, protocol=lb.protocol, unit=lb.unit,
-                              demand_class=lb.demand_class, metric=lb.metric)
+    assert lb.key == TableKey(
+        dataset=lb.dataset, protocol=lb.protocol, unit=lb.unit, demand_class=lb.demand_class, metric=lb.metric
+    )
     assert lb.key.metric == lb.metric and lb.key._replace(unit="total").unit == "total"
 
 

@@ -15,12 +15,23 @@ from benchmarks.run import main as run_main
 from tycheon.forecasters import registry
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster
 
+pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
+
 TINY = Path(__file__).parent / "fixtures" / "tiny_benchmark.toml"
 
 
 def _run(tmp_path: Path, *extra: str, config: Path = TINY) -> int:
-    return run_main(["--config", str(config), "--results-dir", str(tmp_path / "results"),
-                     "--cache-dir", str(tmp_path / "cache"), *extra])
+    return run_main(
+        [
+            "--config",
+            str(config),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            *extra,
+        ]
+    )
 
 
 def _comparable(path: Path) -> dict:
@@ -61,8 +72,9 @@ def test_results_validate_and_carry_every_table_the_site_needs(two_runs):
     keys = {(t["dataset"], t["unit"], t["demand_class"], t["metric"]) for t in doc["leaderboards"]}
     assert ("synthetic_marketplace", "series", "all", "mase") in keys
     assert ("synthetic_marketplace", "total", "all", "rmsse") in keys
-    board = next(t for t in doc["leaderboards"] if t["unit"] == "series" and t["demand_class"] == "all"
-                 and t["metric"] == "mase")
+    board = next(
+        t for t in doc["leaderboards"] if t["unit"] == "series" and t["demand_class"] == "all" and t["metric"] == "mase"
+    )
     baseline = next(r for r in board["rows"] if r["model"] == "snaive_momentum")
     assert baseline["is_baseline"] and baseline["dm_p"] is None and baseline["beats_baseline_blocks"] is None
     assert next(r for r in board["rows"] if r["model"] == "naive")["verdict_vs_rw"] is None
@@ -101,17 +113,34 @@ def test_when_a_model_raises_then_it_is_recorded_as_failed_and_the_run_continues
         shutil.copy(MODELS_DIR / f"{m}.toml", models)
     (models / "boom.toml").write_text(
         'id = "boom"\ndisplay_name = "Boom"\nfamily = "test"\nlicence = "MIT"\ncontributor = "tests"\n'
-        '[source]\nkind = "tycheon"\nforecaster = "test_boom"\n')
-    text = TINY.read_text().replace('models = ["naive", "seasonal_naive", "snaive_momentum", "ses"]',
-                                    'models = ["naive", "snaive_momentum", "boom"]')
+        '[source]\nkind = "tycheon"\nforecaster = "test_boom"\n'
+    )
+    text = TINY.read_text().replace(
+        'models = ["naive", "seasonal_naive", "snaive_momentum", "ses"]',
+        'models = ["naive", "snaive_momentum", "boom"]',
+    )
     text = text[: text.index("[[competition]]")]
     config = tmp_path / "boomy.toml"
     config.write_text(text)
-    assert run_main(["--config", str(config), "--results-dir", str(tmp_path / "results"), "--no-cache",
-                     "--models-dir", str(models)]) == 0
+    assert (
+        run_main(
+            [
+                "--config",
+                str(config),
+                "--results-dir",
+                str(tmp_path / "results"),
+                "--no-cache",
+                "--models-dir",
+                str(models),
+            ]
+        )
+        == 0
+    )
     doc = json.loads((tmp_path / "results" / "tiny" / "v0001.json").read_text())
     boom = next(m for m in doc["models"] if m["id"] == "boom")["runs"][0]
-    assert boom["status"] == "failed" and "ZeroDivisionError" in boom["reason"] and "boom at the origin" in boom["reason"]
+    assert (
+        boom["status"] == "failed" and "ZeroDivisionError" in boom["reason"] and "boom at the origin" in boom["reason"]
+    )
     assert boom["traceback"]
     models_ranked = {r["model"] for t in doc["leaderboards"] for r in t["rows"]}
     assert models_ranked == {"naive", "snaive_momentum"}

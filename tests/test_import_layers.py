@@ -90,13 +90,16 @@ def test_no_library_module_imports_upward_or_the_harness():
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize(("module", "source"), [
-    # the two back-arrows this test was written against (main before the layering commit)
-    ("metrics/aggregate.py", "from tycheon.backtest.scoreset import quantile_column"),
-    ("backtest/protocol.py", "from tycheon.stats.dm import overlap_lags"),
-    ("stats/dm.py", "from tycheon.metrics._validate import as_float_array"),
-    ("analysis/leaderboard.py", "import benchmarks.cache"),
-])
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        # the two back-arrows this test was written against (main before the layering commit)
+        ("metrics/aggregate.py", "from tycheon.backtest.scoreset import quantile_column"),
+        ("backtest/protocol.py", "from tycheon.stats.dm import overlap_lags"),
+        ("stats/dm.py", "from tycheon.metrics._validate import as_float_array"),
+        ("analysis/leaderboard.py", "import benchmarks.cache"),
+    ],
+)
 def test_the_check_fails_on_an_upward_import(module, source, tmp_path):
     path = tmp_path / "m.py"
     path.write_text(source, encoding="utf-8")

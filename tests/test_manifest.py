@@ -92,8 +92,11 @@ def test_when_a_dataset_is_not_in_the_manifest_then_the_listed_ones_are_named(tm
 
 def _tiny(values, *, order=None, attrs=None) -> Panel:
     frame = pd.DataFrame(
-        {"series_id": ["a", "a", "b"], "period": pd.to_datetime(["2020-01-01", "2020-02-01", "2020-01-01"]),
-         "value": values}
+        {
+            "series_id": ["a", "a", "b"],
+            "period": pd.to_datetime(["2020-01-01", "2020-02-01", "2020-01-01"]),
+            "value": values,
+        }
     )
     if order is not None:
         frame = frame.iloc[order]
@@ -112,16 +115,27 @@ def test_content_hash_is_independent_of_row_order_and_sensitive_to_content():
 def test_content_hash_matches_an_independent_rendering_of_the_canonical_bytes():
     # recompute the documented serialisation by hand for a two-row panel
     panel = Panel.from_long(
-        pd.DataFrame({"series_id": ["a", "a"], "period": pd.to_datetime(["2020-01-01", "2020-02-01"]),
-                      "value": [1.5, 2.0]}),
+        pd.DataFrame(
+            {"series_id": ["a", "a"], "period": pd.to_datetime(["2020-01-01", "2020-02-01"]), "value": [1.5, 2.0]}
+        ),
         freq="MS",
     )
-    header = ('{"attributes":{"columns":[],"data":{},"index":["a"]},"format":"tycheon-panel-v1",'
-              '"freq":"MS","levels":[],"n_rows":2,"season_length":12}')
+    header = (
+        '{"attributes":{"columns":[],"data":{},"index":["a"]},"format":"tycheon-panel-v1",'
+        '"freq":"MS","levels":[],"n_rows":2,"season_length":12}'
+    )
     ns = lambda s: np.array([np.datetime64(s, "ns").astype(np.int64)], dtype="<i8").tobytes()  # noqa: E731
-    body = (header.encode() + b"\x00" + b"a\x1fa" + b"\x00"
-            + ns("2020-01-01") + ns("2020-02-01") + ns("2020-02-01") + ns("2020-03-01")
-            + np.array([1.5, 2.0], dtype="<f8").tobytes())
+    body = (
+        header.encode()
+        + b"\x00"
+        + b"a\x1fa"
+        + b"\x00"
+        + ns("2020-01-01")
+        + ns("2020-02-01")
+        + ns("2020-02-01")
+        + ns("2020-03-01")
+        + np.array([1.5, 2.0], dtype="<f8").tobytes()
+    )
     assert content_hash(panel) == hashlib.sha256(body).hexdigest()
 
 
@@ -139,6 +153,6 @@ def test_when_other_options_are_asked_then_the_manifest_content_is_verified_firs
 def test_the_library_names_no_manifest_location():
     library = Path(__file__).resolve().parents[1] / "tycheon"
     sources = {p: p.read_text(encoding="utf-8") for p in (library / "data").glob("*.py")}
-    assert not [p.name for p, text in sources.items() if "datasets.toml\"" in text or "\"benchmarks\"" in text]
+    assert not [p.name for p, text in sources.items() if 'datasets.toml"' in text or '"benchmarks"' in text]
     with pytest.raises(TypeError, match="manifest_path"):
         load_verified("synthetic_marketplace")  # type: ignore[call-arg]

@@ -111,7 +111,7 @@ def test_when_computed_by_plain_loops_then_block_scores_agree():
         got = blocks[(blocks.model == model) & (blocks.series_id == sid) & (blocks.origin == origin)].iloc[0]
         yy, ff = g["actual"].to_numpy(), g["point"].to_numpy()
         s_mae, s_rmse = g["scale_mae"].iloc[0], g["scale_rmse"].iloc[0]
-        errs = [p - a for a, p in zip(yy, ff)]
+        errs = [p - a for a, p in zip(yy, ff, strict=False)]
         assert got["mae"] == pytest.approx(sum(abs(e) for e in errs) / len(errs))
         assert got["rmse"] == pytest.approx((sum(e * e for e in errs) / len(errs)) ** 0.5)
         assert got["mase"] == pytest.approx(mase(actual=yy, point=ff, scale=s_mae))
@@ -124,9 +124,13 @@ def test_when_computed_by_plain_loops_then_block_scores_agree():
             assert np.isnan(got["mape"]) and not got["mape_defined"]
         else:
             assert got["mape"] == pytest.approx(mape(actual=yy, point=ff))
-        score80 = [(h - lo) + 10 * (max(lo - a, 0) + max(a - h, 0)) for a, lo, h in zip(yy, g.lo80, g.hi80)]
+        score80 = [
+            (h - lo) + 10 * (max(lo - a, 0) + max(a - h, 0)) for a, lo, h in zip(yy, g.lo80, g.hi80, strict=False)
+        ]
         assert got["msis80"] == pytest.approx(sum(score80) / len(yy) / s_mae)
-        assert got["coverage95"] == pytest.approx(np.mean([lo <= a <= h for a, lo, h in zip(yy, g.lo95, g.hi95)]))
+        assert got["coverage95"] == pytest.approx(
+            np.mean([lo <= a <= h for a, lo, h in zip(yy, g.lo95, g.hi95, strict=False)])
+        )
         assert got["width80"] == pytest.approx(10.0)
 
 
@@ -224,7 +228,9 @@ def test_property_mase_and_rmsse_are_scale_invariant(c, seed):
     s1, s2, _ = seasonal_naive_scales(train, obs, SEASON)
     t1, t2, _ = seasonal_naive_scales(c * train, obs, SEASON)
     np.testing.assert_allclose(mase(actual=c * y, point=c * f, scale=t1), mase(actual=y, point=f, scale=s1), rtol=1e-9)
-    np.testing.assert_allclose(rmsse(actual=c * y, point=c * f, scale=t2), rmsse(actual=y, point=f, scale=s2), rtol=1e-9)
+    np.testing.assert_allclose(
+        rmsse(actual=c * y, point=c * f, scale=t2), rmsse(actual=y, point=f, scale=s2), rtol=1e-9
+    )
 
 
 def test_every_public_statistic_documents_its_formula_and_reference():
@@ -233,8 +239,14 @@ def test_every_public_statistic_documents_its_formula_and_reference():
     import tycheon.metrics as metrics_pkg
     import tycheon.stats as stats_pkg
 
-    helpers = {"scale_column", "pooled_layout", "seasonal_naive_scales", "get_metric", "glossary",
-               "metric_names"}  # lookups, not statistics
+    helpers = {
+        "scale_column",
+        "pooled_layout",
+        "seasonal_naive_scales",
+        "get_metric",
+        "glossary",
+        "metric_names",
+    }  # lookups, not statistics
     undocumented = []
     for pkg in (metrics_pkg, stats_pkg):
         for name in pkg.__all__:

@@ -34,6 +34,7 @@ from tycheon.metrics import (
 )
 
 
+@pytest.mark.slow
 def test_when_samples_are_scored_then_fair_crps_matches_scoringrules_and_plain_matches_properscoring():
     import properscoring as ps
     import scoringrules as sr
@@ -197,7 +198,9 @@ def test_when_a_block_has_quantiles_on_some_steps_only_then_its_crps_and_coverag
         "q0.1": [0.0, np.nan, 0.0, 0.0, 0.0, 0.0], "q0.9": 2.0,
         "lo80": [0.0, 0.0, 0.0, np.nan, 0.0, 0.0], "hi80": 2.0, "lo95": -1.0, "hi95": 3.0,
     })  # fmt: skip
-    blocks = block_scores(table, metrics=("crps", "coverage80", "msis95"), quantile_levels=levels).set_index("series_id")
+    blocks = block_scores(table, metrics=("crps", "coverage80", "msis95"), quantile_levels=levels).set_index(
+        "series_id"
+    )
     assert np.isnan(blocks.loc["a", "crps"]) and np.isfinite(blocks.loc["b", "crps"])
     assert blocks.loc["a", "coverage80"] == 1.0 and np.isnan(blocks.loc["b", "coverage80"])
     assert blocks["crps_kind"].tolist() == [None, "approx_quantiles"]
@@ -228,19 +231,33 @@ def test_band_quantile_crps_reads_the_bands_on_one_grid_and_is_nan_where_a_band_
     rng = np.random.default_rng(5)
     n = 40
     point = rng.normal(10, 2, n)
-    table = pd.DataFrame({"actual": rng.normal(10, 2, n), "point": point, "lo80": point - 2.0, "hi80": point + 2.5,
-                          "lo95": point - 3.5, "hi95": point + 4.0})
+    table = pd.DataFrame(
+        {
+            "actual": rng.normal(10, 2, n),
+            "point": point,
+            "lo80": point - 2.0,
+            "hi80": point + 2.5,
+            "lo95": point - 3.5,
+            "hi95": point + 4.0,
+        }
+    )
     table.loc[3, "lo95"] = np.nan  # this row has an 80% band only
     got95 = row_crps(table, crps_kind="band_quantiles", band_level=95)
     cols = ["lo95", "lo80", "point", "hi80", "hi95"]
     ok = table[cols].notna().all(axis=1).to_numpy()
-    ref = crps_quantiles(actual=table["actual"].to_numpy()[ok], quantiles=table.loc[ok, cols].to_numpy(),
-                         levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975])).values
+    ref = crps_quantiles(
+        actual=table["actual"].to_numpy()[ok],
+        quantiles=table.loc[ok, cols].to_numpy(),
+        levels=np.array([0.025, 0.1, 0.5, 0.9, 0.975]),
+    ).values
     assert got95.kind == "band_quantiles" and np.isnan(got95.values[3])
     np.testing.assert_allclose(got95.values[ok], ref, rtol=1e-13)
     got80 = row_crps(table, crps_kind="band_quantiles", band_level=80)
-    ref80 = crps_quantiles(actual=table["actual"].to_numpy(), quantiles=table[["lo80", "point", "hi80"]].to_numpy(),
-                           levels=np.array([0.1, 0.5, 0.9])).values
+    ref80 = crps_quantiles(
+        actual=table["actual"].to_numpy(),
+        quantiles=table[["lo80", "point", "hi80"]].to_numpy(),
+        levels=np.array([0.1, 0.5, 0.9]),
+    ).values
     np.testing.assert_allclose(got80.values, ref80, rtol=1e-13)
     with pytest.raises(InputError, match="band_level"):
         row_crps(table, crps_kind="band_quantiles", band_level=90)

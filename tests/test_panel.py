@@ -42,7 +42,9 @@ def test_when_periods_are_off_the_declared_grid_then_they_are_named():
 def test_when_a_value_is_not_numeric_then_the_series_and_value_are_named():
     frame = _long({"a": 4}).astype({"value": object})
     frame.loc[1, "value"] = "12,5"
-    with pytest.raises(PanelValidationError, match=r"non-numeric values; numbers \(or NaN\) are accepted: series_id=a, value=12,5"):
+    with pytest.raises(
+        PanelValidationError, match=r"non-numeric values; numbers \(or NaN\) are accepted: series_id=a, value=12,5"
+    ):
         Panel.from_long(frame, freq="MS")
 
 
@@ -80,7 +82,9 @@ def test_when_available_at_is_absent_then_it_defaults_to_the_period_end():
 def test_when_nan_under_raise_policy_then_the_count_and_rows_are_named():
     frame = _long({"a": 4, "b": 4})
     frame.loc[[2, 7], "value"] = np.nan
-    with pytest.raises(PanelValidationError, match=r"2 NaN value\(s\) under nan_policy='raise'.*series_id=a, period=2020-03-01"):
+    with pytest.raises(
+        PanelValidationError, match=r"2 NaN value\(s\) under nan_policy='raise'.*series_id=a, period=2020-03-01"
+    ):
         Panel.from_long(frame, freq="MS")
 
 
@@ -93,7 +97,9 @@ def test_when_nan_under_zero_policy_then_they_become_zero_and_are_counted():
 
 
 def test_when_nan_policy_is_unknown_then_it_is_refused():
-    with pytest.raises(PanelValidationError, match=r"nan_policy must be one of 'raise', 'zero', 'drop_series', got 'drop'"):
+    with pytest.raises(
+        PanelValidationError, match=r"nan_policy must be one of 'raise', 'zero', 'drop_series', got 'drop'"
+    ):
         Panel.from_long(_long({"a": 3}), freq="MS", nan_policy="drop")  # type: ignore[arg-type]
 
 
@@ -116,7 +122,9 @@ def test_when_a_level_is_not_an_attribute_column_then_it_is_named():
 
 
 def test_when_a_column_is_missing_then_the_table_columns_are_listed():
-    with pytest.raises(PanelValidationError, match=r"missing column\(s\) \['qty'\]; the table has \['series_id', 'period', 'value'\]"):
+    with pytest.raises(
+        PanelValidationError, match=r"missing column\(s\) \['qty'\]; the table has \['series_id', 'period', 'value'\]"
+    ):
         Panel.from_long(_long({"a": 3}), value_col="qty", freq="MS")
 
 
@@ -130,14 +138,10 @@ def test_when_the_index_repeats_labels_then_explicit_available_at_still_aligns()
 
 
 def test_dense_view_masks_ragged_starts_and_early_exits():
-    frame = pd.concat(
-        [_long({"a": 5}), _long({"b": 3}, start="2020-03-01"), _long({"c": 2})], ignore_index=True
-    )
+    frame = pd.concat([_long({"a": 5}), _long({"b": 3}, start="2020-03-01"), _long({"c": 2})], ignore_index=True)
     view = Panel.from_long(frame, freq="MS").dense()
     assert view.shape == (3, 5)
-    np.testing.assert_array_equal(
-        view.observed, [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1], [1, 1, 0, 0, 0]]
-    )
+    np.testing.assert_array_equal(view.observed, [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1], [1, 1, 0, 0, 0]])
     assert np.isnan(view.values[1, :2]).all() and np.isnan(view.values[2, 2:]).all()
     np.testing.assert_array_equal(view.values[1, 2:], [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(view.first, [0, 2, 0])
@@ -164,20 +168,33 @@ def _panels(draw):
             value = draw(st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False))
             delay = draw(st.integers(0, 400))
             end = grid[j] + pd.tseries.frequencies.to_offset(freq)
-            rows.append({"series_id": f"s{k}", "period": grid[j], "value": value,
-                         "available_at": end + pd.Timedelta(hours=delay)})
-        attrs.append({"series_id": f"s{k}", "region": draw(st.sampled_from(["n", "s"])),
-                      "weight": draw(st.floats(0, 10))})
+            rows.append(
+                {
+                    "series_id": f"s{k}",
+                    "period": grid[j],
+                    "value": value,
+                    "available_at": end + pd.Timedelta(hours=delay),
+                }
+            )
+        attrs.append(
+            {"series_id": f"s{k}", "region": draw(st.sampled_from(["n", "s"])), "weight": draw(st.floats(0, 10))}
+        )
     frame = pd.DataFrame(rows).sample(frac=1.0, random_state=draw(st.integers(0, 10)))  # any row order
-    return Panel.from_long(frame, available_at_col="available_at", freq=freq,
-                           attributes=pd.DataFrame(attrs), levels=("region",))
+    return Panel.from_long(
+        frame, available_at_col="available_at", freq=freq, attributes=pd.DataFrame(attrs), levels=("region",)
+    )
 
 
 @settings(max_examples=60, deadline=None)
 @given(_panels())
 def test_long_to_dense_to_long_round_trip_is_exact(panel):
-    back = Panel.from_dense(panel.dense(), freq=panel.freq, season_length=panel.season_length,
-                            attributes=panel.attributes, levels=panel.levels)
+    back = Panel.from_dense(
+        panel.dense(),
+        freq=panel.freq,
+        season_length=panel.season_length,
+        attributes=panel.attributes,
+        levels=panel.levels,
+    )
     pd.testing.assert_frame_equal(back.data, panel.data)
     pd.testing.assert_frame_equal(back.attributes, panel.attributes)
     assert (back.freq, back.season_length, back.levels) == (panel.freq, panel.season_length, panel.levels)
@@ -187,7 +204,9 @@ def test_long_to_dense_to_long_round_trip_is_exact(panel):
 def test_when_a_series_id_is_missing_then_the_rows_are_named_instead_of_a_series_called_nan():
     frame = _long({"a": 3, "b": 3})
     frame.loc[4, "series_id"] = None
-    with pytest.raises(PanelValidationError, match=r"1 row\(s\) have no series id in column 'series_id' \(rows \[4\]\)"):
+    with pytest.raises(
+        PanelValidationError, match=r"1 row\(s\) have no series id in column 'series_id' \(rows \[4\]\)"
+    ):
         Panel.from_long(frame, freq="MS")
 
 
@@ -239,8 +258,8 @@ def test_when_nan_policy_is_drop_series_then_those_series_are_dropped_counted_an
 
 def test_when_edges_are_unlisted_then_leading_and_trailing_nan_shorten_the_series_not_zero_it():
     frame = _long({"a": 5, "b": 5, "c": 5})
-    frame.loc[[0, 1, 9], "value"] = np.nan   # a not yet listed for 2 periods; b delisted in its last
-    frame.loc[10:14, "value"] = np.nan      # c never has a value
+    frame.loc[[0, 1, 9], "value"] = np.nan  # a not yet listed for 2 periods; b delisted in its last
+    frame.loc[10:14, "value"] = np.nan  # c never has a value
     panel = Panel.from_long(frame, freq="MS", edge_nan="unlisted")
     view = panel.dense()
     assert panel.series_ids.tolist() == ["a", "b"]

@@ -11,7 +11,15 @@ from benchmarks.perf.analyses import main
 def test_the_quick_preset_runs_every_analysis_and_reports_against_the_targets(capsys):
     assert main(["--quick", "--sweep-series", "60", "--n-jobs", "1"]) == 0
     out = capsys.readouterr().out
-    for step in ("unit inversion", "aggregation dial", "class winners", "uncertainty", "horizon robustness",
-                 "relative error", "spikiness sweep", "peak RSS"):
+    for step in (
+        "unit inversion",
+        "aggregation dial",
+        "class winners",
+        "uncertainty",
+        "horizon robustness",
+        "relative error",
+        "spikiness sweep",
+        "peak RSS",
+    ):
         assert step in out, step
     assert "analyses add" in out and "target <= 60s: met" in out

@@ -10,6 +10,8 @@ from benchmarks.perf.backtest import agreement, long_frame, run_statsforecast, r
 from benchmarks.perf.common import HORIZON, N_ORIGINS, STRIDE, Comparison, build_cv_panel
 from benchmarks.perf.stats_scale import make_inputs, run_stats
 
+pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
+
 
 @pytest.fixture(scope="module")
 def tiny():
@@ -28,8 +30,7 @@ def test_cv_panel_keeps_only_series_statsforecast_accepts(tiny):
 def test_when_the_roster_runs_on_both_sides_then_every_model_agrees_on_common_rows(tiny):
     _, scores, cv = tiny
     agree = agreement(scores, cv)
-    assert set(agree) == {"naive", "seasonal_naive", "drift", "historic_mean", "croston", "croston_sba",
-                          "tsb", "ses"}
+    assert set(agree) == {"naive", "seasonal_naive", "drift", "historic_mean", "croston", "croston_sba", "tsb", "ses"}
     for model, a in agree.items():
         assert a["common"] > 0, model
         assert a["disagree"] == 0, (model, a)

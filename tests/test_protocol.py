@@ -130,13 +130,14 @@ def test_origins_are_spaced_by_stride_leave_a_full_horizon_and_enough_history(ho
         return
     idx = [o.index for o in origins]
     assert idx[-1] == 36 - horizon
-    assert all(b - a == stride for a, b in zip(idx, idx[1:]))
+    assert all(b - a == stride for a, b in zip(idx, idx[1:], strict=False))
     assert idx[0] >= min_history and idx[0] - stride < min_history
     pairs = protocol.scored_pairs(PANEL, min_history=min_history)
     assert len(pairs) == len(origins) * horizon  # a (target, step) pair names exactly one origin
 
 
 # ---------------------------------------------------------------- calibration origins
+
 
 def test_calibration_origins_end_their_horizon_right_before_the_first_scored_origin_at_stride_one():
     protocol = RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=4)
@@ -155,8 +156,9 @@ def test_calibration_origins_with_too_little_history_are_skipped_and_counted():
     assert plan.used == tuple(range(5, 13))  # 12 down to 5 have 5 periods of history
     assert plan.skipped == tuple(range(-2, 5))  # 7 skipped, two of them before the grid
     assert [o.fit_end for o in plan.protocol.origins(PANEL, min_history=5)] == [c - 1 for c in plan.used]
-    none = calibration_plan(RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=2), PANEL,
-                            min_history=18)  # o_1 = 18: c = 12, 11 lack 18 periods
+    none = calibration_plan(
+        RollingOrigin(horizon=6, stride=6, n_origins=3, n_calibration_origins=2), PANEL, min_history=18
+    )  # o_1 = 18: c = 12, 11 lack 18 periods
     assert none.protocol is None and none.skipped == (11, 12)
 
 

@@ -8,10 +8,30 @@ import sys
 import tycheon
 
 EXPECTED = [
-    "Evaluation", "EvaluationError", "InputError", "LeaderboardSpec", "LookaheadError", "Panel", "RollingOrigin", "ScoreSet", "StaticSplit",
-    "TycheonError", "TycheonWarning", "__version__", "analysis", "available_datasets", "available_forecasters",
-    "evaluate", "forecaster_factory", "leaderboard_tables", "load", "metrics", "run", "same_targets", "stats",
-]  # fmt: skip
+    "Evaluation",
+    "EvaluationError",
+    "InputError",
+    "LeaderboardSpec",
+    "LookaheadError",
+    "Panel",
+    "RollingOrigin",
+    "ScoreSet",
+    "StaticSplit",
+    "TycheonError",
+    "TycheonWarning",
+    "__version__",
+    "analysis",
+    "available_datasets",
+    "available_forecasters",
+    "evaluate",
+    "forecaster_factory",
+    "leaderboard_tables",
+    "load",
+    "metrics",
+    "run",
+    "same_targets",
+    "stats",
+]
 
 
 def test_all_is_pinned():

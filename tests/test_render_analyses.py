@@ -20,25 +20,43 @@ from tycheon.analysis.sensitivity import (
     sensitivity_report,
 )
 
-RUNS = ("rolling", "static", "static_boundary-3", "static_boundary-1", "static_boundary+1", "static_boundary+3",
-        "rolling_embargo1", "rolling_refit-2")
+RUNS = (
+    "rolling",
+    "static",
+    "static_boundary-3",
+    "static_boundary-1",
+    "static_boundary+1",
+    "static_boundary+3",
+    "rolling_embargo1",
+    "rolling_refit-2",
+)
 
 
 def _sections() -> tuple[list[dict], list[dict]]:
     rng = np.random.default_rng(0)
     y = 10 + rng.normal(size=(6, 6, 3))
-    pts = {"snaive_momentum": y + 1.0, "naive": y + rng.normal(scale=0.3, size=y.shape),
-           "ses": y + rng.normal(scale=0.5, size=y.shape)}
+    pts = {
+        "snaive_momentum": y + 1.0,
+        "naive": y + rng.normal(scale=0.3, size=y.shape),
+        "ses": y + rng.normal(scale=0.5, size=y.shape),
+    }
     res = replay(replay_table(pts, y), spec=ReplaySpec(baseline="snaive_momentum", bias_threshold=10.0))
-    replay_secs = [to_json_value({"dataset": "synthetic_marketplace", "protocol": "rolling_origin", **t})
-                   for t in replay_tables(res)]
+    replay_secs = [
+        to_json_value({"dataset": "synthetic_marketplace", "protocol": "rolling_origin", **t})
+        for t in replay_tables(res)
+    ]
     runs = {}
     for name in RUNS:
-        noisy = {m: y + rng.normal(scale=sd, size=y.shape) for m, sd in (("naive", 0.5), ("ses", 0.55),
-                                                                          ("snaive_momentum", 0.9))}
+        noisy = {
+            m: y + rng.normal(scale=sd, size=y.shape)
+            for m, sd in (("naive", 0.5), ("ses", 0.55), ("snaive_momentum", 0.9))
+        }
         runs[name] = run_losses(sens_table(noisy, y), label=name)
-    rec = sensitivity_record(sensitivity_report(runs, seed=0, n_resamples=50), runs={n: n for n in RUNS},
-                             fitted={"naive": False, "ses": False, "snaive_momentum": False})
+    rec = sensitivity_record(
+        sensitivity_report(runs, seed=0, n_resamples=50),
+        runs={n: n for n in RUNS},
+        fitted={"naive": False, "ses": False, "snaive_momentum": False},
+    )
     sens = [to_json_value({"dataset": "synthetic_marketplace", "protocol": "rolling_origin", "unit": "series", **rec})]
     return replay_secs, sens
 
@@ -69,8 +87,11 @@ def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_lea
     assert len(figure["data"]) == 3 and all(len(t["y"]) == len(RUNS) for t in figure["data"])
     bars = _figure(text)
     assert [t["type"] for t in bars["data"]] == ["bar"] * 3
-    boards = [p for p in docs.rglob("*.md") if "/synthetic_marketplace/rolling_origin/" in p.as_posix()
-              and p.name != "index.md"]
+    boards = [
+        p
+        for p in docs.rglob("*.md")
+        if "/synthetic_marketplace/rolling_origin/" in p.as_posix() and p.name != "index.md"
+    ]
     assert boards and all('../../sensitivity.html">How stable is this order?' in p.read_text() for p in boards)
     others = [p for p in docs.rglob("*.md") if "/m3_monthly/rolling_origin/" in p.as_posix() and p.name != "index.md"]
     assert others and all("No protocol-sensitivity audit was run" in p.read_text() for p in others)

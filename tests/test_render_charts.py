@@ -43,13 +43,15 @@ def test_pareto_front_holds_exactly_the_undominated_points(pairs):
 
     def dominated(p: charts.CostPoint) -> bool:
         return any(q.seconds <= p.seconds and q.accuracy < p.accuracy for q in points) or any(
-            q.seconds < p.seconds and q.accuracy <= p.accuracy for q in points)
+            q.seconds < p.seconds and q.accuracy <= p.accuracy for q in points
+        )
 
     undominated = {p.label for p in points if not dominated(p)}
     # ties on both coordinates keep one representative, so the front is a subset covering every distinct optimum
     assert front <= undominated
     assert {(p.seconds, p.accuracy) for p in points if p.label in front} == {
-        (p.seconds, p.accuracy) for p in points if p.label in undominated}
+        (p.seconds, p.accuracy) for p in points if p.label in undominated
+    }
 
 
 def test_every_model_gets_a_marker_symbol_as_well_as_a_colour():

@@ -26,8 +26,13 @@ def test_home_answers_first_from_the_headline_tables_that_reach_the_minimum_cell
     data = _fixture()
     headline = [lb for lb in data["leaderboards"] if (lb["unit"], lb["metric"]) == ("series", "mase")]
     small = next(lb for lb in headline if lb["demand_class"] != "all")
-    small["tests"].update(cell_ok=False, cell_count=4, cell_counts="scored blocks", min_cell=30,
-                          cell_reason="4 scored blocks, fewer than the minimum cell of 30")
+    small["tests"].update(
+        cell_ok=False,
+        cell_count=4,
+        cell_counts="scored blocks",
+        min_cell=30,
+        cell_reason="4 scored blocks, fewer than the minimum cell of 30",
+    )
     home = (_render(tmp_path, data) / "index.md").read_text(encoding="utf-8")
     assert home.index("tyc-answer") < home.index("Data warnings") < home.index("Where the baselines win")
     rows = _answer(home)
@@ -42,9 +47,17 @@ def test_home_answers_first_from_the_headline_tables_that_reach_the_minimum_cell
 
 def test_glossary_reads_the_results_metric_glossary_when_the_file_carries_one(tmp_path):
     data = _fixture()
-    data["metric_glossary"] = [{"name": "mase", "display_name": "MASE", "kind": "point", "lower_is_better": True,
-                                "ranked": True, "scale_column": "scale_mae",
-                                "definition": "a definition only the results file has"}]
+    data["metric_glossary"] = [
+        {
+            "name": "mase",
+            "display_name": "MASE",
+            "kind": "point",
+            "lower_is_better": True,
+            "ranked": True,
+            "scale_column": "scale_mae",
+            "definition": "a definition only the results file has",
+        }
+    ]
     glossary = (_render(tmp_path, data) / "glossary.md").read_text(encoding="utf-8")
     assert "a definition only the results file has" in glossary
     assert 'id="metric-mase"' in glossary and "Source: results small" in glossary
@@ -66,8 +79,17 @@ def test_submit_page_is_markdown_with_every_field_described(tmp_path):
     example = submit.split("```toml\n")[1].split("```")[0]
     assert 'kind = "' in example and "&#34;" not in example  # the model file verbatim, not escaped
     assert "\n### 1. Write `benchmarks/models/<id>.toml`" in submit  # its headings, one level down
-    for field in ("id", "display_name", "family", "source", "source.forecaster", "source.estimator", "params",
-                  "licence", "contributor"):
+    for field in (
+        "id",
+        "display_name",
+        "family",
+        "source",
+        "source.forecaster",
+        "source.estimator",
+        "params",
+        "licence",
+        "contributor",
+    ):
         assert f"<code>{field}</code></td>" in submit, field
 
 

@@ -18,8 +18,12 @@ CONSERVATIVE_REASON = "one origin per series leaves 1 block & no df"
 
 
 def _board(data: dict) -> dict:
-    return next(lb for lb in data["leaderboards"]
-                if (lb["dataset"], lb["unit"], lb["demand_class"], lb["metric"]) == ("synthetic_marketplace", "series", "all", "mase"))
+    return next(
+        lb
+        for lb in data["leaderboards"]
+        if (lb["dataset"], lb["unit"], lb["demand_class"], lb["metric"])
+        == ("synthetic_marketplace", "series", "all", "mase")
+    )
 
 
 def _row(board: dict, model: str) -> dict:
@@ -38,8 +42,14 @@ def _with_reasons() -> dict:
     ets.update(verdict_vs_rw=None, verdict_reason=VERDICT_REASON, verdict_p_se=None, verdict_p_crps=0.5)
     _row(board, "seasonal_naive").update(verdict_p_se=0.003, verdict_p_crps=0.21, verdict_reason=None, dm_reason=None)
     _row(board, "croston_sba").update(verdict_p_se=0.0004, verdict_p_crps=0.0456)
-    board["tests"].update(friedman_statistic=None, friedman_p=None, nemenyi_cd=None, friedman_reason=FRIEDMAN_REASON,
-                          conservative_cd=None, conservative_cd_reason=CONSERVATIVE_REASON)
+    board["tests"].update(
+        friedman_statistic=None,
+        friedman_p=None,
+        nemenyi_cd=None,
+        friedman_reason=FRIEDMAN_REASON,
+        conservative_cd=None,
+        conservative_cd_reason=CONSERVATIVE_REASON,
+    )
     return data
 
 
@@ -74,7 +84,10 @@ def test_a_null_verdict_shows_its_reason_and_the_baseline_and_random_walk_get_th
     notes = re.findall(r'<li id="lb-note-\d+" value="\d+">(.*?)</li>', reasons_page)
     assert f"No verdict against the random walk for AutoETS: {escaped}" in notes
     assert "No verdict against the random walk for Naive (random walk): is the random walk" in notes
-    assert "No DM p against the production baseline for Seasonal naive + momentum (production): is the production baseline" in notes
+    assert (
+        "No DM p against the production baseline for Seasonal naive + momentum (production): is the production baseline"
+        in notes
+    )
     assert len(notes) == 4 and VERDICT_REASON not in reasons_page
 
 
@@ -82,7 +95,9 @@ def test_the_verdict_shows_both_one_sided_p_values_behind_it(reasons_page):
     row = _cell_row(reasons_page, "seasonal_naive")
     assert "tyc-beats" in row
     assert "p<sub>SE</sub>=0.003, p<sub>CRPS</sub>=0.21" in row
-    assert "p<sub>SE</sub>=&ndash;" not in row and "p<sub>SE</sub>=\u2013, p<sub>CRPS</sub>=0.5" in _cell_row(reasons_page, "auto_ets")
+    assert "p<sub>SE</sub>=&ndash;" not in row and "p<sub>SE</sub>=\u2013, p<sub>CRPS</sub>=0.5" in _cell_row(
+        reasons_page, "auto_ets"
+    )
     assert "p<sub>SE</sub>" not in _cell_row(reasons_page, "imapa")  # the fixture records no p-values for it
     assert "p<sub>SE</sub>&lt;0.001, p<sub>CRPS</sub>=0.046" in _cell_row(reasons_page, "croston_sba")
 
@@ -106,14 +121,30 @@ def test_without_the_optional_fields_the_leaderboard_has_no_notes_and_no_p_value
 def many_skips(tmp_path_factory):
     """Three unavailable models skipped on every (dataset, protocol), with the harness's one warning per run."""
     data = _fixture()
-    where = [("synthetic_marketplace", "rolling_origin"), ("m3_monthly", "rolling_origin"), ("m3_monthly", "competition")]
+    where = [
+        ("synthetic_marketplace", "rolling_origin"),
+        ("m3_monthly", "rolling_origin"),
+        ("m3_monthly", "competition"),
+    ]
     for m in data["models"]:
         if m["id"] in ("chronos_bolt", "auto_arima"):
             reason = f"package for {m['id']} <is> not installed"
-            m["runs"] = [{"dataset": d, "protocol": p, "status": "skipped", "reason": reason, "traceback": None,
-                          "support": 0, "timings": {}} for d, p in where]
-            data["warnings"].extend({"dataset": d, "kind": "model", "message": f"{m['id']} skipped on {d} ({p}): {reason}"}
-                                    for d, p in where)
+            m["runs"] = [
+                {
+                    "dataset": d,
+                    "protocol": p,
+                    "status": "skipped",
+                    "reason": reason,
+                    "traceback": None,
+                    "support": 0,
+                    "timings": {},
+                }
+                for d, p in where
+            ]
+            data["warnings"].extend(
+                {"dataset": d, "kind": "model", "message": f"{m['id']} skipped on {d} ({p}): {reason}"}
+                for d, p in where
+            )
     for table in data["leaderboards"] + data["intervals"]:
         table["rows"] = [r for r in table["rows"] if r["model"] not in ("chronos_bolt", "auto_arima")]
     for table in data["competition"]:
@@ -130,8 +161,10 @@ def test_home_lists_each_skipped_model_once_with_its_datasets_grouped_by_protoco
     items = re.findall(r"<li [^>]*>(.*?)</li>", notran)
     assert len(items) == 2
     chronos = next(i for i in items if "Chronos-Bolt" in i)
-    assert chronos.endswith("&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, "
-                            "competition): package for chronos_bolt &lt;is&gt; not installed")
+    assert chronos.endswith(
+        "&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, "
+        "competition): package for chronos_bolt &lt;is&gt; not installed"
+    )
 
 
 def test_the_data_warnings_box_holds_data_facts_only_never_model_runs(many_skips):
@@ -143,7 +176,9 @@ def test_the_data_warnings_box_holds_data_facts_only_never_model_runs(many_skips
         assert "not installed" not in box and "needs the" not in box, page
     home = (many_skips / "index.md").read_text(encoding="utf-8")
     box = home.split('<div class="admonition warning tyc-warnings">')[1].split("</div>")[0]
-    assert "<strong>synthetic</strong> (synthetic_marketplace)" in box and "<strong>subsample</strong> (m3_monthly)" in box
+    assert (
+        "<strong>synthetic</strong> (synthetic_marketplace)" in box and "<strong>subsample</strong> (m3_monthly)" in box
+    )
 
 
 def test_dataset_and_benchmark_pages_list_the_skips_that_concern_them(many_skips):
@@ -151,7 +186,12 @@ def test_dataset_and_benchmark_pages_list_the_skips_that_concern_them(many_skips
     assert "&mdash; skipped on synthetic_marketplace (rolling origin): package for chronos_bolt" in dataset
     assert "m3_monthly (rolling origin" not in dataset
     bench = (many_skips / "benchmarks/small/index.md").read_text(encoding="utf-8")
-    assert bench.count("&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, competition)") == 2
+    assert (
+        bench.count(
+            "&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, competition)"
+        )
+        == 2
+    )
 
 
 def test_an_interval_column_empty_for_every_model_is_named_and_a_missing_ranking_comparison_says_so(tmp_path):
@@ -164,8 +204,11 @@ def test_an_interval_column_empty_for_every_model_is_named_and_a_missing_ranking
     _write(tmp_path / "results", data)
     render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
     page = (tmp_path / "docs" / "benchmarks" / "small" / table["dataset"] / "intervals.md").read_text(encoding="utf-8")
-    notes = re.findall(r"<span class=\"tyc-reason\">Empty for every model in this table \(the results file records "
-                       r"none\): ([^<]+)\.</span>", page)
+    notes = re.findall(
+        r"<span class=\"tyc-reason\">Empty for every model in this table \(the results file records "
+        r"none\): ([^<]+)\.</span>",
+        page,
+    )
     assert notes == ["coverage 95%, MSIS 95%"]  # only the emptied table, only its emptied columns
     assert page.count("Point vs interval ranking: not recorded in this results file.") == 1
     assert "No model has a 95% band in any demand class here" not in page  # the other classes still have one

@@ -55,7 +55,11 @@ def mkdocs_build(config: Path, site_dir: Path) -> None:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config), "-d", str(site_dir)],
-        capture_output=True, text=True, env=env, check=False)
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
 
 
@@ -98,8 +102,9 @@ def test_when_the_output_folder_holds_foreign_files_then_the_renderer_refuses_to
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmarks.render", *args], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.render", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
 
 
 def test_when_a_results_file_breaks_the_schema_then_the_cli_exits_non_zero_naming_file_and_field(tmp_path):
@@ -134,7 +139,9 @@ def test_history_page_reports_which_models_moved_between_consecutive_versions(tm
     _write(results, old)
     new = copy.deepcopy(old)
     new["version"] = "v0002"
-    board = next(lb for lb in new["leaderboards"] if (lb["unit"], lb["demand_class"], lb["metric"]) == ("series", "all", "mase"))
+    board = next(
+        lb for lb in new["leaderboards"] if (lb["unit"], lb["demand_class"], lb["metric"]) == ("series", "all", "mase")
+    )
     first, last = board["rows"][0], board["rows"][-1]
     n = last["rank"]
     assert first["rank"] == 1 and n > 2
@@ -259,9 +266,13 @@ def test_built_site_loads_nothing_from_the_network(hostile_site):
     for html_file in sorted(hostile_site.rglob("*.html")):
         collector = _Collector()
         collector.feed(html_file.read_text(encoding="utf-8"))
-        external |= {link for link in collector.links if link.startswith(("http:", "https:", "//"))
-                     and urlsplit(link).netloc not in {"github.com", "squidfunk.github.io", "www.mkdocs.org"}
-                     and not (link in collector.anchors and urlsplit(link).netloc in READING_HOSTS)}
+        external |= {
+            link
+            for link in collector.links
+            if link.startswith(("http:", "https:", "//"))
+            and urlsplit(link).netloc not in {"github.com", "squidfunk.github.io", "www.mkdocs.org"}
+            and not (link in collector.anchors and urlsplit(link).netloc in READING_HOSTS)
+        }
     assert external == set()
     assert (hostile_site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
 
@@ -281,9 +292,12 @@ def test_methodology_quotes_library_docstrings_and_names_what_is_missing(tmp_pat
     lib.mkdir(parents=True)
     (lib / "point.py").write_text(
         'def mase(*, y, f):\n    """Mean absolute scaled error.\n\n    .. math:: q = e / s\n    """\n\n'
-        'def _hidden():\n    """private"""\n')
+        'def _hidden():\n    """private"""\n'
+    )
     found = read_package(tmp_path, "tycheon.metrics")
-    assert [(d.module, d.name, d.signature) for d in found.definitions] == [("tycheon.metrics.point", "mase", "mase(*, y, f)")]
+    assert [(d.module, d.name, d.signature) for d in found.definitions] == [
+        ("tycheon.metrics.point", "mase", "mase(*, y, f)")
+    ]
     assert ".. math:: q = e / s" in found.definitions[0].doc and found.note is None
     missing = read_package(tmp_path, "tycheon.stats")
     assert missing.definitions == () and "does not exist" in missing.note

@@ -34,7 +34,7 @@ def test_scales_equal_the_plain_loop(rows, m):
     width = max(len(r) for r in rows)
     values = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):
-        values[i, width - len(r):] = r
+        values[i, width - len(r) :] = r
     mae, rmse, lag = seasonal_naive_scales(values, np.isfinite(values), m)
     for i, r in enumerate(rows):
         want = _plain(r, m)

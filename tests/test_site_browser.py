@@ -24,8 +24,15 @@ from tests.test_render_site import HOSTILE_SCRIPT, hostile_results, mkdocs_build
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html"
 
 
@@ -37,7 +44,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (.ci/run does) to run the browser tests")
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (.ci/run does) to run the browser tests"
+        )
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
     tmp = tmp_path_factory.mktemp("browser")
     hostile_results(tmp / "results")
@@ -74,7 +83,9 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.problems = []
-    tab.on("console", lambda msg: tab.problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    tab.on(
+        "console", lambda msg: tab.problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None
+    )
     tab.on("pageerror", lambda err: tab.problems.append(f"page error: {err}"))
     yield tab
     context.close()
@@ -82,7 +93,8 @@ def page(browser):
 
 def _column(tab, index: int) -> list[str]:
     return tab.eval_on_selector_all(
-        "#leaderboard tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))")
+        "#leaderboard tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))"
+    )
 
 
 def test_home_page_shows_the_winners_table_without_console_errors(page, server):
@@ -157,8 +169,11 @@ class _GzipHandler(_QuietHandler):
 
     def send_head(self):
         path = Path(self.translate_path(self.path.split("?")[0]))
-        if (path.is_file() and path.suffix in {".html", ".js", ".css", ".json", ".csv", ".svg"}
-                and "gzip" in self.headers.get("Accept-Encoding", "")):
+        if (
+            path.is_file()
+            and path.suffix in {".html", ".js", ".css", ".json", ".csv", ".svg"}
+            and "gzip" in self.headers.get("Accept-Encoding", "")
+        ):
             body = gzip.compress(path.read_bytes(), mtime=0)
             self.send_response(200)
             self.send_header("Content-Type", self.guess_type(str(path)))
@@ -225,8 +240,9 @@ def _weigh(browser, url: str, *, charts: bool) -> dict:
     tab = context.new_page()
     tab.goto(url, wait_until="load")
     if charts:
-        tab.wait_for_function("() => [...document.querySelectorAll('.tyc-chart')].every(el => el.querySelector('svg'))",
-                              timeout=15_000)
+        tab.wait_for_function(
+            "() => [...document.querySelectorAll('.tyc-chart')].every(el => el.querySelector('svg'))", timeout=15_000
+        )
     else:
         tab.wait_for_timeout(500)  # the search index and anything else fetched after load
     weight = tab.evaluate("""() => {
@@ -258,20 +274,33 @@ def test_page_weight_and_load_targets(browser, committed, committed_server):
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_serious_or_critical_accessibility_violations(browser, committed, committed_server, width):
-    axe_module = pytest.importorskip("axe_playwright_python.sync_playwright",
-                                     reason="axe-playwright-python (dev extra)")
+    axe_module = pytest.importorskip(
+        "axe_playwright_python.sync_playwright", reason="axe-playwright-python (dev extra)"
+    )
     axe = axe_module.Axe()
     context = browser.new_context(viewport={"width": width, "height": 900})
     tab = context.new_page()
     model = next(p for p in _pages(committed) if p.startswith("models/") and p != "models/index.html")
     found = {}
-    for path in ["index.html", _a_leaderboard(committed), "glossary.html", "methodology.html", "submit.html",
-                 "benchmarks/small/history.html", "benchmarks/small/index.html", model, "models/index.html"]:
+    for path in [
+        "index.html",
+        _a_leaderboard(committed),
+        "glossary.html",
+        "methodology.html",
+        "submit.html",
+        "benchmarks/small/history.html",
+        "benchmarks/small/index.html",
+        model,
+        "models/index.html",
+    ]:
         tab.goto(f"{committed_server}/{path}", wait_until="load")
         tab.wait_for_timeout(300)
         violations = axe.run(tab).response["violations"]
-        bad = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in violations
-               if v["impact"] in ("serious", "critical")]
+        bad = [
+            f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}"
+            for v in violations
+            if v["impact"] in ("serious", "critical")
+        ]
         if bad:
             found[path] = bad
     context.close()
@@ -294,19 +323,24 @@ def test_a_csv_download_equals_the_table_on_the_page(browser, committed, committ
     context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
     tab = context.new_page()
     tab.goto(f"{committed_server}/{_a_leaderboard(committed)}", wait_until="load")
-    shown = tab.eval_on_selector_all("#leaderboard tbody tr", """rows => rows.map(r => [
+    shown = tab.eval_on_selector_all(
+        "#leaderboard tbody tr",
+        """rows => rows.map(r => [
         r.cells[0].textContent.trim(), r.getAttribute('data-model'), r.cells[2].textContent.trim(),
-        r.cells[9].textContent.trim()])""")
+        r.cells[9].textContent.trim()])""",
+    )
     with tab.expect_download() as info:
         tab.click("text=Download this table as CSV")
     rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
     assert [(r["rank"], r["model"], f"{float(r['mean']):.3f}", f"{int(r['support']):,}") for r in rows] == [
-        tuple(s) for s in shown]
+        tuple(s) for s in shown
+    ]
 
     tab.goto(f"{committed_server}/index.html", wait_until="load")  # a table without a shipped CSV: built in the page
     first = tab.locator("table.tyc-answer").first
     cells = first.evaluate(
-        "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))")
+        "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))"
+    )
     with tab.expect_download() as info:
         tab.locator("a.tyc-csv").first.click()
     assert list(csv.reader(open(info.value.path(), encoding="utf-8"))) == cells

@@ -29,7 +29,7 @@ def r_dm_test(e1, e2, h, power=2, alternative="two.sided"):
 
     R's acf(type = "covariance") demeans and divides by n.
     """
-    d = [abs(a) ** power - abs(b) ** power for a, b in zip(e1, e2)]
+    d = [abs(a) ** power - abs(b) ** power for a, b in zip(e1, e2, strict=False)]
     n = len(d)
     mean = sum(d) / n
     cov = []
@@ -124,7 +124,7 @@ def _pooled_loop_variance(d, series, origin, lags):
     mean = sum(d) / len(d)
     order = {}
     for s in sorted(set(series)):
-        origins = sorted({o for ss, o in zip(series, origin) if ss == s})
+        origins = sorted({o for ss, o in zip(series, origin, strict=False) if ss == s})
         order.update({(s, o): r for r, o in enumerate(origins)})
     v = 0.0
     for i in range(len(d)):
@@ -232,7 +232,9 @@ def _verdict_table(noise: dict[str, float], seed: int = 0):
                     point = actual + sd * rng.normal()
                     row = {"model": model, "unit": "series", "series_id": f"s{s}", "origin": o, "step": h,
                            "actual": actual, "point": point}  # fmt: skip
-                    row.update({quantile_column(lv): point + max(sd, 0.1) * zz for lv, zz in zip(levels, z)})
+                    row.update(
+                        {quantile_column(lv): point + max(sd, 0.1) * zz for lv, zz in zip(levels, z, strict=False)}
+                    )
                     rows.append(row)
     return pd.DataFrame(rows), levels
 
@@ -327,11 +329,13 @@ def _scaled_null_size(*, n_origins: int, stride: int, reps: int, seed: int) -> d
     span = (n_origins - 1) * stride + horizon + 1
     rejected = {"mase": 0, "rmsse": 0}
     for _ in range(reps):
-        walks = [np.cumsum(np.c_[np.zeros(n_series), rng.normal(size=(n_series, span))], axis=1) * scale[:, None]
-                 for _ in range(2)]
+        walks = [
+            np.cumsum(np.c_[np.zeros(n_series), rng.normal(size=(n_series, span))], axis=1) * scale[:, None]
+            for _ in range(2)
+        ]
         e_a, e_b = ((w[s, o + step] - w[s, o]) for w in walks)  # null-true: same law for both models
         sc = scale[s]
-        for name, loss in (("mase", lambda e: np.abs(e) / sc), ("rmsse", lambda e: e * e / sc**2)):
+        for name, loss in (("mase", lambda e, sc=sc: np.abs(e) / sc), ("rmsse", lambda e, sc=sc: e * e / sc**2)):
             p = dm_pooled(loss(e_a), loss(e_b), layout=layout, horizon=horizon, stride=stride).p_value
             rejected[name] += p < 0.05
     return {k: v / reps for k, v in rejected.items()}

@@ -19,6 +19,7 @@ def test_when_p_values_are_adjusted_then_they_match_statsmodels():
     np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1], rtol=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)  # statsmodels holm costs ~0.13 s a call
 @given(p=arrays(np.float64, st.integers(1, 30), elements=st.floats(0, 1)))
 def test_property_adjustments_match_statsmodels_on_any_input(p):

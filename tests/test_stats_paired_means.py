@@ -17,8 +17,9 @@ def _frame(seed=0, n_blocks=20, missing=0.0):
     sizes = rng.integers(1, 5, size=n_blocks)
     blocks = np.repeat([f"b{i:02d}" for i in range(n_blocks)], sizes)
     base = rng.gamma(2.0, 1.0, size=blocks.size)
-    frame = pd.DataFrame({"base": base, "m1": base + rng.normal(0.3, 1.0, blocks.size),
-                          "m2": base * rng.uniform(0.5, 1.5, blocks.size)})
+    frame = pd.DataFrame(
+        {"base": base, "m1": base + rng.normal(0.3, 1.0, blocks.size), "m2": base * rng.uniform(0.5, 1.5, blocks.size)}
+    )
     if missing:
         holes = rng.random(frame.shape) < missing
         holes[:, 0] &= rng.random(blocks.size) < 0.3  # the reference misses fewer
@@ -50,8 +51,12 @@ def _loop(frame, blocks, draws_per_chunk, reference):
             sub = x[idx]
             means.append([np.nanmean(sub[:, j]) for j in range(x.shape[1])])
             both = np.isfinite(sub) & np.isfinite(sub[:, [r]])
-            deltas.append([np.mean((sub[:, j] - sub[:, r])[both[:, j]]) if both[:, j].any() else np.nan
-                           for j in range(x.shape[1])])
+            deltas.append(
+                [
+                    np.mean((sub[:, j] - sub[:, r])[both[:, j]]) if both[:, j].any() else np.nan
+                    for j in range(x.shape[1])
+                ]
+            )
     return np.array(means), np.array(deltas)
 
 
@@ -92,8 +97,9 @@ def test_when_the_true_difference_is_known_then_the_95_percent_interval_covers_i
         shock = np.repeat(rng.normal(0, 1.0, 60), sizes)  # shared within a block
         base = 2.0 + shock + rng.normal(0, 0.5, blocks.size)
         m = base + 0.25 + np.repeat(rng.normal(0, 0.6, 60), sizes) + rng.normal(0, 0.4, blocks.size)
-        res = paired_means_bootstrap(pd.DataFrame({"base": base, "m": m}), blocks=blocks, reference="base",
-                                     n_resamples=400, seed=i)
+        res = paired_means_bootstrap(
+            pd.DataFrame({"base": base, "m": m}), blocks=blocks, reference="base", n_resamples=400, seed=i
+        )
         hits_delta += res.delta_low[1] <= 0.25 <= res.delta_high[1]
         hits_mean += res.mean_low[0] <= 2.0 <= res.mean_high[0]
     # binomial sd at 0.95 over 300 draws is 1.3 points: [0.90, 0.985] is ~4 sd wide on the low side

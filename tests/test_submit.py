@@ -31,11 +31,18 @@ forecaster = "{forecaster}"
 """
 
 
-def _config(folder: Path, *, id="moving_average_6", display_name="Moving average (6)",
-            forecaster="moving_average", params="window = 6", extra="", name=None) -> Path:
+def _config(
+    folder: Path,
+    *,
+    id="moving_average_6",
+    display_name="Moving average (6)",
+    forecaster="moving_average",
+    params="window = 6",
+    extra="",
+    name=None,
+) -> Path:
     path = folder / f"{name or id}.toml"
-    path.write_text(VALID.format(id=id, display_name=display_name, forecaster=forecaster, params=params,
-                                 extra=extra))
+    path.write_text(VALID.format(id=id, display_name=display_name, forecaster=forecaster, params=params, extra=extra))
     return path
 
 
@@ -66,15 +73,21 @@ def test_when_config_names_an_unregistered_class_then_it_is_rejected_listing_the
     assert "unknown forecaster id 'MyForecaster'" in out and "moving_average" in out
 
 
-@pytest.mark.parametrize("kind, key, value", [
-    ("tycheon", "forecaster", "mypkg.models.MyForecaster"),
-    ("tycheon", "forecaster", "mypkg/models.py"),
-    ("sktime", "estimator", "sktime.forecasting.naive.NaiveForecaster"),
-])
+@pytest.mark.parametrize(
+    "kind, key, value",
+    [
+        ("tycheon", "forecaster", "mypkg.models.MyForecaster"),
+        ("tycheon", "forecaster", "mypkg/models.py"),
+        ("sktime", "estimator", "sktime.forecasting.naive.NaiveForecaster"),
+    ],
+)
 def test_when_config_names_a_module_path_then_it_is_rejected_before_any_import(models_dir, capsys, kind, key, value):
     path = _config(models_dir)
-    path.write_text(path.read_text().replace('kind = "tycheon"\nforecaster = "moving_average"',
-                                             f'kind = "{kind}"\n{key} = "{value}"'))
+    path.write_text(
+        path.read_text().replace(
+            'kind = "tycheon"\nforecaster = "moving_average"', f'kind = "{kind}"\n{key} = "{value}"'
+        )
+    )
     rc, out = _check(path, models_dir, capsys)
     assert rc == 1
     assert f"field 'source.{key}'" in out
@@ -158,8 +171,17 @@ def test_when_the_file_is_not_toml_then_it_is_rejected(models_dir, tmp_path, cap
 def test_rejections_are_appended_to_the_summary_file(models_dir, tmp_path, capsys):
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step\n")
-    rc = main(["check", str(_config(models_dir, params='window = "6"')), "--no-run",
-               "--models-dir", str(models_dir), "--summary", str(summary)])
+    rc = main(
+        [
+            "check",
+            str(_config(models_dir, params='window = "6"')),
+            "--no-run",
+            "--models-dir",
+            str(models_dir),
+            "--summary",
+            str(summary),
+        ]
+    )
     capsys.readouterr()
     text = summary.read_text()
     assert rc == 1 and text.startswith("earlier step\n") and "field 'params.window'" in text
@@ -205,18 +227,24 @@ def test_the_work_folder_is_wiped_only_if_this_command_wrote_it(tmp_path):
 
 
 def test_a_diff_yields_added_changed_and_renamed_configs_and_lists_removed_ones():
-    changes = classify("A\tbenchmarks/models/new.toml\nM\tbenchmarks/models/ses.toml\n"
-                       "R090\tbenchmarks/models/old.toml\tbenchmarks/models/renamed.toml\n"
-                       "D\tbenchmarks/models/gone.toml\nM\ttycheon/forecasters/roster/baselines.py\n")
-    assert changes.to_check == ["benchmarks/models/new.toml", "benchmarks/models/ses.toml",
-                                "benchmarks/models/renamed.toml"]
+    changes = classify(
+        "A\tbenchmarks/models/new.toml\nM\tbenchmarks/models/ses.toml\n"
+        "R090\tbenchmarks/models/old.toml\tbenchmarks/models/renamed.toml\n"
+        "D\tbenchmarks/models/gone.toml\nM\ttycheon/forecasters/roster/baselines.py\n"
+    )
+    assert changes.to_check == [
+        "benchmarks/models/new.toml",
+        "benchmarks/models/ses.toml",
+        "benchmarks/models/renamed.toml",
+    ]
     assert changes.removed == ["benchmarks/models/old.toml", "benchmarks/models/gone.toml"]
     assert changes.problems == []
 
 
 def test_when_a_diff_touches_results_or_puts_code_in_models_then_it_is_refused():
-    changes = classify("A\tbenchmarks/results/small/v0009.json\nA\tbenchmarks/models/hook.py\n"
-                       "A\tbenchmarks/models/ok.toml\n")
+    changes = classify(
+        "A\tbenchmarks/results/small/v0009.json\nA\tbenchmarks/models/hook.py\nA\tbenchmarks/models/ok.toml\n"
+    )
     assert changes.to_check == ["benchmarks/models/ok.toml"]
     assert len(changes.problems) == 2
     assert "results files are written by the harness" in changes.problems[0]

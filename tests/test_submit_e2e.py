@@ -16,6 +16,8 @@ import pytest
 
 from benchmarks.results_io import validate_results_file
 
+pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
+
 ROOT = Path(__file__).resolve().parent.parent
 
 TINY = """\
@@ -56,8 +58,14 @@ window = 6
 
 
 def _sh(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org", "NO_MKDOCS_2_WARNING": "1"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+        "NO_MKDOCS_2_WARNING": "1",
+    }
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=240)
 
 
@@ -78,8 +86,19 @@ def submission(tmp_path_factory):
         assert _sh(cmd, repo).returncode == 0
     changed = _sh([*py, "benchmarks.submit", "changed", "--base", "HEAD^1"], repo)
     files = changed.stdout.split()
-    check = _sh([*py, "benchmarks.submit", "check", *files, "--config", "tiny_submit",
-                 "--summary", str(repo / "step_summary.md")], repo)
+    check = _sh(
+        [
+            *py,
+            "benchmarks.submit",
+            "check",
+            *files,
+            "--config",
+            "tiny_submit",
+            "--summary",
+            str(repo / "step_summary.md"),
+        ],
+        repo,
+    )
     return repo, changed, check
 
 
@@ -127,8 +146,13 @@ def test_the_rendered_leaderboard_shows_the_model_and_the_summary_gives_its_plac
     assert "Moving average over six months" in page.read_text()
     assert "Moving average over six months" in (docs / "models" / "moving_average_6.md").read_text()
     doc = json.loads((repo / "build" / "submit" / "results" / "tiny_submit" / "v0002.json").read_text())
-    row = next(r for lb in doc["leaderboards"] if lb["demand_class"] == "all" for r in lb["rows"]
-               if r["model"] == "moving_average_6")
+    row = next(
+        r
+        for lb in doc["leaderboards"]
+        if lb["demand_class"] == "all"
+        for r in lb["rows"]
+        if r["model"] == "moving_average_6"
+    )
     assert f"| synthetic_marketplace | series | mase | {row['rank']} of 4 |" in check.stdout
     summary = (repo / "step_summary.md").read_text()
     assert summary == (repo / "build" / "submit" / "summary.md").read_text() + "\n"

@@ -49,7 +49,7 @@ def test_values_are_non_negative_with_entry_exit_and_heavy_tailed_sizes(default_
     assert (view.last < view.shape[1] - 1).mean() > 0.05  # early exits
     assert default_panel.lengths().min() >= 3
     size = default_panel.attributes["size"].to_numpy()
-    top_share = np.sort(size)[-len(size) // 100:].sum() / size.sum()
+    top_share = np.sort(size)[-len(size) // 100 :].sum() / size.sum()
     assert top_share > 0.15  # the top 1% of accounts carry a large share
     np.testing.assert_allclose(default_panel.attributes["weight"].sum(), 1.0)
     assert set(default_panel.levels) == {"segment", "region"}
@@ -110,8 +110,9 @@ def test_content_hash_survives_numpy_switching_its_simd_kernels():
     )
     env_off = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
     runs = [
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
-                       timeout=120).stdout.split()
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=120
+        ).stdout.split()
         for env in (dict(os.environ), env_off)
     ]
     if runs[0][1] == runs[1][1]:

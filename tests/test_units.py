@@ -32,7 +32,7 @@ def test_aggregate_actuals_are_the_sums_of_their_members(small_panel):
     assert np.allclose(rows["actual"], total.loc[rows["target_period"]].to_numpy())
     region = data.groupby(["region", "period"])["value"].sum()
     rows = scores.select(unit="level:region").table
-    keys = list(zip(rows["series_id"].str.removeprefix("region="), rows["target_period"]))
+    keys = list(zip(rows["series_id"].str.removeprefix("region="), rows["target_period"], strict=False))
     assert np.allclose(rows["actual"], region.loc[keys].to_numpy())
     assert set(rows["series_id"]) == {"region=r0", "region=r1"}
 
@@ -48,7 +48,7 @@ def test_size_groups_use_only_data_before_the_first_training_cut(small_panel):
     volume = np.where(dense.observed[:, :cut], dense.values[:, :cut], 0.0).sum(axis=1)
     order = sorted(range(small_panel.n_series), key=lambda s: (-volume[s], dense.series_ids[s]))
     for g in range(4):
-        members = order[3 * g: 3 * g + 3]
+        members = order[3 * g : 3 * g + 3]
         expected = np.where(dense.observed[members], dense.values[members], 0.0).sum(axis=0)
         observed = dense.observed[members].any(axis=0)
         assert np.allclose(clean.values[g][observed], expected[observed])
@@ -67,8 +67,9 @@ def test_random_groups_are_seeded(small_panel):
 
 def test_weight_attribute_is_used_when_present_and_summed_for_aggregates(small_panel):
     attrs = small_panel.attributes.assign(weight=np.arange(1.0, small_panel.n_series + 1))
-    panel = small_panel.__class__.from_long(small_panel.data, available_at_col="available_at", freq="MS",
-                                            attributes=attrs, levels=small_panel.levels)
+    panel = small_panel.__class__.from_long(
+        small_panel.data, available_at_col="available_at", freq="MS", attributes=attrs, levels=small_panel.levels
+    )
     series = build_unit(panel, "series", first_fit_end=20)
     total = build_unit(panel, "total", first_fit_end=20)
     assert np.array_equal(series.weight, attrs["weight"].to_numpy())

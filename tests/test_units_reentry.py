@@ -19,8 +19,17 @@ from tycheon.data.synthetic import generate_marketplace
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster, History
 from tycheon.testing.toys import NaiveForecaster
 
-BASELINES = ("naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
-             "moving_average", "ses")
+BASELINES = (
+    "naive",
+    "seasonal_naive",
+    "snaive_momentum",
+    "drift",
+    "historic_mean",
+    "median12",
+    "ewma",
+    "moving_average",
+    "ses",
+)
 
 
 def _two_lives_panel() -> Panel:
@@ -37,8 +46,15 @@ class _SeenHistories(Forecaster):
     capabilities: ClassVar[Capabilities] = Capabilities(vectorised=True)
     seen: ClassVar[list[np.ndarray]] = []
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         type(self).seen.append(history.observed.copy())
         return Forecast(point=np.repeat(history.values[:, -1:], horizon, axis=1))
 
@@ -48,18 +64,30 @@ class _FailsOnAggregates(Forecaster):
 
     capabilities: ClassVar[Capabilities] = Capabilities(vectorised=True)
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         if any(str(s) == "total" or str(s).startswith("g") for s in history.series_ids):
             raise RuntimeError("cannot forecast aggregates")
         return Forecast(point=np.repeat(history.values[:, -1:], horizon, axis=1))
 
 
 def test_run_start_is_the_column_after_the_last_gap_and_zero_for_an_exited_row():
-    observed = np.array([[1, 1, 0, 0, 1, 1],   # re-entered at 4
-                         [0, 0, 1, 1, 1, 1],   # late entry: starts at 2
-                         [1, 1, 1, 1, 1, 0],   # exited: nothing cut
-                         [1, 1, 1, 1, 1, 1]], dtype=bool)
+    observed = np.array(
+        [
+            [1, 1, 0, 0, 1, 1],  # re-entered at 4
+            [0, 0, 1, 1, 1, 1],  # late entry: starts at 2
+            [1, 1, 1, 1, 1, 0],  # exited: nothing cut
+            [1, 1, 1, 1, 1, 1],
+        ],
+        dtype=bool,
+    )
     assert run_start(observed, 6).tolist() == [4, 2, 0, 0]
     assert run_start(observed, 2).tolist() == [0, 0, 0, 0]
     assert run_start(observed, 3).tolist() == [0, 2, 0, 0]
@@ -179,8 +207,7 @@ def test_a_unit_that_fails_leaves_the_models_other_units_scored(small_panel):
 
 def test_a_model_failing_on_every_unit_is_failed_with_the_first_reason(small_panel):
     protocol = RollingOrigin(horizon=3, stride=3, n_origins=3)
-    scores = run(small_panel, protocol, {"picky": instance_factory(_FailsOnAggregates())},
-                 units=("total", "groups:4"))
+    scores = run(small_panel, protocol, {"picky": instance_factory(_FailsOnAggregates())}, units=("total", "groups:4"))
     meta = scores.meta["models"]["picky"]
     assert meta["status"] == "failed" and "cannot forecast aggregates" in meta["reason"]
     assert len(scores.table) == 0

@@ -93,8 +93,11 @@ def lint(doc: dict[str, Any], *, file: str = "") -> list[str]:
             uses = step.get("uses")
             if uses is not None and not PINNED.match(uses):
                 problems.append(f"{where}: uses {uses!r} is not pinned to a commit sha")
-            if uses and uses.startswith("actions/checkout@") and (step.get("with") or {}).get(
-                    "persist-credentials") is not False:
+            if (
+                uses
+                and uses.startswith("actions/checkout@")
+                and (step.get("with") or {}).get("persist-credentials") is not False
+            ):
                 problems.append(f"{where}: checkout without persist-credentials: false")
             if "timeout-minutes" in step and not isinstance(step["timeout-minutes"], int):
                 problems.append(f"{where}: step timeout-minutes must be an integer")
@@ -119,23 +122,29 @@ jobs:
 SHA = "11bd71901bbe5b1630ceea73d27597364c9af683"
 
 
-@pytest.mark.parametrize("old, new, expected", [
-    ("on: {pull_request: {}}", "on: {pull_request_target: {}}", "pull_request_target runs contributed code"),
-    (f"actions/checkout@{SHA}", "actions/checkout@v4", "is not pinned"),
-    (f"actions/checkout@{SHA}", "actions/checkout@main", "is not pinned"),
-    (f"actions/checkout@{SHA}", "actions/checkout@v4.2.2", "is not pinned to a commit sha"),
-    (f"actions/checkout@{SHA}", f"actions/checkout@{SHA[:12]}", "is not pinned"),
-    ("    timeout-minutes: 10\n", "", "timeout-minutes must be an integer"),
-    ("    timeout-minutes: 10\n", "    timeout-minutes: 600\n", "timeout-minutes must be an integer"),
-    ("ubuntu-24.04", "ubuntu-latest", "not a pinned runner image"),
-    ("{persist-credentials: false}", "{fetch-depth: 1}", "checkout without persist-credentials"),
-    ("echo hi", "echo ${{ secrets.TOKEN }}", "reads secrets"),
-    ("echo hi", "echo '${{ github.event.pull_request.title }}'", "untrusted pull-request text"),
-    ("permissions: {contents: read}", "permissions: {contents: write}", "top-level write permissions"),
-    ("permissions: {contents: read}\n", "", "no top-level permissions"),
-    ("    timeout-minutes: 10\n", "    timeout-minutes: 10\n    permissions: {pages: write}\n",
-     "write permissions ['pages'] in a pull-request workflow"),
-])
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("on: {pull_request: {}}", "on: {pull_request_target: {}}", "pull_request_target runs contributed code"),
+        (f"actions/checkout@{SHA}", "actions/checkout@v4", "is not pinned"),
+        (f"actions/checkout@{SHA}", "actions/checkout@main", "is not pinned"),
+        (f"actions/checkout@{SHA}", "actions/checkout@v4.2.2", "is not pinned to a commit sha"),
+        (f"actions/checkout@{SHA}", f"actions/checkout@{SHA[:12]}", "is not pinned"),
+        ("    timeout-minutes: 10\n", "", "timeout-minutes must be an integer"),
+        ("    timeout-minutes: 10\n", "    timeout-minutes: 600\n", "timeout-minutes must be an integer"),
+        ("ubuntu-24.04", "ubuntu-latest", "not a pinned runner image"),
+        ("{persist-credentials: false}", "{fetch-depth: 1}", "checkout without persist-credentials"),
+        ("echo hi", "echo ${{ secrets.TOKEN }}", "reads secrets"),
+        ("echo hi", "echo '${{ github.event.pull_request.title }}'", "untrusted pull-request text"),
+        ("permissions: {contents: read}", "permissions: {contents: write}", "top-level write permissions"),
+        ("permissions: {contents: read}\n", "", "no top-level permissions"),
+        (
+            "    timeout-minutes: 10\n",
+            "    timeout-minutes: 10\n    permissions: {pages: write}\n",
+            "write permissions ['pages'] in a pull-request workflow",
+        ),
+    ],
+)
 def test_the_lint_catches_a_broken_workflow(old, new, expected):
     assert lint(yaml.safe_load(GOOD)) == []
     broken = GOOD.replace(old, new)
@@ -144,9 +153,12 @@ def test_the_lint_catches_a_broken_workflow(old, new, expected):
 
 
 def test_the_lint_allows_pages_deployment_writes_only_outside_pull_requests():
-    doc = yaml.safe_load(GOOD.replace("on: {pull_request: {}}", "on: {push: {branches: [main]}}")
-                         .replace("    timeout-minutes: 10\n", "    timeout-minutes: 10\n    permissions: {pages: write, "
-                                  "id-token: write, contents: write}\n"))
+    doc = yaml.safe_load(
+        GOOD.replace("on: {pull_request: {}}", "on: {push: {branches: [main]}}").replace(
+            "    timeout-minutes: 10\n",
+            "    timeout-minutes: 10\n    permissions: {pages: write, id-token: write, contents: write}\n",
+        )
+    )
     assert lint(doc) == ["job a: write permissions ['contents']"]
     assert lint(doc, file="results.yml") == ["job a: write permissions ['contents']"]
 
@@ -168,8 +180,12 @@ def test_every_action_pin_names_its_tag_in_a_comment(path):
 
 def test_only_the_results_commit_job_may_write_contents():
     doc = _load(WORKFLOWS / "results.yml")
-    writers = {(p.name, job) for p in FILES for job, spec in _load(p)["jobs"].items()
-               if "contents" in _writes(spec.get("permissions"))}
+    writers = {
+        (p.name, job)
+        for p in FILES
+        for job, spec in _load(p)["jobs"].items()
+        if "contents" in _writes(spec.get("permissions"))
+    }
     assert writers == {("results.yml", "commit")}
     assert doc["jobs"]["commit"]["needs"] == "run" and "permissions" not in doc["jobs"]["run"]
     assert set(_triggers(doc)) == {"push", "workflow_dispatch"} and _triggers(doc)["push"]["branches"] == ["main"]
@@ -182,8 +198,9 @@ def test_zizmor_finds_nothing_at_medium_or_above():
     zizmor = shutil.which("zizmor") or (str(beside) if beside.exists() else None)
     if zizmor is None:
         pytest.skip("zizmor is not installed (pip install zizmor, in the dev extra); the structural lint still ran")
-    done = subprocess.run([zizmor, "--offline", "--min-severity", "medium", str(WORKFLOWS)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [zizmor, "--offline", "--min-severity", "medium", str(WORKFLOWS)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -218,7 +235,7 @@ def _submit_calls(script: str, subcommand: str) -> list[list[str]]:
             continue
         words = shlex.split(line.split(";")[0].replace("if !", ""))
         words = [w for w in words if w not in (">", "2>") and not w.startswith("$RUNNER_TEMP/changed")]
-        calls.append(words[words.index("benchmarks.submit") + 1:])
+        calls.append(words[words.index("benchmarks.submit") + 1 :])
     return calls
 
 
@@ -237,7 +254,9 @@ def test_the_submission_workflow_runs_the_local_command_with_arguments_the_cli_a
     assert args.files == ["benchmarks/models/x.toml"] and args.config == "small"
     assert str(args.summary) == "$GITHUB_STEP_SUMMARY"
     assert parser().parse_args(changes[0]).base == "HEAD^1"
-    uploads = [s for j in doc["jobs"].values() for s in j["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    uploads = [
+        s for j in doc["jobs"].values() for s in j["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")
+    ]
     assert uploads and uploads[0]["if"] == "always()"
 
 
@@ -283,5 +302,6 @@ def test_every_dependency_is_pinned_exactly_in_the_constraints_file():
     makefile = (root / "Makefile").read_text()
     assert makefile.count("-c constraints.txt") == 2 and "$(STAMP): pyproject.toml constraints.txt" in makefile
     publish = "\n".join(_runs(WORKFLOWS / "publish.yml"))
-    assert "pip install" in publish and all("-c constraints.txt" in line for line in publish.splitlines()
-                                            if "pip install" in line)
+    assert "pip install" in publish and all(
+        "-c constraints.txt" in line for line in publish.splitlines() if "pip install" in line
+    )

@@ -170,16 +170,32 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     path = Path(args.file)
     frame = read_user_file(path)
-    data = DataSpec(id_col=args.id, time_col=args.time, target_col=args.target,
-                    level_cols=None if args.levels is None else tuple(c for c in args.levels.split(",") if c),
-                    freq=args.freq, season_length=args.season, nan_policy=args.nan_policy, edge_nan=args.edge_nan,
-                    static_universe=args.static_universe, redistributable=args.redistributable,
-                    licence=args.licence, name=path.stem)
-    panel = load_panel(frame, data, source=f"file {path.name}",
-                       file={"name": path.name, "sha256": file_sha256(path)})
+    data = DataSpec(
+        id_col=args.id,
+        time_col=args.time,
+        target_col=args.target,
+        level_cols=None if args.levels is None else tuple(c for c in args.levels.split(",") if c),
+        freq=args.freq,
+        season_length=args.season,
+        nan_policy=args.nan_policy,
+        edge_nan=args.edge_nan,
+        static_universe=args.static_universe,
+        redistributable=args.redistributable,
+        licence=args.licence,
+        name=path.stem,
+    )
+    panel = load_panel(frame, data, source=f"file {path.name}", file={"name": path.name, "sha256": file_sha256(path)})
     units = [u.strip() for u in args.units.split(",") if u.strip()]
-    plan = plan_evaluation(panel, horizon=args.horizon, n_origins=args.origins, min_history=args.min_history,
-                           models=args.models, units=units, n_jobs=args.jobs, time_budget=args.time_budget)
+    plan = plan_evaluation(
+        panel,
+        horizon=args.horizon,
+        n_origins=args.origins,
+        min_history=args.min_history,
+        models=args.models,
+        units=units,
+        n_jobs=args.jobs,
+        time_budget=args.time_budget,
+    )
     levels = panel.levels
     harness = load_harness()
     per_fit = dict(harness.seconds_per_fit())  # measured in the published benchmarks
@@ -191,9 +207,16 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tycheon: {line}", file=err)
     progress = err.isatty() if args.progress is None else args.progress
     try:
-        written = harness.run_file(path, data=data, levels=levels, plan=plan, out=Path(args.out),
-                                   build_site=not args.no_site, progress=progress,
-                                   echo=lambda line: print(f"tycheon: {line}", file=err))
+        written = harness.run_file(
+            path,
+            data=data,
+            levels=levels,
+            plan=plan,
+            out=Path(args.out),
+            build_site=not args.no_site,
+            progress=progress,
+            echo=lambda line: print(f"tycheon: {line}", file=err),
+        )
     except harness.BAD_INPUT as exc:
         raise EvaluationError(str(exc)) from exc
     out.write(f"summary ({', '.join(plan.settings.units[:1])}; verdicts against the random walk):\n")
@@ -205,15 +228,21 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _evaluate_parser(sub: Any) -> None:
-    p = sub.add_parser("evaluate", help="your own data: backtest the roster on a CSV/parquet file",
-                       description="Backtest the roster on your own long-format file through the benchmark's "
-                                   "pipeline; writes a results version and a site into --out.")
+    p = sub.add_parser(
+        "evaluate",
+        help="your own data: backtest the roster on a CSV/parquet file",
+        description="Backtest the roster on your own long-format file through the benchmark's "
+        "pipeline; writes a results version and a site into --out.",
+    )
     p.add_argument("file", help="CSV or parquet, long format: one row per (series, period)")
     p.add_argument("--id", default="unique_id", help="series id column (default unique_id)")
     p.add_argument("--time", default="ds", help="period column, the start of each period (default ds)")
     p.add_argument("--target", default="y", help="value column (default y)")
-    p.add_argument("--levels", default=None,
-                   help="comma-separated hierarchy columns (default: every other column constant per series)")
+    p.add_argument(
+        "--levels",
+        default=None,
+        help="comma-separated hierarchy columns (default: every other column constant per series)",
+    )
     p.add_argument("--freq", default=None, help="pandas alias such as MS, QS, W (default: inferred)")
     p.add_argument("--season", type=int, default=None, help="season length (default: from the frequency)")
     p.add_argument("--horizon", type=int, default=None, help="steps per origin (default by frequency, 6 monthly)")
@@ -221,20 +250,36 @@ def _evaluate_parser(sub: Any) -> None:
     p.add_argument("--min-history", type=int, default=None, help="periods before an origin (default 2 seasons)")
     p.add_argument("--units", default="series", help="series,total,level:COL,groups:K (default series)")
     p.add_argument("--models", default="default", help="default | all | comma-separated forecaster ids")
-    p.add_argument("--nan-policy", default="raise", choices=NAN_POLICIES,
-                   help="raise (default): name the first NaN; zero: NaN is zero demand; drop_series: drop and list")
-    p.add_argument("--edge-nan", default="policy", choices=EDGE_NAN,
-                   help="'unlisted': leading/trailing NaN are not-yet-listed/delisted periods, not zeros")
-    p.add_argument("--static-universe", action="store_true",
-                   help="the series are the entities alive at a snapshot (adds the survivorship warning)")
+    p.add_argument(
+        "--nan-policy",
+        default="raise",
+        choices=NAN_POLICIES,
+        help="raise (default): name the first NaN; zero: NaN is zero demand; drop_series: drop and list",
+    )
+    p.add_argument(
+        "--edge-nan",
+        default="policy",
+        choices=EDGE_NAN,
+        help="'unlisted': leading/trailing NaN are not-yet-listed/delisted periods, not zeros",
+    )
+    p.add_argument(
+        "--static-universe",
+        action="store_true",
+        help="the series are the entities alive at a snapshot (adds the survivorship warning)",
+    )
     p.add_argument("--redistributable", action="store_true", help="the data may be published (default: not)")
     p.add_argument("--licence", default=None)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores, at most 8)")
     p.add_argument("--time-budget", type=float, default=None, help="soft seconds per model")
     p.add_argument("--out", default="tycheon-results", help="output folder (default ./tycheon-results)")
     p.add_argument("--no-site", action="store_true", help="write results only, do not render or build the site")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="progress bars (default: on when stderr is a terminal)")
+    p.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="progress bars (default: on when stderr is a terminal)",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
     p.set_defaults(handler=_cmd_evaluate)

@@ -72,8 +72,20 @@ RANDOM_WALK = "naive"
 PRODUCTION_BASELINE = "snaive_momentum"
 #: The default roster: fast baselines and the intermittent-demand methods (seconds on thousands of series).
 DEFAULT_MODELS: tuple[str, ...] = (
-    "naive", "seasonal_naive", "snaive_momentum", "drift", "historic_mean", "median12", "ewma",
-    "moving_average", "ses", "croston", "croston_sba", "tsb", "adida", "imapa",
+    "naive",
+    "seasonal_naive",
+    "snaive_momentum",
+    "drift",
+    "historic_mean",
+    "median12",
+    "ewma",
+    "moving_average",
+    "ses",
+    "croston",
+    "croston_sba",
+    "tsb",
+    "adida",
+    "imapa",
 )
 #: Fitted statistical models: opt-in by name or with ``models="all"`` (minutes to hours on large panels).
 SLOW_MODELS: tuple[str, ...] = ("auto_theta", "auto_ets", "auto_arima")
@@ -142,20 +154,30 @@ class Settings:
 
     def protocol(self, *, n_origins: int | None = None) -> RollingOrigin:
         """The rolling-origin protocol these settings run (calibration origins included)."""
-        return RollingOrigin(horizon=self.horizon, stride=self.stride,
-                             n_origins=self.n_origins if n_origins is None else n_origins,
-                             n_calibration_origins=self.n_calibration_origins)
+        return RollingOrigin(
+            horizon=self.horizon,
+            stride=self.stride,
+            n_origins=self.n_origins if n_origins is None else n_origins,
+            n_calibration_origins=self.n_calibration_origins,
+        )
 
     @property
     def backend(self) -> Backend:
         return "joblib" if self.n_jobs > 1 else "sequential"
 
     def spec(self) -> LeaderboardSpec:
-        return LeaderboardSpec(metrics=self.metrics, baseline=self.baseline, random_walk=self.random_walk,
-                               horizon=self.horizon, stride=self.stride, alpha=self.alpha, seed=self.seed,
-                               quantile_levels=self.quantile_levels,
-                               verdict_adjust=self.verdict_adjust,  # type: ignore[arg-type]
-                               min_cell=self.min_cell)
+        return LeaderboardSpec(
+            metrics=self.metrics,
+            baseline=self.baseline,
+            random_walk=self.random_walk,
+            horizon=self.horizon,
+            stride=self.stride,
+            alpha=self.alpha,
+            seed=self.seed,
+            quantile_levels=self.quantile_levels,
+            verdict_adjust=self.verdict_adjust,  # type: ignore[arg-type]
+            min_cell=self.min_cell,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,10 +207,14 @@ class EvaluationPlan:
         """The plan as text lines, with the expected cost of slow models when per-fit seconds are given."""
         s = self.settings
         out = [
-            (f"data: {self.n_series} series, {self.n_periods} periods, frequency {self.freq}, season length "
-             f"{self.season_length}"),
-            (f"protocol: {len(self.origins)} origins ({self.origins[0]} .. {self.origins[-1]}), horizon "
-             f"{s.horizon}, stride {s.stride}, min history {s.min_history}; units {', '.join(s.units)}"),
+            (
+                f"data: {self.n_series} series, {self.n_periods} periods, frequency {self.freq}, season length "
+                f"{self.season_length}"
+            ),
+            (
+                f"protocol: {len(self.origins)} origins ({self.origins[0]} .. {self.origins[-1]}), horizon "
+                f"{s.horizon}, stride {s.stride}, min history {s.min_history}; units {', '.join(s.units)}"
+            ),
             f"models: {', '.join(s.models)}",
         ]
         out += [f"note: {n}" for n in self.notes]
@@ -196,8 +222,11 @@ class EvaluationPlan:
         for model in self.slow_models:
             per = (seconds_per_fit or {}).get(model)
             fits = self.fits_per_model * len(s.units)
-            cost = (f"about {per * fits / max(s.n_jobs, 1) / 60:.1f} min on {s.n_jobs} worker(s) at "
-                    f"{per:.3g} s per fit" if per else "no measured cost on record")
+            cost = (
+                f"about {per * fits / max(s.n_jobs, 1) / 60:.1f} min on {s.n_jobs} worker(s) at {per:.3g} s per fit"
+                if per
+                else "no measured cost on record"
+            )
             out.append(f"cost: {model} is slow: up to {fits} fits, {cost}")
         return out
 
@@ -227,8 +256,7 @@ def resolve_models(models: str | Sequence[str]) -> tuple[tuple[str, ...], list[s
             f"unknown model id(s) {unknown or asked}; use 'default', 'all' or registered forecaster ids: "
             f"{sorted(known)}"
         )
-    notes = [f"added {m} (every evaluation reports it)" for m in (RANDOM_WALK, PRODUCTION_BASELINE)
-             if m not in asked]
+    notes = [f"added {m} (every evaluation reports it)" for m in (RANDOM_WALK, PRODUCTION_BASELINE) if m not in asked]
     return tuple(dict.fromkeys([RANDOM_WALK, PRODUCTION_BASELINE, *asked])), notes
 
 
@@ -257,8 +285,7 @@ def plan_evaluation(
     EvaluationError
         No origin fits, more origins are asked than fit, or a bad option.
     """
-    notes = [f"{k.replace('_', ' ')} {v!r} inferred from the data"
-             for k, v in panel.meta.get("inferred", {}).items()]
+    notes = [f"{k.replace('_', ' ')} {v!r} inferred from the data" for k, v in panel.meta.get("inferred", {}).items()]
     roster, model_notes = resolve_models(models)
     notes += model_notes
     if horizon is None:
@@ -285,15 +312,25 @@ def plan_evaluation(
             f"horizon {horizon}, min history {min_history}); accepted: 1..{fit}"
         )
     jobs = max(1, int(n_jobs if n_jobs is not None else min(os.cpu_count() or 1, 8)))
-    settings = Settings(horizon=int(horizon), n_origins=int(n_origins), min_history=int(min_history),
-                        models=roster, units=tuple(dict.fromkeys(units)), seed=seed, n_jobs=jobs,
-                        time_budget=time_budget)
+    settings = Settings(
+        horizon=int(horizon),
+        n_origins=int(n_origins),
+        min_history=int(min_history),
+        models=roster,
+        units=tuple(dict.fromkeys(units)),
+        seed=seed,
+        n_jobs=jobs,
+        time_budget=time_budget,
+    )
     try:
         protocol = settings.protocol()
         origins = protocol.origins(panel, min_history=settings.min_history)
-        calibration = calibration_plan(protocol, panel, min_history=settings.min_history,
-                                       calibration_min_history=calibration_min_history(
-                                           settings.min_history, panel.season_length))
+        calibration = calibration_plan(
+            protocol,
+            panel,
+            min_history=settings.min_history,
+            calibration_min_history=calibration_min_history(settings.min_history, panel.season_length),
+        )
     except ValueError as err:
         raise EvaluationError(f"too few origins: {err}") from err
     warnings = []
@@ -305,24 +342,40 @@ def plan_evaluation(
         warnings.append(
             f"{n_cal} calibration origin(s) fit before the first scored origin: too few residuals for "
             f"conformal bands (an 80% band needs {BAND80_RESIDUALS}), so no interval scores and no verdicts "
-            "against the random walk at the first origins (the verdict's CRPS leg reads the bands)")
+            "against the random walk at the first origins (the verdict's CRPS leg reads the bands)"
+        )
     else:
-        notes.append(f"bands calibrated on {n_cal} unscored origin(s) before the first scored one"
-                     + (f" ({len(calibration.skipped)} more had too little history)" if calibration.skipped else "")
-                     + ("; a one-series unit (the total) needs 19 for its 95% band and gets more from each "
-                        "scored origin" if n_cal < BAND95_RESIDUALS and "total" in settings.units else ""))
+        notes.append(
+            f"bands calibrated on {n_cal} unscored origin(s) before the first scored one"
+            + (f" ({len(calibration.skipped)} more had too little history)" if calibration.skipped else "")
+            + (
+                "; a one-series unit (the total) needs 19 for its 95% band and gets more from each scored origin"
+                if n_cal < BAND95_RESIDUALS and "total" in settings.units
+                else ""
+            )
+        )
     if panel.n_series * settings.n_origins <= 2:
         warnings.append(
             f"{panel.n_series * settings.n_origins} (series, origin) blocks: too few for the DM tests, so no "
-            "verdicts and no p-values")
+            "verdicts and no p-values"
+        )
     eligible = int((panel.lengths().to_numpy() >= settings.min_history + settings.horizon).sum())
     if eligible < panel.n_series:
-        notes.append(f"{panel.n_series - eligible} series are shorter than min history + horizon "
-                     f"({settings.min_history + settings.horizon}) and are abstained at the origins they miss")
-    return EvaluationPlan(settings=settings, n_series=panel.n_series, n_periods=n_periods, freq=panel.freq,
-                          season_length=panel.season_length,
-                          origins=tuple(str(o.timestamp.date()) for o in origins), max_origins=fit,
-                          notes=tuple(notes), warnings=tuple(warnings))
+        notes.append(
+            f"{panel.n_series - eligible} series are shorter than min history + horizon "
+            f"({settings.min_history + settings.horizon}) and are abstained at the origins they miss"
+        )
+    return EvaluationPlan(
+        settings=settings,
+        n_series=panel.n_series,
+        n_periods=n_periods,
+        freq=panel.freq,
+        season_length=panel.season_length,
+        origins=tuple(str(o.timestamp.date()) for o in origins),
+        max_origins=fit,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+    )
 
 
 def probe_seconds_per_fit(panel: Panel, plan: EvaluationPlan, model: str, *, n_series: int = 4) -> float | None:
@@ -335,8 +388,15 @@ def probe_seconds_per_fit(panel: Panel, plan: EvaluationPlan, model: str, *, n_s
     protocol = RollingOrigin(horizon=s.horizon, stride=s.stride, n_origins=1)  # cost of fits: no calibration
     t0 = time.perf_counter()
     try:
-        scores = engine.run(probe, protocol, {model: forecaster_factory(model)}, units=["series"],
-                            quantile_levels=s.quantile_levels, min_history=s.min_history, seed=s.seed)
+        scores = engine.run(
+            probe,
+            protocol,
+            {model: forecaster_factory(model)},
+            units=["series"],
+            quantile_levels=s.quantile_levels,
+            min_history=s.min_history,
+            seed=s.seed,
+        )
     except (ValueError, RuntimeError):
         return None
     seconds = time.perf_counter() - t0
@@ -344,23 +404,33 @@ def probe_seconds_per_fit(panel: Panel, plan: EvaluationPlan, model: str, *, n_s
     return seconds / support if support else None
 
 
-def _run_one(panel: Panel, plan: EvaluationPlan, model: str, *, progress: bool) -> tuple[pd.DataFrame | None,
-                                                                                         dict[str, Any]]:
+def _run_one(
+    panel: Panel, plan: EvaluationPlan, model: str, *, progress: bool
+) -> tuple[pd.DataFrame | None, dict[str, Any]]:
     """One model through the engine, the pipeline's way: a failure is recorded, a leak is raised."""
     s = plan.settings
     # one chunk of series per worker: the benchmark pipeline's rule, so the rows equal the pipeline's
     chunk = None if s.backend == "sequential" else max(32, -(-panel.n_series // s.n_jobs))
     protocol = s.protocol()
     try:
-        scores = engine.run(panel, protocol, {model: forecaster_factory(model)}, units=list(s.units),
-                            chunk_size=chunk, quantile_levels=s.quantile_levels, min_history=s.min_history,
-                            backend=s.backend, n_jobs=s.n_jobs, seed=s.seed, time_budget=s.time_budget,
-                            progress=progress)
+        scores = engine.run(
+            panel,
+            protocol,
+            {model: forecaster_factory(model)},
+            units=list(s.units),
+            chunk_size=chunk,
+            quantile_levels=s.quantile_levels,
+            min_history=s.min_history,
+            backend=s.backend,
+            n_jobs=s.n_jobs,
+            seed=s.seed,
+            time_budget=s.time_budget,
+            progress=progress,
+        )
     except LookaheadError:
         raise
     except Exception as err:  # noqa: BLE001 - a model that breaks is recorded, the others go on
-        return None, {"status": "failed", "reason": f"{type(err).__name__}: {err}",
-                      "traceback": traceback.format_exc()}
+        return None, {"status": "failed", "reason": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()}
     status = scores.meta["models"][model]
     return (scores.table if status["status"] == "ran" else None), status
 
@@ -392,15 +462,20 @@ class Evaluation:
                 frame.attrs.update({k: v for k, v in t.items() if k != "rows"})
                 return frame
         have = sorted({(t["unit"], t["demand_class"], t["metric"]) for t in self.tables})
-        raise EvaluationError(f"no leaderboard for unit={unit!r}, demand_class={demand_class!r}, "
-                              f"metric={metric!r}; available (unit, class, metric): {have}")
+        raise EvaluationError(
+            f"no leaderboard for unit={unit!r}, demand_class={demand_class!r}, "
+            f"metric={metric!r}; available (unit, class, metric): {have}"
+        )
 
     def verdicts(self, *, unit: str = "series") -> pd.DataFrame:
         """Verdict of every model against the random walk, one column per demand class
         (``beats`` / ``indistinguishable`` / ``worse``; None with its reason where it cannot be given)."""
         first = self.plan.settings.metrics[0]
-        cols = {t["demand_class"]: {r["model"]: r["verdict_vs_rw"] for r in t["rows"]}
-                for t in self.tables if t["unit"] == unit and t["metric"] == first}
+        cols = {
+            t["demand_class"]: {r["model"]: r["verdict_vs_rw"] for r in t["rows"]}
+            for t in self.tables
+            if t["unit"] == unit and t["metric"] == first
+        }
         return pd.DataFrame(cols).reindex(columns=[c for c in DEMAND_CLASSES if c in cols])
 
     def summary(self, *, unit: str = "series") -> str:
@@ -536,13 +611,30 @@ def evaluate(
     >>> ev = tycheon.evaluate(df, id_col="sku", time_col="month", target_col="qty")  # doctest: +SKIP
     >>> ev.leaderboard(demand_class="intermittent", metric="mase").head()  # doctest: +SKIP
     """
-    data = DataSpec(id_col=id_col, time_col=time_col, target_col=target_col,
-                    level_cols=None if level_cols is None else tuple(level_cols), freq=freq,
-                    season_length=season_length, nan_policy=nan_policy, edge_nan=edge_nan,
-                    static_universe=static_universe, name=name)
+    data = DataSpec(
+        id_col=id_col,
+        time_col=time_col,
+        target_col=target_col,
+        level_cols=None if level_cols is None else tuple(level_cols),
+        freq=freq,
+        season_length=season_length,
+        nan_policy=nan_policy,
+        edge_nan=edge_nan,
+        static_universe=static_universe,
+        name=name,
+    )
     panel = load_panel(df, data, source="the DataFrame")
-    plan = plan_evaluation(panel, horizon=horizon, n_origins=n_origins, min_history=min_history, models=models,
-                           units=units, n_jobs=n_jobs, seed=seed, time_budget=time_budget)
+    plan = plan_evaluation(
+        panel,
+        horizon=horizon,
+        n_origins=n_origins,
+        min_history=min_history,
+        models=models,
+        units=units,
+        n_jobs=n_jobs,
+        seed=seed,
+        time_budget=time_budget,
+    )
     return run_plan(panel, plan, data=data, source=df, progress=progress, on_plan=on_plan)
 
 
@@ -555,19 +647,37 @@ def constant_columns(frame: pd.DataFrame, data: DataSpec) -> tuple[str, ...]:
     return tuple(c for c in others if bool((counts[c] <= 1).all()) and frame[c].notna().all())
 
 
-def load_panel(frame: pd.DataFrame, data: DataSpec, *, source: str,
-               file: dict[str, str] | None = None) -> Panel:
+def load_panel(frame: pd.DataFrame, data: DataSpec, *, source: str, file: dict[str, str] | None = None) -> Panel:
     """The panel of a user table under ``data`` (levels detected when ``data.level_cols`` is None)."""
     levels = constant_columns(frame, data) if data.level_cols is None else data.level_cols
-    return panel_from_frame(frame, series_col=data.id_col, period_col=data.time_col, value_col=data.target_col,
-                            freq=data.freq, season_length=data.season_length, level_cols=levels,
-                            static_universe=data.static_universe, nan_policy=data.nan_policy,
-                            edge_nan=data.edge_nan, redistributable=data.redistributable,
-                            licence=data.licence, source=source, file=file, name=data.name)
+    return panel_from_frame(
+        frame,
+        series_col=data.id_col,
+        period_col=data.time_col,
+        value_col=data.target_col,
+        freq=data.freq,
+        season_length=data.season_length,
+        level_cols=levels,
+        static_universe=data.static_universe,
+        nan_policy=data.nan_policy,
+        edge_nan=data.edge_nan,
+        redistributable=data.redistributable,
+        licence=data.licence,
+        source=source,
+        file=file,
+        name=data.name,
+    )
 
 
-def run_plan(panel: Panel, plan: EvaluationPlan, *, data: DataSpec, source: pd.DataFrame | Path,
-             progress: bool = False, on_plan: Callable[[EvaluationPlan], None] | None = None) -> Evaluation:
+def run_plan(
+    panel: Panel,
+    plan: EvaluationPlan,
+    *,
+    data: DataSpec,
+    source: pd.DataFrame | Path,
+    progress: bool = False,
+    on_plan: Callable[[EvaluationPlan], None] | None = None,
+) -> Evaluation:
     """Run a planned evaluation: every model through the engine, then the leaderboard tables."""
     if on_plan is not None:
         on_plan(plan)
@@ -585,6 +695,13 @@ def run_plan(panel: Panel, plan: EvaluationPlan, *, data: DataSpec, source: pd.D
     s = plan.settings
     tables = leaderboard_tables(scores, spec=s.spec())
     intervals = interval_tables(scores, point_metric=s.metrics[0], quantile_levels=s.quantile_levels)
-    return Evaluation(panel=panel, plan=plan, data=data, scores=scores, status=status,
-                      tables=tables, intervals=intervals, source=source)
-
+    return Evaluation(
+        panel=panel,
+        plan=plan,
+        data=data,
+        scores=scores,
+        status=status,
+        tables=tables,
+        intervals=intervals,
+        source=source,
+    )

@@ -25,8 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-series", type=int, default=None, help="panel size (overrides the preset)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per side (median reported)")
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--skip", action="append", default=[],
-                        choices=["statsforecast", "sktime", "stats", "memory", "end_to_end"])
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=["statsforecast", "sktime", "stats", "memory", "end_to_end"]
+    )
     args = parser.parse_args(argv)
     preset = dict(QUICK if args.quick else FULL)
     if args.n_series is not None:
@@ -38,17 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.perf.backtest import compare_statsforecast, format_agreement
     from benchmarks.perf.common import HORIZON, N_ORIGINS, N_PERIODS, STRIDE, build_cv_panel, peak_rss_gib
 
-    print(f"machine: {os.cpu_count()} cores; panel {preset['n_series']} series x {N_PERIODS} months, "
-          f"{N_ORIGINS} origins, stride {STRIDE}, horizon {HORIZON}; medians of {preset['repeats']} run(s) after "
-          "one warm-up", flush=True)
+    print(
+        f"machine: {os.cpu_count()} cores; panel {preset['n_series']} series x {N_PERIODS} months, "
+        f"{N_ORIGINS} origins, stride {STRIDE}, horizon {HORIZON}; medians of {preset['repeats']} run(s) after "
+        "one warm-up",
+        flush=True,
+    )
     panel = build_cv_panel(preset["n_series"])
     warm = build_cv_panel(WARM_SERIES, seed=1)
     comparisons = []
     memory_ok = True
     if "statsforecast" not in skip:
         comps, scores, agree, medians = compare_statsforecast(
-            panel, warm_panel=warm, repeats=preset["repeats"], n_jobs=args.n_jobs,
-            backends=("joblib", "sequential"))
+            panel, warm_panel=warm, repeats=preset["repeats"], n_jobs=args.n_jobs, backends=("joblib", "sequential")
+        )
         for c in comps:
             print(c.line(), flush=True)
             for note in c.notes:
@@ -82,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
             whole = m["main_gib"] + m["workers_sum_gib"]  # every process's own peak, added up
             met = whole < MEMORY_TARGET_GIB
             memory_ok = memory_ok and met
-            print(f"memory[{preset['n_series']} series, {kind} panel, {backend}]: main peak RSS "
-                  f"{m['main_gib']:.2f} GiB, largest worker {m['worker_gib']:.2f} GiB, whole run <= "
-                  f"{whole:.2f} GiB ({m['rows']} rows, {m['seconds']:.1f}s); target < {MEMORY_TARGET_GIB:g} GiB: "
-                  f"{'met' if met else 'MISSED'}", flush=True)
+            print(
+                f"memory[{preset['n_series']} series, {kind} panel, {backend}]: main peak RSS "
+                f"{m['main_gib']:.2f} GiB, largest worker {m['worker_gib']:.2f} GiB, whole run <= "
+                f"{whole:.2f} GiB ({m['rows']} rows, {m['seconds']:.1f}s); target < {MEMORY_TARGET_GIB:g} GiB: "
+                f"{'met' if met else 'MISSED'}",
+                flush=True,
+            )
     if "end_to_end" not in skip:
         from benchmarks.perf.end_to_end import time_end_to_end
 

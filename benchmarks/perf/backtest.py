@@ -27,36 +27,67 @@ from tycheon.backtest.engine import run
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
 
-__all__ = ["SF_COLUMNS", "TOLERANCE", "agreement", "compare_statsforecast", "run_statsforecast",
-           "run_tycheon"]
+__all__ = ["SF_COLUMNS", "TOLERANCE", "agreement", "compare_statsforecast", "run_statsforecast", "run_tycheon"]
 
 TOLERANCE = 1e-9
 
 SF_COLUMNS = {  # tycheon model -> statsforecast output column
-    "naive": "Naive", "seasonal_naive": "SeasonalNaive", "drift": "RWD", "historic_mean": "HistoricAverage",
-    "croston": "CrostonClassic", "croston_sba": "CrostonSBA", "tsb": "TSB", "ses": "SES",
+    "naive": "Naive",
+    "seasonal_naive": "SeasonalNaive",
+    "drift": "RWD",
+    "historic_mean": "HistoricAverage",
+    "croston": "CrostonClassic",
+    "croston_sba": "CrostonSBA",
+    "tsb": "TSB",
+    "ses": "SES",
 }
 
 
 def run_tycheon(panel: Panel, *, backend: str, n_jobs: int, chunk_size: int | None = None) -> ScoreSet:
-    return run(panel, protocol(), roster(), units=("series",), quantile_levels=(), n_samples=0,
-               min_history=1, backend=backend, n_jobs=n_jobs, seed=0, chunk_size=chunk_size)  # type: ignore[arg-type]
+    return run(
+        panel,
+        protocol(),
+        roster(),
+        units=("series",),
+        quantile_levels=(),
+        n_samples=0,
+        min_history=1,
+        backend=backend,
+        n_jobs=n_jobs,
+        seed=0,
+        chunk_size=chunk_size,
+    )  # type: ignore[arg-type]
 
 
 def long_frame(panel: Panel) -> pd.DataFrame:
     """statsforecast's input: ``unique_id, ds, y`` sorted by series then period."""
     return panel.data.rename(columns={"series_id": "unique_id", "period": "ds", "value": "y"})[
-        ["unique_id", "ds", "y"]].reset_index(drop=True)
+        ["unique_id", "ds", "y"]
+    ].reset_index(drop=True)
 
 
 def _sf_models() -> list[Any]:
     from statsforecast.models import (
-        TSB, CrostonClassic, CrostonSBA, HistoricAverage, Naive, RandomWalkWithDrift, SeasonalNaive,
+        TSB,
+        CrostonClassic,
+        CrostonSBA,
+        HistoricAverage,
+        Naive,
+        RandomWalkWithDrift,
+        SeasonalNaive,
         SimpleExponentialSmoothing,
     )
 
-    return [Naive(), SeasonalNaive(12), RandomWalkWithDrift(), HistoricAverage(), CrostonClassic(),
-            CrostonSBA(), TSB(0.2, 0.2), SimpleExponentialSmoothing(0.3)]
+    return [
+        Naive(),
+        SeasonalNaive(12),
+        RandomWalkWithDrift(),
+        HistoricAverage(),
+        CrostonClassic(),
+        CrostonSBA(),
+        TSB(0.2, 0.2),
+        SimpleExponentialSmoothing(0.3),
+    ]
 
 
 def run_statsforecast(frame: pd.DataFrame, *, n_jobs: int) -> pd.DataFrame:
@@ -65,7 +96,8 @@ def run_statsforecast(frame: pd.DataFrame, *, n_jobs: int) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "shorter than season_length" once per short series
         return StatsForecast(models=_sf_models(), freq="MS", n_jobs=n_jobs).cross_validation(
-            df=frame, h=HORIZON, step_size=STRIDE, n_windows=N_ORIGINS)
+            df=frame, h=HORIZON, step_size=STRIDE, n_windows=N_ORIGINS
+        )
 
 
 def agreement(scores: ScoreSet, cv: pd.DataFrame, *, tolerance: float = TOLERANCE) -> dict[str, dict[str, Any]]:
@@ -112,8 +144,9 @@ def compare_statsforecast(
     for backend in backends:
         # small chunks: many tasks, so every worker process imports tycheon and loads the compiled kernels
         # here, not in the first timed run
-        run_tycheon(warm_panel, backend=backend, n_jobs=n_jobs,
-                    chunk_size=max(1, warm_panel.n_series // (8 * max(1, n_jobs))))
+        run_tycheon(
+            warm_panel, backend=backend, n_jobs=n_jobs, chunk_size=max(1, warm_panel.n_series // (8 * max(1, n_jobs)))
+        )
     run_statsforecast(warm_frame, n_jobs=n_jobs)
     times: dict[str, list[float]] = {b: [] for b in (*backends, "statsforecast")}
     scores: ScoreSet | None = None
@@ -133,9 +166,13 @@ def compare_statsforecast(
     comparisons = [
         Comparison(
             name=f"backtest_vs_statsforecast[{panel.n_series} series, tycheon {b}, n_jobs={n_jobs}]",
-            tycheon_s=medians[b], peer_s=medians["statsforecast"], ok=ok,
-            notes=[f"times tycheon={np.round(times[b], 2).tolist()} "
-                   f"statsforecast={np.round(times['statsforecast'], 2).tolist()}"],
+            tycheon_s=medians[b],
+            peer_s=medians["statsforecast"],
+            ok=ok,
+            notes=[
+                f"times tycheon={np.round(times[b], 2).tolist()} "
+                f"statsforecast={np.round(times['statsforecast'], 2).tolist()}"
+            ],
         )
         for b in backends
     ]

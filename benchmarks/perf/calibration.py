@@ -46,8 +46,11 @@ def _summary(t: pd.DataFrame) -> dict[str, Any]:
             has = g[f"lo{level}"].notna()
             row[f"share_{level}"] = round(float(has.mean()), 4)
             scaled = g["scale_mae"].gt(0)
-            full = [k + 1 for k, o in enumerate(origins)
-                    if has[(g["origin"] == o) & scaled].all() and ((g["origin"] == o) & scaled).any()]
+            full = [
+                k + 1
+                for k, o in enumerate(origins)
+                if has[(g["origin"] == o) & scaled].all() and ((g["origin"] == o) & scaled).any()
+            ]
             row[f"every_scaled_row_from_origin_{level}"] = min(full) if full else None
             row[f"coverage_{level}"] = round(float(_inside(g[has], level).mean()), 4) if has.any() else None
         out[str(unit)] = row
@@ -75,8 +78,9 @@ def measure(c: int, *, repeats: int = 1, models: tuple[str, ...] = MODELS) -> di
     scores = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        scores = run(panel, protocol, factories, units=UNITS, quantile_levels=(), min_history=MIN_HISTORY,
-                     seed=20261005)
+        scores = run(
+            panel, protocol, factories, units=UNITS, quantile_levels=(), min_history=MIN_HISTORY, seed=20261005
+        )
         times.append(time.perf_counter() - t0)
     assert scores is not None
     conformal = scores.meta["conformal"]

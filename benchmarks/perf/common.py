@@ -15,8 +15,19 @@ from tycheon.backtest.protocol import RollingOrigin
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import generate_marketplace
 
-__all__ = ["Comparison", "HORIZON", "N_ORIGINS", "N_PERIODS", "STRIDE", "build_cv_panel", "build_panel", "median_time", "peak_rss_gib",
-           "protocol", "roster"]
+__all__ = [
+    "Comparison",
+    "HORIZON",
+    "N_ORIGINS",
+    "N_PERIODS",
+    "STRIDE",
+    "build_cv_panel",
+    "build_panel",
+    "median_time",
+    "peak_rss_gib",
+    "protocol",
+    "roster",
+]
 
 HORIZON, STRIDE, N_ORIGINS = 6, 3, 8
 N_PERIODS = 67  # months per series of the perf panel

@@ -22,8 +22,18 @@ TARGET_SECONDS = 600.0
 
 def time_end_to_end(config: str = "small", *, timeout: float = 1800.0) -> Comparison:
     with tempfile.TemporaryDirectory(prefix="tycheon-perf-") as tmp:
-        cmd = [sys.executable, "-m", "benchmarks.run", "--config", config, "--no-cache",
-               "--results-dir", str(Path(tmp) / "results"), "--cache-dir", str(Path(tmp) / "cache")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks.run",
+            "--config",
+            config,
+            "--no-cache",
+            "--results-dir",
+            str(Path(tmp) / "results"),
+            "--cache-dir",
+            str(Path(tmp) / "cache"),
+        ]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         seconds = time.perf_counter() - t0
@@ -32,7 +42,12 @@ def time_end_to_end(config: str = "small", *, timeout: float = 1800.0) -> Compar
     text = done.stdout if done.returncode == 0 and done.stdout.strip() else done.stderr
     tail = text.strip().splitlines()[-1:] or [""]
     return Comparison(
-        name=f"end_to_end[benchmarks.run --config {config}, 1 run]", tycheon_s=seconds, peer_s=None, ok=ok,
-        notes=[f"exit {done.returncode}; target < {TARGET_SECONDS:g}s: "
-               f"{'met' if ok else 'MISSED' if done.returncode == 0 else 'FAILED'}; last line: {tail[0][:200]}"],
+        name=f"end_to_end[benchmarks.run --config {config}, 1 run]",
+        tycheon_s=seconds,
+        peer_s=None,
+        ok=ok,
+        notes=[
+            f"exit {done.returncode}; target < {TARGET_SECONDS:g}s: "
+            f"{'met' if ok else 'MISSED' if done.returncode == 0 else 'FAILED'}; last line: {tail[0][:200]}"
+        ],
     )

@@ -44,11 +44,13 @@ def intermittent_table(n_series: int, n_periods: int, *, seed: int = 15) -> pd.D
     sizes = np.ceil(rng.gamma(2.0, mean / 2.0, size=(n_series, n_periods)))
     y = np.where(occurs, sizes, 0.0)
     months = pd.date_range("2017-01-01", periods=n_periods, freq="MS")
-    return pd.DataFrame({
-        "unique_id": np.repeat([f"part{i:05d}" for i in range(n_series)], n_periods),
-        "ds": np.tile(months, n_series),
-        "y": y.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "unique_id": np.repeat([f"part{i:05d}" for i in range(n_series)], n_periods),
+            "ds": np.tile(months, n_series),
+            "y": y.ravel(),
+        }
+    )
 
 
 def _tree_rss(pid: int) -> int:
@@ -78,8 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tycheon-perf-evaluate-") as tmp:
         work = Path(tmp)
         intermittent_table(args.n_series, args.n_periods).to_csv(work / "parts.csv", index=False)
-        cmd = [sys.executable, "-m", "tycheon.cli", "evaluate", "parts.csv", "--jobs", str(args.cores),
-               "--models", args.models, "--no-progress"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tycheon.cli",
+            "evaluate",
+            "parts.csv",
+            "--jobs",
+            str(args.cores),
+            "--models",
+            args.models,
+            "--no-progress",
+        ]
         if shutil.which("taskset") and (os.cpu_count() or 1) >= args.cores:
             cmd = ["taskset", "-c", ",".join(str(c) for c in range(args.cores)), *cmd]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -99,11 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         sampler.join()
         largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / 2**30
         tree = peak[0] / 2**30
-    print(f"tycheon evaluate, cold, {args.n_series} x {args.n_periods} monthly intermittent, models={args.models}, "
-          f"{args.cores} core(s): exit {proc.returncode}")
+    print(
+        f"tycheon evaluate, cold, {args.n_series} x {args.n_periods} monthly intermittent, models={args.models}, "
+        f"{args.cores} core(s): exit {proc.returncode}"
+    )
     print(f"  wall {seconds:.1f} s (target < {TARGET_SECONDS:g} s: {'met' if seconds < TARGET_SECONDS else 'MISSED'})")
-    print(f"  peak RSS: largest process {largest:.2f} GiB; process tree (summed, sampled) {tree:.2f} GiB "
-          f"(target < {TARGET_GIB:g} GiB: {'met' if max(largest, tree) < TARGET_GIB else 'MISSED'})")
+    print(
+        f"  peak RSS: largest process {largest:.2f} GiB; process tree (summed, sampled) {tree:.2f} GiB "
+        f"(target < {TARGET_GIB:g} GiB: {'met' if max(largest, tree) < TARGET_GIB else 'MISSED'})"
+    )
     plan = [line for line in err.splitlines() if line.startswith("tycheon: ")]
     print("\n".join(f"  {line}" for line in plan[:4]))
     print("\n".join(f"  {line}" for line in out.splitlines()[:8]))

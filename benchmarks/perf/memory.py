@@ -66,8 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-series", type=int, required=True)
     parser.add_argument("--backend", default="joblib")
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--panel", choices=["cv", "plain"], default="cv",
-                        help="cv: the timed panel (series statsforecast accepts); plain: the generator's panel")
+    parser.add_argument(
+        "--panel",
+        choices=["cv", "plain"],
+        default="cv",
+        help="cv: the timed panel (series statsforecast accepts); plain: the generator's panel",
+    )
     args = parser.parse_args(argv)
     from benchmarks.perf.backtest import run_tycheon
     from benchmarks.perf.common import build_cv_panel, build_panel, peak_rss_gib
@@ -85,17 +89,40 @@ def main(argv: list[str] | None = None) -> int:
     if main_gib is None:  # no /proc: ru_maxrss (which may include a parent's size, see above)
         main_gib = peak_rss_gib(resource.RUSAGE_SELF)
         workers = [peak_rss_gib(resource.RUSAGE_CHILDREN)]
-    print(json.dumps({"main_gib": main_gib, "worker_gib": max(workers, default=0.0),
-                      "workers_sum_gib": float(sum(workers)), "rows": len(scores.table),
-                      "seconds": seconds}))
+    print(
+        json.dumps(
+            {
+                "main_gib": main_gib,
+                "worker_gib": max(workers, default=0.0),
+                "workers_sum_gib": float(sum(workers)),
+                "rows": len(scores.table),
+                "seconds": seconds,
+            }
+        )
+    )
     return 0
 
 
 def measure(*, n_series: int, backend: str, n_jobs: int, panel: str = "cv") -> dict[str, float]:
     """Run :func:`main` in a fresh interpreter and return its JSON report."""
-    out = subprocess.run([sys.executable, "-m", "benchmarks.perf.memory", "--n-series", str(n_series),
-                          "--backend", backend, "--n-jobs", str(n_jobs), "--panel", panel],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.perf.memory",
+            "--n-series",
+            str(n_series),
+            "--backend",
+            backend,
+            "--n-jobs",
+            str(n_jobs),
+            "--panel",
+            panel,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -55,8 +55,9 @@ def measure(*, n_series: int, seed: int, n_jobs: int, n_resamples: int = 2000) -
     from tycheon.backtest.factories import forecaster_factory
     from tycheon.backtest.protocol import RollingOrigin
 
-    panel = tycheon.data.load("synthetic_marketplace", n_entities=n_series, n_periods=N_PERIODS,
-                              spikiness=SPIKINESS, seed=seed)
+    panel = tycheon.data.load(
+        "synthetic_marketplace", n_entities=n_series, n_periods=N_PERIODS, spikiness=SPIKINESS, seed=seed
+    )
     factories = {**roster(), BASELINE: forecaster_factory(BASELINE)}
     base = RollingOrigin(horizon=HORIZON, stride=STRIDE, n_origins=N_ORIGINS, mode="analysis")
     protocols = sensitivity_protocols(base, panel, min_history=MIN_HISTORY)
@@ -65,8 +66,9 @@ def measure(*, n_series: int, seed: int, n_jobs: int, n_resamples: int = 2000) -
     summary = None
     for name, protocol in protocols.items():
         t0 = time.perf_counter()
-        scores = run(panel, protocol, factories, min_history=MIN_HISTORY, backend="joblib", n_jobs=n_jobs,
-                     quantile_levels=())
+        scores = run(
+            panel, protocol, factories, min_history=MIN_HISTORY, backend="joblib", n_jobs=n_jobs, quantile_levels=()
+        )
         engine_s += time.perf_counter() - t0
         t0 = time.perf_counter()
         if name == "rolling":
@@ -79,8 +81,15 @@ def measure(*, n_series: int, seed: int, n_jobs: int, n_resamples: int = 2000) -
     t0 = time.perf_counter()
     report = sensitivity_report(runs, seed=seed, n_resamples=n_resamples)
     analysis_s += time.perf_counter() - t0
-    return {"engine_s": engine_s, "analysis_s": analysis_s, "replay_s": replay_s, "k": len(runs),
-            "replay": summary, "report": report, "n_series": panel.n_series}
+    return {
+        "engine_s": engine_s,
+        "analysis_s": analysis_s,
+        "replay_s": replay_s,
+        "k": len(runs),
+        "replay": summary,
+        "report": report,
+        "n_series": panel.n_series,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,28 +100,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args(argv)
     n = args.n_series or (300 if args.quick else 30490)
-    print(f"machine: {os.cpu_count()} cores; synthetic marketplace {n} series x {N_PERIODS} months (seed "
-          f"{args.seed}), baseline roster + {BASELINE}, {N_ORIGINS} origins, stride {STRIDE}, horizon {HORIZON}",
-          flush=True)
+    print(
+        f"machine: {os.cpu_count()} cores; synthetic marketplace {n} series x {N_PERIODS} months (seed "
+        f"{args.seed}), baseline roster + {BASELINE}, {N_ORIGINS} origins, stride {STRIDE}, horizon {HORIZON}",
+        flush=True,
+    )
     m = measure(n_series=n, seed=args.seed, n_jobs=args.n_jobs, n_resamples=200 if args.quick else 2000)
     rep, summ = m["report"], m["replay"]
     met = m["analysis_s"] < TARGET_SECONDS
-    print(f"replay+sensitivity analysis: {m['analysis_s']:.1f}s (replay {m['replay_s']:.1f}s) for K={m['k']} runs; "
-          f"target < {TARGET_SECONDS:g}s: {'met' if met else 'MISSED'}")
-    print(f"engine: {m['engine_s']:.1f}s for the K={m['k']} backtests ({m['engine_s'] / m['k']:.1f}s per run); "
-          f"total {m['engine_s'] + m['analysis_s']:.1f}s")
+    print(
+        f"replay+sensitivity analysis: {m['analysis_s']:.1f}s (replay {m['replay_s']:.1f}s) for K={m['k']} runs; "
+        f"target < {TARGET_SECONDS:g}s: {'met' if met else 'MISSED'}"
+    )
+    print(
+        f"engine: {m['engine_s']:.1f}s for the K={m['k']} backtests ({m['engine_s'] / m['k']:.1f}s per run); "
+        f"total {m['engine_s'] + m['analysis_s']:.1f}s"
+    )
     row = summ.query("variant == 'all_folds' and demand_class == 'all'").iloc[0]  # type: ignore[union-attr]
     thin = summ.query("variant == 'non_overlapping' and demand_class == 'all'").iloc[0]  # type: ignore[union-attr]
-    print(f"replay (floor {BASELINE}): {row['n_blocks']} blocks, floor {row['floor']:.3f} served "
-          f"{row['served']:.3f} oracle {row['oracle']:.3f}, gain {row['gain']:.1%}, wins {row['win_share']:.1%}, "
-          f"gap closed {row['gap_closed']:.1%} (champion {row['champion']} {row['champion_gap_closed']:.1%}); "
-          f"non-overlapping: {thin['n_blocks']} blocks, gap closed {thin['gap_closed']:.1%}")
+    print(
+        f"replay (floor {BASELINE}): {row['n_blocks']} blocks, floor {row['floor']:.3f} served "
+        f"{row['served']:.3f} oracle {row['oracle']:.3f}, gain {row['gain']:.1%}, wins {row['win_share']:.1%}, "
+        f"gap closed {row['gap_closed']:.1%} (champion {row['champion']} {row['champion_gap_closed']:.1%}); "
+        f"non-overlapping: {thin['n_blocks']} blocks, gap closed {thin['gap_closed']:.1%}"
+    )
     between = rep.comparisons.query("kind == 'between'").iloc[0]  # type: ignore[attr-defined]
     within = rep.comparisons.query("kind == 'within'")  # type: ignore[attr-defined]
-    print(f"sensitivity: between PSS {between['pss_mean']:.4f} [{between['pss_ci_low']:.4f}, "
-          f"{between['pss_ci_high']:.4f}], winner swap {between['swap_share']:.1%}; within PSS "
-          f"{np.round(within['pss_mean'].to_numpy(), 4).tolist()}; resolution {rep.resolution:.4g}; "  # type: ignore[attr-defined]
-          f"TOST p {rep.tost.p_value:.3g}")  # type: ignore[attr-defined]
+    print(
+        f"sensitivity: between PSS {between['pss_mean']:.4f} [{between['pss_ci_low']:.4f}, "
+        f"{between['pss_ci_high']:.4f}], winner swap {between['swap_share']:.1%}; within PSS "
+        f"{np.round(within['pss_mean'].to_numpy(), 4).tolist()}; resolution {rep.resolution:.4g}; "  # type: ignore[attr-defined]
+        f"TOST p {rep.tost.p_value:.3g}"
+    )  # type: ignore[attr-defined]
     print(f"peak RSS of this process: {peak_rss_gib():.2f} GiB")
     return 0 if met else 1
 

@@ -57,8 +57,17 @@ def time_tycheon_subsample(panel: Panel, ids: list[str], *, repeats: int = 3) ->
     factories = {"naive": forecaster_factory("naive"), "croston": forecaster_factory("croston")}
 
     def once() -> ScoreSet:
-        return run(sub, protocol(), factories, units=("series",), quantile_levels=(), n_samples=0,
-                   min_history=1, backend="sequential", seed=0)
+        return run(
+            sub,
+            protocol(),
+            factories,
+            units=("series",),
+            quantile_levels=(),
+            n_samples=0,
+            min_history=1,
+            backend="sequential",
+            seed=0,
+        )
 
     once()
     return median_time(once, repeats=repeats)[0]
@@ -82,7 +91,10 @@ def compare_sktime(panel: Panel, scores: ScoreSet, *, tycheon_s: float, n_series
     # warning filters; its text goes to a buffer (exceptions still propagate)
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        _evaluate(pd.Series(view.values[index[ids[0]]], index=periods), models["naive"]().set_config(warnings="off", remember_data=False))  # warm-up
+        _evaluate(
+            pd.Series(view.values[index[ids[0]]], index=periods),
+            models["naive"]().set_config(warnings="off", remember_data=False),
+        )  # warm-up
         t0 = time.perf_counter()
         for sid in ids:
             y = pd.Series(view.values[index[sid]], index=periods)
@@ -100,23 +112,39 @@ def compare_sktime(panel: Panel, scores: ScoreSet, *, tycheon_s: float, n_series
     table = scores.table
     latest = table["origin"].max()
     ours = table[(table["model"] == "naive") & (table["series_id"].isin(ids)) & (table["origin"] == latest)]
-    diffs = [abs(v - naive_pred[(s, pd.Timestamp(t))]) for s, t, v in
-             zip(ours["series_id"], ours["target_period"], ours["point"])]
+    diffs = [
+        abs(v - naive_pred[(s, pd.Timestamp(t))])
+        for s, t, v in zip(ours["series_id"], ours["target_period"], ours["point"], strict=False)
+    ]
     ok = bool(diffs) and max(diffs) <= 1e-9
-    agree_note = (f"naive vs sktime at the latest origin: {len(diffs)} rows, max |diff| "
-                  f"{max(diffs) if diffs else float('nan'):.1e}")
+    agree_note = (
+        f"naive vs sktime at the latest origin: {len(diffs)} rows, max |diff| "
+        f"{max(diffs) if diffs else float('nan'):.1e}"
+    )
     sub_s = time_tycheon_subsample(panel, ids)
     measured = Comparison(
-        name=f"backtest_vs_sktime[same {len(ids)} series x 2 models, measured]", tycheon_s=sub_s,
-        peer_s=elapsed, ok=ok,
-        notes=[f"tycheon {sub_s * 1e3:.0f} ms (in process, median of 3) vs sktime evaluate {elapsed:.2f}s on "
-               "the same series, models and windows; tycheon's time here is mostly fixed per-run overhead",
-               agree_note],
+        name=f"backtest_vs_sktime[same {len(ids)} series x 2 models, measured]",
+        tycheon_s=sub_s,
+        peer_s=elapsed,
+        ok=ok,
+        notes=[
+            f"tycheon {sub_s * 1e3:.0f} ms (in process, median of 3) vs sktime evaluate {elapsed:.2f}s on "
+            "the same series, models and windows; tycheon's time here is mostly fixed per-run overhead",
+            agree_note,
+        ],
     )
-    return [measured, Comparison(
-        name=f"backtest_vs_sktime[extrapolated from {len(ids)} series x 2 models]", tycheon_s=tycheon_s,
-        peer_s=peer_s, ok=ok,
-        notes=[f"sktime evaluate: {elapsed:.2f}s for {len(ids)} series x 2 models = "
-               f"{per_series_model * 1e3:.0f} ms per series per model; x {panel.n_series} series x 8 models "
-               f"= {peer_s:.0f}s (extrapolated, not run)", agree_note],
-    )]
+    return [
+        measured,
+        Comparison(
+            name=f"backtest_vs_sktime[extrapolated from {len(ids)} series x 2 models]",
+            tycheon_s=tycheon_s,
+            peer_s=peer_s,
+            ok=ok,
+            notes=[
+                f"sktime evaluate: {elapsed:.2f}s for {len(ids)} series x 2 models = "
+                f"{per_series_model * 1e3:.0f} ms per series per model; x {panel.n_series} series x 8 models "
+                f"= {peer_s:.0f}s (extrapolated, not run)",
+                agree_note,
+            ],
+        ),
+    ]

@@ -28,8 +28,9 @@ def make_inputs(*, n_series: int, n_blocks: int, seed: int = 0) -> dict[str, np.
     level = rng.lognormal(size=n_series)[series]  # [obs]
     effect = np.linspace(0.0, 0.05, N_METHODS)  # method 0 is the baseline
     losses = level[:, None] * (1.0 + effect[None, :]) * rng.chisquare(1, size=(n, N_METHODS))  # [obs, method]
-    scores = rng.gamma(2.0, size=(n_blocks, 1)) * (1.0 + effect[None, :]) \
-        + rng.normal(scale=0.3, size=(n_blocks, N_METHODS))  # [block, method]
+    scores = rng.gamma(2.0, size=(n_blocks, 1)) * (1.0 + effect[None, :]) + rng.normal(
+        scale=0.3, size=(n_blocks, N_METHODS)
+    )  # [block, method]
     return {"series": series, "origin": origin, "losses": losses, "scores": scores}
 
 
@@ -37,8 +38,12 @@ def run_stats(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
     """The whole statistics pass; returns the BH-adjusted p-values and Friedman's p-value."""
     layout = pooled_layout(inputs["series"], inputs["origin"])
     losses = inputs["losses"]
-    p = np.array([dm_pooled(losses[:, j], losses[:, 0], layout=layout, horizon=HORIZON, stride=STRIDE).p_value
-                  for j in range(1, N_METHODS)])
+    p = np.array(
+        [
+            dm_pooled(losses[:, j], losses[:, 0], layout=layout, horizon=HORIZON, stride=STRIDE).p_value
+            for j in range(1, N_METHODS)
+        ]
+    )
     fr = friedman_nemenyi(inputs["scores"])
     return benjamini_hochberg(p), fr.p_value
 
@@ -51,7 +56,11 @@ def compare_stats(*, n_series: int, n_blocks: int, repeats: int) -> Comparison:
     met = med < TARGET_SECONDS
     return Comparison(
         name=f"stats[DM 11 x {n_losses} losses + Friedman/Nemenyi {n_blocks} x {N_METHODS} + BH]",
-        tycheon_s=med, peer_s=None, ok=met,
-        notes=[f"target < {TARGET_SECONDS:g}s: {'met' if met else 'MISSED'}; times {np.round(times, 2).tolist()}",
-               f"BH-adjusted p range [{adjusted.min():.2g}, {adjusted.max():.2g}], Friedman p {friedman_p:.2g}"],
+        tycheon_s=med,
+        peer_s=None,
+        ok=met,
+        notes=[
+            f"target < {TARGET_SECONDS:g}s: {'met' if met else 'MISSED'}; times {np.round(times, 2).tolist()}",
+            f"BH-adjusted p range [{adjusted.min():.2g}, {adjusted.max():.2g}], Friedman p {friedman_p:.2g}",
+        ],
     )

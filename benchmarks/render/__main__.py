@@ -17,10 +17,18 @@ from .site import RenderTargetError, render_site
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.render", description=__doc__)
-    parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results",
-                        help="folder of <name>/<version>.json results files (default: benchmarks/results)")
-    parser.add_argument("--out", type=Path, default=ROOT / "site" / "docs",
-                        help="docs folder to (re)generate; mkdocs.yml is written beside it (default: site/docs)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=ROOT / "benchmarks" / "results",
+        help="folder of <name>/<version>.json results files (default: benchmarks/results)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "site" / "docs",
+        help="docs folder to (re)generate; mkdocs.yml is written beside it (default: site/docs)",
+    )
     args = parser.parse_args(argv)
     from benchmarks.validate import verify_file
 

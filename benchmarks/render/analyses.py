@@ -37,23 +37,33 @@ def dial_figure(dial: DialTable) -> dict[str, Any]:
             pts = [p for p in curve.points if p.baseline_rank.get(conv) is not None and p.n_models]
             if not pts:
                 continue
-            data.append({
-                "type": "scatter", "mode": "lines+markers",
-                "name": charts.plotly_text(f"{label}, {_KIND[curve.kind]}"),
-                "x": [p.k for p in pts], "y": [p.baseline_rank[conv] for p in pts],
-                "customdata": [[p.unit, p.n_models] for p in pts],
-                "line": {"color": style.colour, "dash": _DASH[curve.kind], "width": 2},
-                "marker": {"symbol": style.symbol, "size": 9, "color": style.colour},
-                "hovertemplate": "%{customdata[0]}: rank %{y} of %{customdata[1]}<extra></extra>",
-            })
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": charts.plotly_text(f"{label}, {_KIND[curve.kind]}"),
+                    "x": [p.k for p in pts],
+                    "y": [p.baseline_rank[conv] for p in pts],
+                    "customdata": [[p.unit, p.n_models] for p in pts],
+                    "line": {"color": style.colour, "dash": _DASH[curve.kind], "width": 2},
+                    "marker": {"symbol": style.symbol, "size": 9, "color": style.colour},
+                    "hovertemplate": "%{customdata[0]}: rank %{y} of %{customdata[1]}<extra></extra>",
+                }
+            )
     n_models = max((p.n_models for c in dial.curves for p in c.points), default=1)
     layout = {
-        "height": 420, "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
+        "height": 420,
+        "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
         "xaxis": {"type": "log", "title": {"text": "groups k (log scale; the last point is per series)"}},
-        "yaxis": {"title": {"text": f"rank of {charts.plotly_text(dial.baseline)} (1 = best)"},
-                  "range": [n_models + 0.5, 0.5], "dtick": 1},
+        "yaxis": {
+            "title": {"text": f"rank of {charts.plotly_text(dial.baseline)} (1 = best)"},
+            "range": [n_models + 0.5, 0.5],
+            "dtick": 1,
+        },
         "legend": {"orientation": "h", "y": -0.25, "font": {"size": 11}},
-        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "font": {"size": 13},
     }
     return {"data": data, "layout": layout}
 
@@ -65,17 +75,33 @@ def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
     def pick(tables: list) -> list:
         return [t for t in tables if t.dataset == dataset]
 
-    sections = {"inversion": pick(a.inversion), "dials": pick(a.dials), "sweeps": pick(a.sweeps),
-                "class_winners": pick(a.class_winners), "uncertainty": pick(a.uncertainty), "horizon": pick(a.horizon)}
+    sections = {
+        "inversion": pick(a.inversion),
+        "dials": pick(a.dials),
+        "sweeps": pick(a.sweeps),
+        "class_winners": pick(a.class_winners),
+        "uncertainty": pick(a.uncertainty),
+        "horizon": pick(a.horizon),
+    }
     if not any(sections.values()):
         return None
     names = {mid: m.display_name for mid, m in site.models(run).items()}
     figures = [charts.to_json(dial_figure(d)) for d in sections["dials"]]  # in the order of the dials
-    return Page(path=robustness_path(run.name, dataset), template="robustness.md.j2",
-                title="How much the answer moves", context={
-                    "run": run, "dataset": dataset, **sections, "names": names, "figures": figures,
-                    "conventions": _CONVENTIONS, "dataset_page": site.dataset_page(run.name, dataset),
-                    "provenance": site.provenance(run)})
+    return Page(
+        path=robustness_path(run.name, dataset),
+        template="robustness.md.j2",
+        title="How much the answer moves",
+        context={
+            "run": run,
+            "dataset": dataset,
+            **sections,
+            "names": names,
+            "figures": figures,
+            "conventions": _CONVENTIONS,
+            "dataset_page": site.dataset_page(run.name, dataset),
+            "provenance": site.provenance(run),
+        },
+    )
 
 
 def across_page(site: SiteModel, run: Run) -> Page | None:
@@ -83,6 +109,15 @@ def across_page(site: SiteModel, run: Run) -> Page | None:
     if across is None:
         return None
     names = {mid: m.display_name for mid, m in site.models(run).items()}
-    return Page(path=across_path(run.name), template="across.md.j2", title=safe_label("Across datasets"), context={
-        "run": run, "across": across, "names": names, "bench_page": site.bench_page(run.name),
-        "provenance": site.provenance(run)})
+    return Page(
+        path=across_path(run.name),
+        template="across.md.j2",
+        title=safe_label("Across datasets"),
+        context={
+            "run": run,
+            "across": across,
+            "names": names,
+            "bench_page": site.bench_page(run.name),
+            "provenance": site.provenance(run),
+        },
+    )

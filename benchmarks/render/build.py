@@ -43,10 +43,12 @@ def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
     ranked = sorted((r for r in lb.rows if r.mean_rank is not None), key=lambda r: (r.mean_rank, r.model))
     if not ranked:
         return None
-    methods = [(r.display_name + ("\u2020" if not r.full_support else ""), r.mean_rank, site.styles[r.model])
-               for r in ranked]
-    return charts.to_json(charts.cd_figure(methods=methods, cd=lb.tests.nemenyi_cd,
-                                           conservative_cd=lb.tests.conservative_cd))
+    methods = [
+        (r.display_name + ("\u2020" if not r.full_support else ""), r.mean_rank, site.styles[r.model]) for r in ranked
+    ]
+    return charts.to_json(
+        charts.cd_figure(methods=methods, cd=lb.tests.nemenyi_cd, conservative_cd=lb.tests.conservative_cd)
+    )
 
 
 def _cd_groups(lb: Leaderboard) -> list[tuple[str, list[str]]]:
@@ -74,17 +76,34 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
             switch_unit.append((u, paths.get(same, site.unit_page(run.name, key.dataset, key.protocol, u))))
         title = safe_label(f"{key.demand_class}, {key.metric}")
         present = {r.model for r in lb.rows}
-        page = Page(path=path, template="leaderboard.md.j2", title=title, context={
-            "run": run, "lb": lb, "dataset": datasets.get(key.dataset), "cd_figure": _cd(site, run, lb), "cd_groups": _cd_groups(lb),
-            "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
-            "warnings": site.warnings_for(run, key.dataset), "provenance": site.provenance(run),
-            "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
-            "switch_class": switch_class, "switch_metric": switch_metric, "switch_unit": switch_unit,
-            "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb), "notes": null_notes(lb.rows),
-            "dataset_page": site.dataset_page(run.name, key.dataset),
-            "stability_page": (site.sensitivity_page(run.name, key.dataset)
-                               if any(t.dataset == key.dataset for t in run.data.sensitivity) else None),
-        })
+        page = Page(
+            path=path,
+            template="leaderboard.md.j2",
+            title=title,
+            context={
+                "run": run,
+                "lb": lb,
+                "dataset": datasets.get(key.dataset),
+                "cd_figure": _cd(site, run, lb),
+                "cd_groups": _cd_groups(lb),
+                "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
+                "warnings": site.warnings_for(run, key.dataset),
+                "provenance": site.provenance(run),
+                "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
+                "switch_class": switch_class,
+                "switch_metric": switch_metric,
+                "switch_unit": switch_unit,
+                "verdicts": site.verdict_counts(lb),
+                "dm": site.dm_counts(lb),
+                "notes": null_notes(lb.rows),
+                "dataset_page": site.dataset_page(run.name, key.dataset),
+                "stability_page": (
+                    site.sensitivity_page(run.name, key.dataset)
+                    if any(t.dataset == key.dataset for t in run.data.sensitivity)
+                    else None
+                ),
+            },
+        )
         pages.append(page)
         by_unit.setdefault(_unit_key(lb), []).append(page)
     return pages, by_unit
@@ -110,14 +129,34 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             classes = [c for c in CLASS_ORDER if any(lb.demand_class == c for lb in unit_lbs)]
             cells = {(lb.demand_class, lb.metric): p.path for lb, p in zip(unit_lbs, unit_pages, strict=True)}
             winners = {(lb.demand_class, lb.metric): [r for r in lb.rows if r.rank == 1] for lb in unit_lbs}
-            matrix = {"protocol": protocol, "unit": unit, "metrics": metrics, "classes": classes, "cells": cells,
-                      "winners": winners, "unit_page": site.unit_page(name, dataset, protocol, unit)}
+            matrix = {
+                "protocol": protocol,
+                "unit": unit,
+                "metrics": metrics,
+                "classes": classes,
+                "cells": cells,
+                "winners": winners,
+                "unit_page": site.unit_page(name, dataset, protocol, unit),
+            }
             matrices.append(matrix)
-            unit_title = unit if sum(1 for k in by_unit if (k.dataset, k.unit) == (ds, unit)) == 1 else f"{unit} ({protocol})"
-            pages.append(Page(path=matrix["unit_page"], template="unit.md.j2", title=safe_label(unit_title),
-                              context={"run": run, "dataset": dataset, "matrix": matrix}))
-            ds_nav.children.append(NavNode(title=safe_label(unit_title), page=matrix["unit_page"],
-                                           children=[NavNode(title=p.title, page=p.path) for p in unit_pages]))
+            unit_title = (
+                unit if sum(1 for k in by_unit if (k.dataset, k.unit) == (ds, unit)) == 1 else f"{unit} ({protocol})"
+            )
+            pages.append(
+                Page(
+                    path=matrix["unit_page"],
+                    template="unit.md.j2",
+                    title=safe_label(unit_title),
+                    context={"run": run, "dataset": dataset, "matrix": matrix},
+                )
+            )
+            ds_nav.children.append(
+                NavNode(
+                    title=safe_label(unit_title),
+                    page=matrix["unit_page"],
+                    children=[NavNode(title=p.title, page=p.path) for p in unit_pages],
+                )
+            )
         intervals = [t for t in run.data.intervals if t.dataset == dataset]
         if intervals:
             path = site.intervals_page(name, dataset)
@@ -142,23 +181,44 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         if robustness is not None:
             pages.append(robustness)
             ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
-        class_counts = next((cw.class_counts for cw in run.data.analyses.class_winners
-                             if cw.dataset == dataset and cw.unit == "series"), None)
+        class_counts = next(
+            (
+                cw.class_counts
+                for cw in run.data.analyses.class_winners
+                if cw.dataset == dataset and cw.unit == "series"
+            ),
+            None,
+        )
         if not class_counts:  # older results: the blocks each class's headline table scored
             head = next((lb for lb in lbs if lb.dataset == dataset), None)
             table = (head.dataset, head.protocol, head.unit, head.metric) if head is not None else None
-            class_counts = {lb.demand_class: lb.n_blocks_total for lb in lbs if lb.demand_class != "all"
-                            and (lb.dataset, lb.protocol, lb.unit, lb.metric) == table} or None
-        pages.append(Page(path=site.dataset_page(name, dataset), template="dataset.md.j2", title=safe_label(dataset), context={
-            "run": run, "name": dataset, "info": info, "matrices": matrices, "class_counts": class_counts,
-            "intervals_page": site.intervals_page(name, dataset) if intervals else None,
-            "robustness_page": robustness.path if robustness is not None else None,
-            "competition_page": site.competition_page(name, dataset) if competition else None,
-            "replay_page": site.replay_page(name, dataset) if replays else None,
-            "sensitivity_page": site.sensitivity_page(name, dataset) if audit is not None else None,
-            "warnings": site.warnings_for(run, dataset), "not_ran": site.not_ran(run, dataset=dataset),
-            "provenance": site.provenance(run),
-        }))
+            class_counts = {
+                lb.demand_class: lb.n_blocks_total
+                for lb in lbs
+                if lb.demand_class != "all" and (lb.dataset, lb.protocol, lb.unit, lb.metric) == table
+            } or None
+        pages.append(
+            Page(
+                path=site.dataset_page(name, dataset),
+                template="dataset.md.j2",
+                title=safe_label(dataset),
+                context={
+                    "run": run,
+                    "name": dataset,
+                    "info": info,
+                    "matrices": matrices,
+                    "class_counts": class_counts,
+                    "intervals_page": site.intervals_page(name, dataset) if intervals else None,
+                    "robustness_page": robustness.path if robustness is not None else None,
+                    "competition_page": site.competition_page(name, dataset) if competition else None,
+                    "replay_page": site.replay_page(name, dataset) if replays else None,
+                    "sensitivity_page": site.sensitivity_page(name, dataset) if audit is not None else None,
+                    "warnings": site.warnings_for(run, dataset),
+                    "not_ran": site.not_ran(run, dataset=dataset),
+                    "provenance": site.provenance(run),
+                },
+            )
+        )
         dataset_entries.append((dataset, info, site.dataset_page(name, dataset)))
         nav.children.append(ds_nav)
     pages.extend(lb_pages)
@@ -169,16 +229,31 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     history = history_page(site, name)
     pages.append(history)
     nav.children.append(NavNode(title="Version history", page=history.path))
-    pages.append(Page(path=site.bench_page(name), template="benchmark.md.j2", title=safe_label(name), context={
-        "run": run, "datasets": dataset_entries, "provenance": site.provenance(run),
-        "warnings": site.run_warnings(run), "not_ran": site.not_ran(run),
-        "history_page": history.path, "versions": [r.version for r in site.by_name[name]],
-    }))
+    pages.append(
+        Page(
+            path=site.bench_page(name),
+            template="benchmark.md.j2",
+            title=safe_label(name),
+            context={
+                "run": run,
+                "datasets": dataset_entries,
+                "provenance": site.provenance(run),
+                "warnings": site.run_warnings(run),
+                "not_ran": site.not_ran(run),
+                "history_page": history.path,
+                "versions": [r.version for r in site.by_name[name]],
+            },
+        )
+    )
     return pages, nav
 
 
-_INTERVAL_COLUMNS = (("coverage80", "coverage 80%"), ("coverage95", "coverage 95%"),
-                     ("msis80", "MSIS 80%"), ("msis95", "MSIS 95%"))
+_INTERVAL_COLUMNS = (
+    ("coverage80", "coverage 80%"),
+    ("coverage95", "coverage 95%"),
+    ("msis80", "MSIS 80%"),
+    ("msis95", "MSIS 95%"),
+)
 
 
 class NamedIntervalRow(NamedTuple):
@@ -197,11 +272,26 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
     for t in tables:
         rows = [NamedIntervalRow(r, name.get(r.model, r.model)) for r in t.rows]
         # best interval first (its rank, then MSIS 80%), unranked rows last by name
-        rows.sort(key=lambda n: (n.row.rank_interval is None, n.row.rank_interval or 0,
-                                 n.row.msis80 is None, n.row.msis80 or 0.0, n.display_name.lower()))
+        rows.sort(
+            key=lambda n: (
+                n.row.rank_interval is None,
+                n.row.rank_interval or 0,
+                n.row.msis80 is None,
+                n.row.msis80 or 0.0,
+                n.display_name.lower(),
+            )
+        )
         empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
-        sections.append({"table": t, "rows": rows, "empty": empty, "not_scored": site.not_scored(
-            run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows})})
+        sections.append(
+            {
+                "table": t,
+                "rows": rows,
+                "empty": empty,
+                "not_scored": site.not_scored(
+                    run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows}
+                ),
+            }
+        )
     common = sections[0]["not_scored"] if sections else []
     for section in sections:  # the skipped-models table is shown once, and again only where it differs
         section["not_scored_differs"] = section["not_scored"] != common
@@ -213,14 +303,26 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
         no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
         by_name = sorted(((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())
-        pivots.append({"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95,
-                       "models": by_name})
+        pivots.append(
+            {"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": by_name}
+        )
     calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
-    return Page(path=path, template="intervals.md.j2", title="Intervals", context={
-        "run": run, "dataset": dataset, "sections": sections, "pivots": pivots, "calibration": calibration,
-        "common_not_scored": common,
-        "warnings": site.warnings_for(run, dataset),
-        "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
+    return Page(
+        path=path,
+        template="intervals.md.j2",
+        title="Intervals",
+        context={
+            "run": run,
+            "dataset": dataset,
+            "sections": sections,
+            "pivots": pivots,
+            "calibration": calibration,
+            "common_not_scored": common,
+            "warnings": site.warnings_for(run, dataset),
+            "provenance": site.provenance(run),
+            "dataset_page": site.dataset_page(run.name, dataset),
+        },
+    )
 
 
 def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTable], path: str) -> Page:
@@ -230,39 +332,88 @@ def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTabl
         rows = [r for r in t.rows if r.variant == "all_folds"]
         order = {c: i for i, c in enumerate(CLASS_ORDER)}
         rows.sort(key=lambda r: order.get(r.demand_class, 99))
-        figure = charts.to_json(charts.replay_figure(
-            classes=[r.demand_class for r in rows], floor=[r.floor for r in rows], served=[r.served for r in rows],
-            oracle=[r.oracle for r in rows], metric=t.rule.metric))
+        figure = charts.to_json(
+            charts.replay_figure(
+                classes=[r.demand_class for r in rows],
+                floor=[r.floor for r in rows],
+                served=[r.served for r in rows],
+                oracle=[r.oracle for r in rows],
+                metric=t.rule.metric,
+            )
+        )
         top = [c for c in t.chosen_share if c.variant == "all_folds"][:5]
         sections.append({"table": t, "figure": figure, "top_choices": top})
     rule = tables[0].rule
-    return Page(path=path, template="replay.md.j2", title="Selection rule", context={
-        "run": run, "dataset": dataset, "sections": sections, "rule": rule,
-        "warnings": site.warnings_for(run, dataset), "provenance": site.provenance(run),
-        "dataset_page": site.dataset_page(run.name, dataset)})
+    return Page(
+        path=path,
+        template="replay.md.j2",
+        title="Selection rule",
+        context={
+            "run": run,
+            "dataset": dataset,
+            "sections": sections,
+            "rule": rule,
+            "warnings": site.warnings_for(run, dataset),
+            "provenance": site.provenance(run),
+            "dataset_page": site.dataset_page(run.name, dataset),
+        },
+    )
 
 
 def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: str) -> Page:
     """How stable is this order: the ranking-variance report of one dataset, with a bump chart."""
     names = {mid: m.display_name for mid, m in site.models(run).items()}
     runs = [r.name for r in table.runs]
-    figure = charts.to_json(charts.bump_figure(runs=runs, models=[
-        (names.get(r.model, r.model), [r.ranks[n] for n in runs], site.styles[r.model]) for r in table.ranks]))
-    return Page(path=path, template="sensitivity.md.j2", title="How stable is this order", context={
-        "run": run, "dataset": table.dataset, "table": table, "figure": figure, "names": names,
-        "learners": sorted(m for m, learns in table.fitted_state.items() if learns),
-        "warnings": site.warnings_for(run, table.dataset), "provenance": site.provenance(run),
-        "dataset_page": site.dataset_page(run.name, table.dataset)})
+    figure = charts.to_json(
+        charts.bump_figure(
+            runs=runs,
+            models=[
+                (names.get(r.model, r.model), [r.ranks[n] for n in runs], site.styles[r.model]) for r in table.ranks
+            ],
+        )
+    )
+    return Page(
+        path=path,
+        template="sensitivity.md.j2",
+        title="How stable is this order",
+        context={
+            "run": run,
+            "dataset": table.dataset,
+            "table": table,
+            "figure": figure,
+            "names": names,
+            "learners": sorted(m for m, learns in table.fitted_state.items() if learns),
+            "warnings": site.warnings_for(run, table.dataset),
+            "provenance": site.provenance(run),
+            "dataset_page": site.dataset_page(run.name, table.dataset),
+        },
+    )
 
 
 def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[CompetitionTable], path: str) -> Page:
     sections = []
     for t in sorted(tables, key=lambda t: (t.competition, t.metric, t.protocol)):
-        sections.append({"table": t, "not_scored": site.not_scored(
-            run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows if r.status == "ran"})})
-    return Page(path=path, template="competition.md.j2", title="Competition", context={
-        "run": run, "dataset": dataset, "sections": sections, "warnings": site.warnings_for(run, dataset),
-        "provenance": site.provenance(run), "dataset_page": site.dataset_page(run.name, dataset)})
+        sections.append(
+            {
+                "table": t,
+                "not_scored": site.not_scored(
+                    run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows if r.status == "ran"}
+                ),
+            }
+        )
+    return Page(
+        path=path,
+        template="competition.md.j2",
+        title="Competition",
+        context={
+            "run": run,
+            "dataset": dataset,
+            "sections": sections,
+            "warnings": site.warnings_for(run, dataset),
+            "provenance": site.provenance(run),
+            "dataset_page": site.dataset_page(run.name, dataset),
+        },
+    )
 
 
 def _crossed(before: float | None, after: float | None, alpha: float) -> bool:
@@ -281,19 +432,37 @@ def _table_changes(old_lb: Leaderboard, new_lb: Leaderboard) -> list[dict[str, A
         b, a = before.get(model), after.get(model)
         name = (a or b).display_name
         if b is None or a is None:
-            changes.append({"model": model, "display_name": name,
-                            "what": "joined the table" if b is None else "left the table",
-                            "detail": f"rank {a.rank}" if a is not None else f"was rank {b.rank}"})
+            changes.append(
+                {
+                    "model": model,
+                    "display_name": name,
+                    "what": "joined the table" if b is None else "left the table",
+                    "detail": f"rank {a.rank}" if a is not None else f"was rank {b.rank}",
+                }
+            )
             continue
         if b.verdict_vs_rw != a.verdict_vs_rw:
-            changes.append({"model": model, "display_name": name, "what": "verdict against the random walk",
-                            "detail": f"{b.verdict_vs_rw or 'none'} \u2192 {a.verdict_vs_rw or 'none'}"})
+            changes.append(
+                {
+                    "model": model,
+                    "display_name": name,
+                    "what": "verdict against the random walk",
+                    "detail": f"{b.verdict_vs_rw or 'none'} \u2192 {a.verdict_vs_rw or 'none'}",
+                }
+            )
         if abs(b.rank - a.rank) > 1:
-            changes.append({"model": model, "display_name": name, "what": "rank",
-                            "detail": f"{b.rank} \u2192 {a.rank}"})
+            changes.append(
+                {"model": model, "display_name": name, "what": "rank", "detail": f"{b.rank} \u2192 {a.rank}"}
+            )
         if _crossed(b.dm_p_bh, a.dm_p_bh, alpha):
-            changes.append({"model": model, "display_name": name, "what": f"DM p against the baseline crossed {alpha}",
-                            "detail": f"{b.dm_p_bh:.3g} \u2192 {a.dm_p_bh:.3g}"})
+            changes.append(
+                {
+                    "model": model,
+                    "display_name": name,
+                    "what": f"DM p against the baseline crossed {alpha}",
+                    "detail": f"{b.dm_p_bh:.3g} \u2192 {a.dm_p_bh:.3g}",
+                }
+            )
     return changes
 
 
@@ -307,8 +476,12 @@ def _diff(old: Run, new: Run) -> dict[str, Any]:
         for c in _table_changes(old_lbs[key], new_lbs[key]):
             grouped.setdefault((c["what"], c["detail"]), []).append(c["display_name"])
         if grouped:
-            tables.append({"key": key, "changes": [{"what": w, "detail": d, "models": names}
-                                                   for (w, d), names in grouped.items()]})
+            tables.append(
+                {
+                    "key": key,
+                    "changes": [{"what": w, "detail": d, "models": names} for (w, d), names in grouped.items()],
+                }
+            )
     old_models, new_models = SiteModel.models(old), SiteModel.models(new)
     status_changes = []
     for mid in sorted(set(old_models) & set(new_models)):
@@ -316,17 +489,33 @@ def _diff(old: Run, new: Run) -> dict[str, Any]:
         n = {(r.dataset, r.protocol): r.status for r in _runs(new_models.get(mid))}
         for k in sorted(set(o) | set(n)):
             if o.get(k) != n.get(k):
-                status_changes.append({"model": mid, "display_name": new_models[mid].display_name, "dataset": k[0],
-                                       "protocol": k[1], "before": o.get(k, "absent"), "after": n.get(k, "absent")})
+                status_changes.append(
+                    {
+                        "model": mid,
+                        "display_name": new_models[mid].display_name,
+                        "dataset": k[0],
+                        "protocol": k[1],
+                        "before": o.get(k, "absent"),
+                        "after": n.get(k, "absent"),
+                    }
+                )
     added_models = [new_models[m] for m in sorted(set(new_models) - set(old_models))]
     removed_models = [old_models[m] for m in sorted(set(old_models) - set(new_models))]
     added, removed = sorted(set(new_lbs) - set(old_lbs)), sorted(set(old_lbs) - set(new_lbs))
     changed = bool(tables or status_changes or added_models or removed_models or added or removed)
-    return {"old": old.version, "new": new.version, "tables": tables, "changed": changed,
-            "added": added, "removed": removed, "added_models": added_models, "removed_models": removed_models,
-            "status_changes": status_changes,
-            "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
-            "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256}
+    return {
+        "old": old.version,
+        "new": new.version,
+        "tables": tables,
+        "changed": changed,
+        "added": added,
+        "removed": removed,
+        "added_models": added_models,
+        "removed_models": removed_models,
+        "status_changes": status_changes,
+        "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
+        "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256,
+    }
 
 
 def _runs(model: ModelEntry | None) -> list[ModelRun]:
@@ -338,13 +527,28 @@ def history_page(site: SiteModel, name: str) -> Page:
     versions = []
     for run in reversed(runs):
         statuses = [r.status for m in run.data.models for r in m.runs]
-        versions.append({"run": run, "prov": run.data.provenance, "ran": statuses.count("ran"),
-                         "skipped": statuses.count("skipped"), "failed": statuses.count("failed"),
-                         "n_leaderboards": len(run.data.leaderboards)})
-    diffs = [_diff(old, new) for old, new in zip(runs[:-1], runs[1:])][::-1]
-    return Page(path=site.history_page(name), template="history.md.j2", title="Version history",
-                context={"name": name, "versions": versions, "diffs": diffs,
-                         "lb_paths": {lb.key: site.leaderboard_page(name, lb.key) for lb in site.latest(name).data.leaderboards}})
+        versions.append(
+            {
+                "run": run,
+                "prov": run.data.provenance,
+                "ran": statuses.count("ran"),
+                "skipped": statuses.count("skipped"),
+                "failed": statuses.count("failed"),
+                "n_leaderboards": len(run.data.leaderboards),
+            }
+        )
+    diffs = [_diff(old, new) for old, new in zip(runs[:-1], runs[1:], strict=False)][::-1]
+    return Page(
+        path=site.history_page(name),
+        template="history.md.j2",
+        title="Version history",
+        context={
+            "name": name,
+            "versions": versions,
+            "diffs": diffs,
+            "lb_paths": {lb.key: site.leaderboard_page(name, lb.key) for lb in site.latest(name).data.leaderboards},
+        },
+    )
 
 
 def _cost(run_record: ModelRun) -> float | None:
@@ -375,21 +579,33 @@ def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any
                 continue
             points, missing = [], []
             for row in lb.rows:
-                record = next((r for r in _runs(models.get(row.model))
-                               if r.dataset == lb.dataset and r.protocol == lb.protocol), None)
+                record = next(
+                    (r for r in _runs(models.get(row.model)) if r.dataset == lb.dataset and r.protocol == lb.protocol),
+                    None,
+                )
                 seconds = _cost(record) if record else None
                 if seconds is None or seconds <= 0 or row.mean is None:
                     missing.append(row.display_name)
                     continue
-                points.append(charts.CostPoint(row.display_name, seconds, row.mean, site.styles[row.model],
-                                               highlight=row.model == highlight))
+                points.append(
+                    charts.CostPoint(
+                        row.display_name, seconds, row.mean, site.styles[row.model], highlight=row.model == highlight
+                    )
+                )
             if not points:
                 continue
             front = charts.pareto_front(points)
-            found.append({"name": name, "version": run.version, "lb": lb, "missing": missing,
-                          "front": [p.label for p in front],
-                          "figure": charts.to_json(charts.cost_accuracy_figure(points=points, metric=lb.metric)),
-                          "page": site.leaderboard_page(name, lb.key)})
+            found.append(
+                {
+                    "name": name,
+                    "version": run.version,
+                    "lb": lb,
+                    "missing": missing,
+                    "front": [p.label for p in front],
+                    "figure": charts.to_json(charts.cost_accuracy_figure(points=points, metric=lb.metric)),
+                    "page": site.leaderboard_page(name, lb.key),
+                }
+            )
     return found
 
 
@@ -414,8 +630,14 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
                     row = next((r for r in lb.rows if r.model == mid), None)
                     if row is None:
                         continue
-                    entry = {"name": name, "version": run.version, "lb": lb, "row": row, "n": len(lb.rows),
-                             "page": site.leaderboard_page(name, lb.key) if is_latest else None}
+                    entry = {
+                        "name": name,
+                        "version": run.version,
+                        "lb": lb,
+                        "row": row,
+                        "n": len(lb.rows),
+                        "page": site.leaderboard_page(name, lb.key) if is_latest else None,
+                    }
                     if is_latest:
                         appearances.append(entry)
                     if lb.demand_class == "all":
@@ -423,14 +645,41 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
         runs = [(name, r) for name in site.names for r in _runs(site.models(site.latest(name)).get(mid))]
         title = safe_label(config.display_name if config is not None else mid)
         method_doc = docs.get(config.source.forecaster or "") if config is not None else None
-        pages.append(Page(path=site.model_page(mid), template="model.md.j2", title=title, context={
-            "model": config, "mid": mid, "method_doc": method_doc, "appearances": appearances, "history": history, "runs": runs,
-            "charts": cost_charts(site, highlight=mid), "style": site.styles[mid]}))
+        pages.append(
+            Page(
+                path=site.model_page(mid),
+                template="model.md.j2",
+                title=title,
+                context={
+                    "model": config,
+                    "mid": mid,
+                    "method_doc": method_doc,
+                    "appearances": appearances,
+                    "history": history,
+                    "runs": runs,
+                    "charts": cost_charts(site, highlight=mid),
+                    "style": site.styles[mid],
+                },
+            )
+        )
         nav.children.append(NavNode(title=title, page=site.model_page(mid)))
-        summary.append({"mid": mid, "model": config, "runs": runs,
-                        "wins": sum(1 for a in appearances if a["row"].rank == 1), "tables": len(appearances)})
-    pages.append(Page(path="models/index.md", template="models.md.j2", title="Models", context={
-        "models": summary, "charts": cost_charts(site, highlight=None)}))
+        summary.append(
+            {
+                "mid": mid,
+                "model": config,
+                "runs": runs,
+                "wins": sum(1 for a in appearances if a["row"].rank == 1),
+                "tables": len(appearances),
+            }
+        )
+    pages.append(
+        Page(
+            path="models/index.md",
+            template="models.md.j2",
+            title="Models",
+            context={"models": summary, "charts": cost_charts(site, highlight=None)},
+        )
+    )
     return pages, nav
 
 
@@ -457,8 +706,18 @@ def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[
         runners = [r for r in lb.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
         beats = [r for r in lb.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
         judged = [r for r in lb.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
-        rows.append({"lb": lb, "page": page, "winners": winners, "runners": runners, "beats": beats,
-                     "judged": judged, "rw": site.rw_row(lb), "n": len(lb.rows)})
+        rows.append(
+            {
+                "lb": lb,
+                "page": page,
+                "winners": winners,
+                "runners": runners,
+                "beats": beats,
+                "judged": judged,
+                "rw": site.rw_row(lb),
+                "n": len(lb.rows),
+            }
+        )
     return rows, too_small
 
 
@@ -469,17 +728,34 @@ def home_page(site: SiteModel) -> Page:
         tables = []
         for lb in site.leaderboards(run):
             baseline = site.baseline_row(lb)
-            tables.append({"lb": lb, "page": site.leaderboard_page(name, lb.key),
-                           "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
-                           "cell_ok": site.cell_ok(lb),
-                           "verdicts": site.verdict_counts(lb), "dm": site.dm_counts(lb),
-                           "baseline_rank": baseline.rank if baseline else None, "n": len(lb.rows),
-                           "rw": site.rw_row(lb)})
+            tables.append(
+                {
+                    "lb": lb,
+                    "page": site.leaderboard_page(name, lb.key),
+                    "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
+                    "cell_ok": site.cell_ok(lb),
+                    "verdicts": site.verdict_counts(lb),
+                    "dm": site.dm_counts(lb),
+                    "baseline_rank": baseline.rank if baseline else None,
+                    "n": len(lb.rows),
+                    "rw": site.rw_row(lb),
+                }
+            )
         answer, too_small = _answer_rows(site, run)
-        benchmarks.append({"name": name, "run": run, "tables": tables, "page": site.bench_page(name),
-                           "answer": answer, "too_small": too_small,
-                           "history_page": site.history_page(name), "n_versions": len(site.by_name[name]),
-                           "warnings": site.run_warnings(run), "not_ran": site.not_ran(run)})
+        benchmarks.append(
+            {
+                "name": name,
+                "run": run,
+                "tables": tables,
+                "page": site.bench_page(name),
+                "answer": answer,
+                "too_small": too_small,
+                "history_page": site.history_page(name),
+                "n_versions": len(site.by_name[name]),
+                "warnings": site.run_warnings(run),
+                "not_ran": site.not_ran(run),
+            }
+        )
     return Page(path="index.md", template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
 
 
@@ -492,14 +768,30 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
             if key not in seen:
                 seen.add(key)
                 protocols.append({"name": name, **p.model_dump()})
-    tests = sorted({(lb.tests.dm_loss, lb.tests.alpha, lb.tests.dm_overlap_lag)
-                    for name in site.names for lb in site.latest(name).data.leaderboards}, key=repr)
+    tests = sorted(
+        {
+            (lb.tests.dm_loss, lb.tests.alpha, lb.tests.dm_overlap_lag)
+            for name in site.names
+            for lb in site.latest(name).data.leaderboards
+        },
+        key=repr,
+    )
     packages = [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")]
     verdict_defs = [d for d in packages[1].definitions if "verdict" in d.name]
-    return Page(path="methodology.md", template="methodology.md.j2", title="Methodology", context={
-        "packages": packages, "verdict_defs": verdict_defs,
-        "row_columns": model_columns(LeaderboardRow), "test_columns": model_columns(LeaderboardTests),
-        "interval_columns": model_columns(IntervalRow), "protocols": protocols, "tests": tests})
+    return Page(
+        path="methodology.md",
+        template="methodology.md.j2",
+        title="Methodology",
+        context={
+            "packages": packages,
+            "verdict_defs": verdict_defs,
+            "row_columns": model_columns(LeaderboardRow),
+            "test_columns": model_columns(LeaderboardTests),
+            "interval_columns": model_columns(IntervalRow),
+            "protocols": protocols,
+            "tests": tests,
+        },
+    )
 
 
 _SCALES = {  # what a registry scale column divides by, in words
@@ -527,14 +819,31 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
     for m in metrics:
         m["used"] = m["name"] in used
         m["scale_text"] = _SCALES.get(m["scale_column"] or "", m["scale_column"])
-    settings = sorted({(lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
-                       for name in site.names for lb in site.latest(name).data.leaderboards}, key=repr)
-    baselines = sorted({(lb.baseline, lb.random_walk) for name in site.names
-                        for lb in site.latest(name).data.leaderboards})
+    settings = sorted(
+        {
+            (lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
+            for name in site.names
+            for lb in site.latest(name).data.leaderboards
+        },
+        key=repr,
+    )
+    baselines = sorted(
+        {(lb.baseline, lb.random_walk) for name in site.names for lb in site.latest(name).data.leaderboards}
+    )
     units = sorted({u for name in site.names for d in site.latest(name).data.datasets for u in d.units})
-    return Page(path="glossary.md", template="glossary.md.j2", title="Glossary", context={
-        "metrics": metrics, "metric_source": source, "used": used, "settings": settings,
-        "baselines": baselines, "units": units})
+    return Page(
+        path="glossary.md",
+        template="glossary.md.j2",
+        title="Glossary",
+        context={
+            "metrics": metrics,
+            "metric_source": source,
+            "used": used,
+            "settings": settings,
+            "baselines": baselines,
+            "units": units,
+        },
+    )
 
 
 def _config_fields() -> list[dict[str, Any]]:
@@ -550,8 +859,13 @@ def _config_fields() -> list[dict[str, Any]]:
                     if sub == "kind":
                         continue
                     kind = get_args(source.model_fields["kind"].annotation)[0]
-                    rows.append({"name": f"source.{sub}", "required": g.is_required(),
-                                 "description": f"(kind = \"{kind}\") {g.description or ''}"})
+                    rows.append(
+                        {
+                            "name": f"source.{sub}",
+                            "required": g.is_required(),
+                            "description": f'(kind = "{kind}") {g.description or ""}',
+                        }
+                    )
     return rows
 
 
@@ -572,10 +886,17 @@ def submit_page(*, root: Path) -> Page:
     contributing = root / "CONTRIBUTING.md"
     examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
     example = examples[0] if examples else None
-    return Page(path="submit.md", template="submit.md.j2", title="Submit a model", context={
-        "contributing": _contributing_markdown(contributing.read_text(encoding="utf-8"))
-        if contributing.exists() else None,
-        "fields": _config_fields(),
-        "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
-        "example_name": example.name if example else None,
-        "example": example.read_text(encoding="utf-8") if example else None})
+    return Page(
+        path="submit.md",
+        template="submit.md.j2",
+        title="Submit a model",
+        context={
+            "contributing": _contributing_markdown(contributing.read_text(encoding="utf-8"))
+            if contributing.exists()
+            else None,
+            "fields": _config_fields(),
+            "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
+            "example_name": example.name if example else None,
+            "example": example.read_text(encoding="utf-8") if example else None,
+        },
+    )

@@ -21,8 +21,18 @@ TRACE_TYPES = frozenset({"scatter", "bar", "pie"})
 # Okabe & Ito (2008), "Color Universal Design"; yellow last because it is faint on white.
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
 SYMBOLS = (
-    "circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star",
-    "hexagon", "pentagon", "star-triangle-up", "hourglass",
+    "circle",
+    "square",
+    "diamond",
+    "triangle-up",
+    "triangle-down",
+    "cross",
+    "x",
+    "star",
+    "hexagon",
+    "pentagon",
+    "star-triangle-up",
+    "hourglass",
 )
 
 
@@ -75,63 +85,117 @@ def cd_figure(
     k = len(methods)
     data: list[dict[str, Any]] = []
     for row, (label, rank, style) in enumerate(methods):
-        data.append({
-            "type": "scatter", "mode": "markers", "x": [_r(rank)], "y": [row], "name": plotly_text(label),
-            "marker": {"color": style.colour, "symbol": style.symbol, "size": 12,
-                       "line": {"color": "#000000", "width": 1}},
-            "hovertemplate": f"{plotly_text(label)}<br>mean rank %{{x:.3f}}<extra></extra>",
-            "showlegend": False,
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [_r(rank)],
+                "y": [row],
+                "name": plotly_text(label),
+                "marker": {
+                    "color": style.colour,
+                    "symbol": style.symbol,
+                    "size": 12,
+                    "line": {"color": "#000000", "width": 1},
+                },
+                "hovertemplate": f"{plotly_text(label)}<br>mean rank %{{x:.3f}}<extra></extra>",
+                "showlegend": False,
+            }
+        )
     ranks = [rank for _, rank, _ in methods]
     level = k - 0.4
     if cd is not None:
         for n, (i, j) in enumerate(cliques(ranks, cd)):
             level += 0.35
             members = ", ".join(plotly_text(methods[m][0]) for m in range(i, j + 1))
-            data.append({
-                "type": "scatter", "mode": "lines+text", "x": [_r(ranks[i]), _r(ranks[j])], "y": [level, level],
-                "text": [clique_letter(n), ""], "textposition": "middle left", "cliponaxis": False,
-                "line": {"color": "#555555", "width": 5}, "showlegend": False,
-                "hovertemplate": f"group {clique_letter(n)}, not significantly different: {members}<extra></extra>",
-            })
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+text",
+                    "x": [_r(ranks[i]), _r(ranks[j])],
+                    "y": [level, level],
+                    "text": [clique_letter(n), ""],
+                    "textposition": "middle left",
+                    "cliponaxis": False,
+                    "line": {"color": "#555555", "width": 5},
+                    "showlegend": False,
+                    "hovertemplate": f"group {clique_letter(n)}, not significantly different: {members}<extra></extra>",
+                }
+            )
             for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
-                data.append({
-                    "type": "scatter", "mode": "lines", "x": [_r(ranks[m]), _r(ranks[m])], "y": [m, level],
-                    "line": {"color": "#999999", "width": 1, "dash": "dot"}, "showlegend": False, "hoverinfo": "skip",
-                })
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "x": [_r(ranks[m]), _r(ranks[m])],
+                        "y": [m, level],
+                        "line": {"color": "#999999", "width": 1, "dash": "dot"},
+                        "showlegend": False,
+                        "hoverinfo": "skip",
+                    }
+                )
     low = min(ranks) if ranks else 1.0
     ref_ticks: list[tuple[float, str]] = []
     refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD", conservative_cd, "dot", -0.7)]
     for name, width, dash, y in refs:
         if width is None:
             continue
-        data.append({
-            "type": "scatter", "mode": "lines+markers", "x": [_r(low), _r(low + width)], "y": [y, y],
-            "line": {"color": "#0072B2", "width": 3, "dash": dash}, "showlegend": False,
-            "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2"},
-            "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "x": [_r(low), _r(low + width)],
+                "y": [y, y],
+                "line": {"color": "#0072B2", "width": 3, "dash": dash},
+                "showlegend": False,
+                "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2"},
+                "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
+            }
+        )
         ref_ticks.append((y, f"{name} = {width:.3f}"))
     hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
     # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
     # on the side with room, so the plot keeps the full width
     middle = (0.5 + hi + 0.5) / 2
-    narrow_traces = {str(row): {"mode": "markers+text", "text": [plotly_text(label)], "cliponaxis": False,
-                                "textposition": "middle right" if rank < middle else "middle left",
-                                "textfont": {"size": 11}}
-                     for row, (label, rank, _) in enumerate(methods)}
+    narrow_traces = {
+        str(row): {
+            "mode": "markers+text",
+            "text": [plotly_text(label)],
+            "cliponaxis": False,
+            "textposition": "middle right" if rank < middle else "middle left",
+            "textfont": {"size": 11},
+        }
+        for row, (label, rank, _) in enumerate(methods)
+    }
     layout = {
         "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
         "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
-        "xaxis": {"title": {"text": "mean rank over complete blocks (1 = best)"}, "range": [_r(0.5), _r(hi + 0.5)],
-                  "zeroline": False, "showgrid": True},
-        "yaxis": {"tickvals": [y for y, _ in ref_ticks] + list(range(k)),
-                  "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
-                  "range": [_r(level + 0.5), -1.8], "zeroline": False, "showgrid": False},
-        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
-        "meta": {"narrow": {"layout": {"margin": {"l": 16, "r": 16, "t": 20, "b": 50}, "yaxis.showticklabels": False,
-                                       "font.size": 11},
-                            "traces": narrow_traces}},
+        "xaxis": {
+            "title": {"text": "mean rank over complete blocks (1 = best)"},
+            "range": [_r(0.5), _r(hi + 0.5)],
+            "zeroline": False,
+            "showgrid": True,
+        },
+        "yaxis": {
+            "tickvals": [y for y, _ in ref_ticks] + list(range(k)),
+            "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
+            "range": [_r(level + 0.5), -1.8],
+            "zeroline": False,
+            "showgrid": False,
+        },
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "font": {"size": 13},
+        "meta": {
+            "narrow": {
+                "layout": {
+                    "margin": {"l": 16, "r": 16, "t": 20, "b": 50},
+                    "yaxis.showticklabels": False,
+                    "font.size": 11,
+                },
+                "traces": narrow_traces,
+            }
+        },
     }
     return {"data": data, "layout": layout}
 
@@ -185,27 +249,50 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
     on_front = {id(p) for p in front}
     for p in points:
         labelled = p.highlight or id(p) in on_front  # other names are in the hover, to avoid a pile-up of labels
-        data.append({
-            "type": "scatter", "mode": "markers+text" if labelled else "markers", "x": [_r(p.seconds)],
-            "y": [_r(p.accuracy)], "name": plotly_text(p.label), "text": [plotly_text(p.label) if labelled else ""],
-            "textposition": "top center", "cliponaxis": False,
-            "marker": {"color": p.style.colour, "symbol": p.style.symbol, "size": 16 if p.highlight else 11,
-                       "line": {"color": "#000000", "width": 3 if p.highlight else 1}},
-            "hovertemplate": f"{plotly_text(p.label)}<br>%{{x:.3g}} s<br>{plotly_text(metric)} %{{y:.4f}}<extra></extra>",
-            "showlegend": True,
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text" if labelled else "markers",
+                "x": [_r(p.seconds)],
+                "y": [_r(p.accuracy)],
+                "name": plotly_text(p.label),
+                "text": [plotly_text(p.label) if labelled else ""],
+                "textposition": "top center",
+                "cliponaxis": False,
+                "marker": {
+                    "color": p.style.colour,
+                    "symbol": p.style.symbol,
+                    "size": 16 if p.highlight else 11,
+                    "line": {"color": "#000000", "width": 3 if p.highlight else 1},
+                },
+                "hovertemplate": (
+                    f"{plotly_text(p.label)}<br>%{{x:.3g}} s<br>{plotly_text(metric)} %{{y:.4f}}<extra></extra>"
+                ),
+                "showlegend": True,
+            }
+        )
     if front:
-        data.append({
-            "type": "scatter", "mode": "lines", "name": "Pareto frontier", "showlegend": True,
-            "x": [_r(p.seconds) for p in front], "y": [_r(p.accuracy) for p in front],
-            "line": {"color": "#D55E00", "width": 2, "dash": "dash", "shape": "hv"}, "hoverinfo": "skip",
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Pareto frontier",
+                "showlegend": True,
+                "x": [_r(p.seconds) for p in front],
+                "y": [_r(p.accuracy) for p in front],
+                "line": {"color": "#D55E00", "width": 2, "dash": "dash", "shape": "hv"},
+                "hoverinfo": "skip",
+            }
+        )
     layout = {
-        "height": 440, "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
+        "height": 440,
+        "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
         "xaxis": {"type": "log", "title": {"text": "fit + predict seconds (log scale)"}},
         "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}},
         "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
-        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "font": {"size": 13},
     }
     return {"data": data, "layout": layout}
 
@@ -218,30 +305,49 @@ def to_json(figure: dict[str, Any]) -> str:
     """
     unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
     if unknown:
-        raise ValueError(f"figure uses trace types {unknown}; the site's plotly.js bundle draws only "
-                         f"{sorted(TRACE_TYPES)}")
+        raise ValueError(
+            f"figure uses trace types {unknown}; the site's plotly.js bundle draws only {sorted(TRACE_TYPES)}"
+        )
     text = json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     # shipped inside <script type="application/json">: no "<" may close it; \u003c is the same JSON string
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def replay_figure(*, classes: Sequence[str], floor: Sequence[float | None], served: Sequence[float | None],
-                  oracle: Sequence[float | None], metric: str) -> dict[str, Any]:
+def replay_figure(
+    *,
+    classes: Sequence[str],
+    floor: Sequence[float | None],
+    served: Sequence[float | None],
+    oracle: Sequence[float | None],
+    metric: str,
+) -> dict[str, Any]:
     """Selection-rule replay: floor (production baseline), served (the rule) and oracle (hindsight) mean
     metric per demand class, as grouped bars (evaluation-choices paper, Table 6)."""
-    bars = (("floor (always the baseline)", floor, "#D55E00", ""), ("served (the rule)", served, "#0072B2", "/"),
-            ("oracle (hindsight)", oracle, "#009E73", "."))
-    data = [{
-        "type": "bar", "name": name, "x": [plotly_text(c) for c in classes],
-        "y": [None if v is None else _r(v) for v in values],
-        "marker": {"color": colour, "pattern": {"shape": pattern}},  # pattern: no distinction by colour alone
-        "hovertemplate": f"{name}<br>%{{x}}: mean {plotly_text(metric)} %{{y:.4f}}<extra></extra>",
-    } for name, values, colour, pattern in bars]
+    bars = (
+        ("floor (always the baseline)", floor, "#D55E00", ""),
+        ("served (the rule)", served, "#0072B2", "/"),
+        ("oracle (hindsight)", oracle, "#009E73", "."),
+    )
+    data = [
+        {
+            "type": "bar",
+            "name": name,
+            "x": [plotly_text(c) for c in classes],
+            "y": [None if v is None else _r(v) for v in values],
+            "marker": {"color": colour, "pattern": {"shape": pattern}},  # pattern: no distinction by colour alone
+            "hovertemplate": f"{name}<br>%{{x}}: mean {plotly_text(metric)} %{{y:.4f}}<extra></extra>",
+        }
+        for name, values, colour, pattern in bars
+    ]
     layout = {
-        "barmode": "group", "height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+        "barmode": "group",
+        "height": 380,
+        "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
         "xaxis": {"title": {"text": "demand class"}},
         "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}, "rangemode": "tozero"},
-        "legend": {"orientation": "h", "y": 1.12}, "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff",
+        "legend": {"orientation": "h", "y": 1.12},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
         "font": {"size": 13},
     }
     return {"data": data, "layout": layout}
@@ -250,19 +356,33 @@ def replay_figure(*, classes: Sequence[str], floor: Sequence[float | None], serv
 def bump_figure(*, runs: Sequence[str], models: Sequence[tuple[str, Sequence[int], Style]]) -> dict[str, Any]:
     """Rank against protocol run: one line per model through its rank (1 = best, at the top) in each run
     of the sensitivity audit; a flat line is an order the protocol does not move."""
-    data = [{
-        "type": "scatter", "mode": "lines+markers", "name": plotly_text(label),
-        "x": [plotly_text(r) for r in runs], "y": list(ranks),
-        "line": {"color": style.colour, "width": 2},
-        "marker": {"color": style.colour, "symbol": style.symbol, "size": 10, "line": {"color": "#000000", "width": 1}},
-        "hovertemplate": f"{plotly_text(label)}<br>%{{x}}: rank %{{y}}<extra></extra>",
-    } for label, ranks, style in models]
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": plotly_text(label),
+            "x": [plotly_text(r) for r in runs],
+            "y": list(ranks),
+            "line": {"color": style.colour, "width": 2},
+            "marker": {
+                "color": style.colour,
+                "symbol": style.symbol,
+                "size": 10,
+                "line": {"color": "#000000", "width": 1},
+            },
+            "hovertemplate": f"{plotly_text(label)}<br>%{{x}}: rank %{{y}}<extra></extra>",
+        }
+        for label, ranks, style in models
+    ]
     k = len(models)
     layout = {
-        "height": int(200 + 28 * k), "margin": {"l": 50, "r": 20, "t": 30, "b": 110},
+        "height": int(200 + 28 * k),
+        "margin": {"l": 50, "r": 20, "t": 30, "b": 110},
         "xaxis": {"title": {"text": "protocol run"}, "tickangle": -30},
         "yaxis": {"title": {"text": "rank (1 = best)"}, "autorange": "reversed", "dtick": 1},
         "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
-        "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff", "font": {"size": 13},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "font": {"size": 13},
     }
     return {"data": data, "layout": layout}

@@ -2,7 +2,8 @@
 
 Docstrings of the public functions in ``tycheon/metrics`` and ``tycheon/stats`` are read with ``ast``
 (the renderer never imports library internals), and column meanings come from the descriptions in the
-results model (:mod:`benchmarks.results_model`). A module that is missing or has no documented public function is reported as such.
+results model (:mod:`benchmarks.results_model`). A module that is missing or has no documented public function is
+reported as such.
 """
 
 from __future__ import annotations
@@ -112,7 +113,13 @@ def forecaster_docs(root: Path) -> dict[str, str]:
                 continue
             doc = ast.get_docstring(node, clean=True)
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.func.id == "register"
-                        and deco.args and isinstance(deco.args[0], ast.Constant) and doc):
+                if (
+                    isinstance(deco, ast.Call)
+                    and isinstance(deco.func, ast.Name)
+                    and deco.func.id == "register"
+                    and deco.args
+                    and isinstance(deco.args[0], ast.Constant)
+                    and doc
+                ):
                     found[str(deco.args[0].value)] = doc
     return found

@@ -16,15 +16,69 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 _SYMBOLS = {
-    r"\cdot": "·", r"\times": "×", r"\le": "≤", r"\leq": "≤", r"\ge": "≥", r"\geq": "≥", r"\ne": "≠", r"\neq": "≠",
-    r"\infty": "∞", r"\alpha": "α", r"\beta": "β", r"\gamma": "γ", r"\delta": "δ", r"\Delta": "Δ", r"\sigma": "σ",
-    r"\mu": "μ", r"\tau": "τ", r"\rho": "ρ", r"\lambda": "λ", r"\epsilon": "ε", r"\varepsilon": "ε", r"\omega": "ω",
-    r"\theta": "θ", r"\phi": "φ", r"\Phi": "Φ", r"\pi": "π", r"\chi": "χ", r"\nu": "ν", r"\eta": "η",
-    r"\sum": "Σ", r"\prod": "Π", r"\int": "∫", r"\sqrt": "√", r"\pm": "±", r"\approx": "≈", r"\to": "→",
-    r"\in": "∈", r"\dots": "…", r"\ldots": "…", r"\cdots": "⋯", r"\lceil": "⌈", r"\rceil": "⌉", r"\lfloor": "⌊",
-    r"\rfloor": "⌋", r"\mid": "|", r"\{": "{", r"\}": "}", r"\quad": "  ", r"\qquad": "   ", r"\,": " ", r"\;": " ",
-    r"\!": "", r"\left": "", r"\right": "", r"\log": "log", r"\exp": "exp", r"\min": "min", r"\max": "max",
-    r"\mathbb 1": "1", r"\mathbb{1}": "1", r"\lvert": "|", r"\rvert": "|", r"\|": "‖",
+    r"\cdot": "·",
+    r"\times": "×",
+    r"\le": "≤",
+    r"\leq": "≤",
+    r"\ge": "≥",
+    r"\geq": "≥",
+    r"\ne": "≠",
+    r"\neq": "≠",
+    r"\infty": "∞",
+    r"\alpha": "α",
+    r"\beta": "β",
+    r"\gamma": "γ",
+    r"\delta": "δ",
+    r"\Delta": "Δ",
+    r"\sigma": "σ",
+    r"\mu": "μ",
+    r"\tau": "τ",
+    r"\rho": "ρ",
+    r"\lambda": "λ",
+    r"\epsilon": "ε",
+    r"\varepsilon": "ε",
+    r"\omega": "ω",
+    r"\theta": "θ",
+    r"\phi": "φ",
+    r"\Phi": "Φ",
+    r"\pi": "π",
+    r"\chi": "χ",
+    r"\nu": "ν",
+    r"\eta": "η",
+    r"\sum": "Σ",
+    r"\prod": "Π",
+    r"\int": "∫",
+    r"\sqrt": "√",
+    r"\pm": "±",
+    r"\approx": "≈",
+    r"\to": "→",
+    r"\in": "∈",
+    r"\dots": "…",
+    r"\ldots": "…",
+    r"\cdots": "⋯",
+    r"\lceil": "⌈",
+    r"\rceil": "⌉",
+    r"\lfloor": "⌊",
+    r"\rfloor": "⌋",
+    r"\mid": "|",
+    r"\{": "{",
+    r"\}": "}",
+    r"\quad": "  ",
+    r"\qquad": "   ",
+    r"\,": " ",
+    r"\;": " ",
+    r"\!": "",
+    r"\left": "",
+    r"\right": "",
+    r"\log": "log",
+    r"\exp": "exp",
+    r"\min": "min",
+    r"\max": "max",
+    r"\mathbb 1": "1",
+    r"\mathbb{1}": "1",
+    r"\lvert": "|",
+    r"\rvert": "|",
+    r"\|": "‖",
 }
 _ACCENTS = {"hat": "\u0302", "bar": "\u0304", "tilde": "\u0303", "overline": "\u0304"}
 _SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
@@ -50,8 +104,9 @@ def plain_math(tex: str) -> str:
         text = re.sub(rf"\\{name}\s*\{{([^{{}}]*)\}}", lambda m, mark=mark: m.group(1) + mark, text)
         text = re.sub(rf"\\{name}\s+(\\?[A-Za-z])", lambda m, mark=mark: m.group(1) + mark, text)
     for _ in range(5):  # innermost first, so nested fractions and roots unfold
-        text = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
-                      lambda m: f"{_wrap(m.group(1))}/{_wrap(m.group(2))} ", text)
+        text = re.sub(
+            r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", lambda m: f"{_wrap(m.group(1))}/{_wrap(m.group(2))} ", text
+        )
         text = re.sub(r"\\[dt]?frac\s*(\w)\s*(\w)", r"\1/\2", text)
         text = re.sub(r"\^\{([^{}]*)\}", _sup, text)
         text = re.sub(r"_\{([^{}]*)\}", lambda m: "_" + _wrap(m.group(1)), text)
@@ -65,8 +120,10 @@ def plain_math(tex: str) -> str:
 
 _ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|obj|exc|py:\w+):`~?([^`]+)`")
 _MATH_ROLE = re.compile(r":math:`([^`]+)`")
-_LINK = re.compile(r"(https?://[^\s<>)\]]+[^\s<>)\].,;:])|\bdoi:\s*(10\.\d{4,9}/[^\s<>)\]]+[^\s<>)\].,;:])"
-                   r"|\b(10\.\d{4,9}/[^\s<>)\]]+[^\s<>)\].,;:])")
+_LINK = re.compile(
+    r"(https?://[^\s<>)\]]+[^\s<>)\].,;:])|\bdoi:\s*(10\.\d{4,9}/[^\s<>)\]]+[^\s<>)\].,;:])"
+    r"|\b(10\.\d{4,9}/[^\s<>)\]]+[^\s<>)\].,;:])"
+)
 
 
 def inline(text: str) -> Markup:
@@ -75,7 +132,7 @@ def inline(text: str) -> Markup:
     pos = 0
     pattern = re.compile(_MATH_ROLE.pattern + "|" + _ROLE.pattern + r"|``([^`]+)``|`([^`]+)`|\*\*([^*]+)\*\*")
     for m in pattern.finditer(text):
-        pieces.append(_links(text[pos:m.start()]))
+        pieces.append(_links(text[pos : m.start()]))
         if m.group(1) is not None:
             pieces.append(f'<code class="tyc-math">{html.escape(plain_math(m.group(1)))}</code>')
         elif m.group(5) is not None:
@@ -93,7 +150,7 @@ def inline(text: str) -> Markup:
 def _links(text: str) -> str:
     out, pos = [], 0
     for m in _LINK.finditer(text):
-        out.append(html.escape(text[pos:m.start()]))
+        out.append(html.escape(text[pos : m.start()]))
         url = m.group(1) or f"https://doi.org/{m.group(2) or m.group(3)}"
         out.append(f'<a href="{html.escape(url)}">{html.escape(m.group(0))}</a>')
         pos = m.end()
@@ -107,8 +164,17 @@ class Block:
     html: Markup
 
 
-_HIDDEN = {"Parameters", "Returns", "Yields", "Raises", "Attributes", "Examples", "Warns", "Other Parameters",
-           "See Also"}
+_HIDDEN = {
+    "Parameters",
+    "Returns",
+    "Yields",
+    "Raises",
+    "Attributes",
+    "Examples",
+    "Warns",
+    "Other Parameters",
+    "See Also",
+}
 _SECTION = re.compile(r"^(" + "|".join(sorted(_HIDDEN | {"Notes", "References"})) + r")$")
 
 
@@ -148,7 +214,7 @@ def blocks(doc: str) -> list[Block]:
         if stripped.startswith(".. math::"):
             flush()
             indent = len(line) - len(line.lstrip())
-            formula = [stripped[len(".. math::"):].strip()]
+            formula = [stripped[len(".. math::") :].strip()]
             i += 1
             if not formula[0]:  # the formula is the indented block below the directive
                 while i < len(lines) and not lines[i].strip():

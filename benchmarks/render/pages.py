@@ -156,7 +156,9 @@ class SiteModel:
             "protocol": {v: i for i, v in enumerate(p.id for p in data.protocols)},
             "unit": {v: i for i, v in enumerate(dict.fromkeys(u for d in data.datasets for u in d.units))},
             "demand_class": {v: i for i, v in enumerate(CLASS_ORDER)},
-            "metric": {v: i for i, v in enumerate(dict.fromkeys(map(str, metrics if isinstance(metrics, list) else [])))},
+            "metric": {
+                v: i for i, v in enumerate(dict.fromkeys(map(str, metrics if isinstance(metrics, list) else [])))
+            },
         }
 
         def key(lb: Leaderboard) -> tuple[tuple[int, str], ...]:
@@ -178,8 +180,15 @@ class SiteModel:
                 reason = runs[0].reason or (
                     "ran, but scored no block in this table" if status == "ran" else "no reason recorded"
                 )
-            rows.append({"model": model.id, "display_name": model.display_name, "status": status,
-                         "reason": reason, "traceback": runs[0].traceback if runs else None})
+            rows.append(
+                {
+                    "model": model.id,
+                    "display_name": model.display_name,
+                    "status": status,
+                    "reason": reason,
+                    "traceback": runs[0].traceback if runs else None,
+                }
+            )
         return rows
 
     def warnings_for(self, run: Run, dataset: str | None) -> list[RunWarning]:
@@ -197,15 +206,23 @@ class SiteModel:
         if info is not None and info.synthetic and "synthetic" not in kinds:
             found.append(RunWarning(dataset=dataset, kind="synthetic", message="the dataset is flagged synthetic"))
         if info is not None and not info.redistributable and "not_redistributable" not in kinds:
-            found.append(RunWarning(dataset=dataset, kind="not_redistributable",
-                                    message="the dataset is flagged not redistributable: do not publish its values"))
+            found.append(
+                RunWarning(
+                    dataset=dataset,
+                    kind="not_redistributable",
+                    message="the dataset is flagged not redistributable: do not publish its values",
+                )
+            )
         return found
 
     def run_warnings(self, run: Run) -> list[RunWarning]:
         """Data warnings of the whole run: run-wide ones, then each dataset's (see :meth:`warnings_for`)."""
         found = [w for w in run.data.warnings if w.dataset is None and w.kind != MODEL_WARNING]
-        names = list(dict.fromkeys([d.name for d in run.data.datasets]
-                                   + [w.dataset for w in run.data.warnings if w.dataset is not None]))
+        names = list(
+            dict.fromkeys(
+                [d.name for d in run.data.datasets] + [w.dataset for w in run.data.warnings if w.dataset is not None]
+            )
+        )
         for name in names:
             found.extend(w for w in self.warnings_for(run, name) if w.dataset is not None)
         return found
@@ -231,18 +248,29 @@ class SiteModel:
                 clauses: dict[tuple[str, ...], list[str]] = {}
                 for name, protocols in where.items():
                     clauses.setdefault(tuple(dict.fromkeys(protocols)), []).append(name)
-                entries.append({"model": model.id, "display_name": model.display_name, "status": status,
-                                "reason": reason, "where": [{"datasets": names, "protocols": list(protocols)}
-                                                            for protocols, names in clauses.items()]})
+                entries.append(
+                    {
+                        "model": model.id,
+                        "display_name": model.display_name,
+                        "status": status,
+                        "reason": reason,
+                        "where": [
+                            {"datasets": names, "protocols": list(protocols)} for protocols, names in clauses.items()
+                        ],
+                    }
+                )
         return entries
 
     @staticmethod
     def provenance(run: Run) -> dict[str, Any]:
         prov = run.data.provenance
         return {
-            "name": run.name, "version": run.version, "file": f"benchmarks/results/{run.name}/{run.version}.json",
+            "name": run.name,
+            "version": run.version,
+            "file": f"benchmarks/results/{run.name}/{run.version}.json",
             "download": SiteModel.results_download(run.name, run.version),
-            "prov": prov, "sidecar": run.data.sidecar,
+            "prov": prov,
+            "sidecar": run.data.sidecar,
             "runtime": prov.timings.get("runtime_seconds"),
             "packages": sorted(prov.environment.packages.items()),
             "seeds": sorted(prov.seeds.items()),

@@ -57,7 +57,8 @@ def capture(html: Path, out: Path) -> list[Path]:
                     tab.goto(base + path, wait_until="load")
                     tab.wait_for_function(
                         "() => [...document.querySelectorAll('.tyc-chart')].every(el => el.querySelector('svg'))",
-                        timeout=15_000)
+                        timeout=15_000,
+                    )
                     target = out / f"{name}-{width}.png"
                     tab.screenshot(path=str(target), full_page=True)
                     written.append(target)
@@ -72,12 +73,17 @@ def capture(html: Path, out: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.render.screenshots", description=__doc__)
     parser.add_argument("--html", type=Path, default=ROOT / "site" / "site", help="built site (default: site/site)")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "screenshots",
-                        help="folder for the PNG files (default: build/screenshots)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "build" / "screenshots",
+        help="folder for the PNG files (default: build/screenshots)",
+    )
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():
-        print(f"screenshots: no built site at {args.html}; run `make screenshots` or mkdocs build first",
-              file=sys.stderr)
+        print(
+            f"screenshots: no built site at {args.html}; run `make screenshots` or mkdocs build first", file=sys.stderr
+        )
         return 2
     if not CHROMIUM.exists():
         print(f"screenshots: no Chromium at {CHROMIUM}; install Debian's 'chromium' package", file=sys.stderr)

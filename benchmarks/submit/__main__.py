@@ -50,8 +50,9 @@ def _validate(files: list[Path], models_dir: Path) -> list[Verdict]:
         if v.config is None:
             continue
         if v.config.id in seen:
-            v.reasons.append(f"{v.path}: field 'id': {v.config.id!r} is also the id of {seen[v.config.id]} "
-                             "in this submission")
+            v.reasons.append(
+                f"{v.path}: field 'id': {v.config.id!r} is also the id of {seen[v.config.id]} in this submission"
+            )
         seen.setdefault(v.config.id, v.path)
     return verdicts
 
@@ -64,8 +65,11 @@ def check(args: argparse.Namespace) -> int:
         return REJECTED
     submitted = [v.config for v in verdicts if v.config is not None]
     if args.no_run:
-        _emit("## Submission check: valid (not run: --no-run)\n\n"
-              + "\n".join(f"- `{v.path}`: {v.config.id}" for v in verdicts if v.config), args.summary)
+        _emit(
+            "## Submission check: valid (not run: --no-run)\n\n"
+            + "\n".join(f"- `{v.path}`: {v.config.id}" for v in verdicts if v.config),
+            args.summary,
+        )
         return ACCEPTED
     from tycheon.backtest.guards import LookaheadError
 
@@ -74,9 +78,15 @@ def check(args: argparse.Namespace) -> int:
         results_dir = args.results_dir or work / "results"
         if args.results_dir is None:
             bench.seed_results(RESULTS_DIR, results_dir)
-        run = bench.run_benchmark(config=args.config, submitted=submitted, models_dir=args.models_dir,
-                                  results_dir=results_dir, cache_dir=args.cache_dir, work_dir=work,
-                                  progress=args.progress)
+        run = bench.run_benchmark(
+            config=args.config,
+            submitted=submitted,
+            models_dir=args.models_dir,
+            results_dir=results_dir,
+            cache_dir=args.cache_dir,
+            work_dir=work,
+            progress=args.progress,
+        )
     except (ConfigError, bench.WorkDirError, bench.CannotRankError) as err:
         print(f"submit check could not run: {err}", file=sys.stderr)
         return ERROR
@@ -90,12 +100,19 @@ def check(args: argparse.Namespace) -> int:
         print(f"submit check: rendering the site failed: {type(err).__name__}: {err}", file=sys.stderr)
         return ERROR
     accepted = all(ran.values())
-    text = results_summary(run.doc, [m.id for m in submitted], accepted=accepted,
-                           results_path=str(run.results_path), site_path=str(site))
+    text = results_summary(
+        run.doc, [m.id for m in submitted], accepted=accepted, results_path=str(run.results_path), site_path=str(site)
+    )
     if not accepted:
-        text += "\n" + "\n".join(f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; "
-                                 "reasons above)."
-                                 for m, ok in ran.items() if not ok) + "\n"
+        text += (
+            "\n"
+            + "\n".join(
+                f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; reasons above)."
+                for m, ok in ran.items()
+                if not ok
+            )
+            + "\n"
+        )
     (work / "summary.md").write_text(text, encoding="utf-8")
     _emit(text, args.summary)
     return ACCEPTED if accepted else REJECTED
@@ -117,16 +134,21 @@ def changed(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.submit", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.submit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="validate, run, write a results version, render, summarise")
     c.add_argument("files", nargs="+", help="benchmarks/models/<id>.toml file(s)")
     c.add_argument("--config", default="small", help="benchmark config name or .toml path (default: small)")
     c.add_argument("--models-dir", type=Path, default=MODELS_DIR, help="the other model configs")
-    c.add_argument("--results-dir", type=Path, default=None,
-                   help="write the new version here (default: <work-dir>/results, seeded with a copy of "
-                        "benchmarks/results so the version numbers on from the committed ones)")
+    c.add_argument(
+        "--results-dir",
+        type=Path,
+        default=None,
+        help="write the new version here (default: <work-dir>/results, seeded with a copy of "
+        "benchmarks/results so the version numbers on from the committed ones)",
+    )
     c.add_argument("--cache-dir", type=Path, default=CACHE_DIR, help="score cache to reuse and fill")
     c.add_argument("--work-dir", type=Path, default=WORK_DIR, help="config, results, site and summary.md")
     c.add_argument("--no-run", action="store_true", help="validate only")

@@ -21,8 +21,15 @@ from benchmarks.results_io import read_results, write_results
 from benchmarks.results_model import ResultsDocument
 from benchmarks.submit.tomlout import write_benchmark_config
 
-__all__ = ["CannotRankError", "SubmissionRun", "WorkDirError", "extend_config", "prepare_work_dir", "render",
-           "run_benchmark"]
+__all__ = [
+    "CannotRankError",
+    "SubmissionRun",
+    "WorkDirError",
+    "extend_config",
+    "prepare_work_dir",
+    "render",
+    "run_benchmark",
+]
 
 MARKER = ".tycheon-submit"
 
@@ -46,8 +53,14 @@ class SubmissionRun:
 
 def prepare_work_dir(work_dir: Path) -> Path:
     """Empty ``work_dir`` (only if it is empty or was written by this command) and mark it as ours."""
-    return reset_owned_dir(work_dir, marker=MARKER, writer="`benchmarks.submit`", option="--work-dir",
-                           error=WorkDirError, note="written by python -m benchmarks.submit; wiped on every check\n")
+    return reset_owned_dir(
+        work_dir,
+        marker=MARKER,
+        writer="`benchmarks.submit`",
+        option="--work-dir",
+        error=WorkDirError,
+        note="written by python -m benchmarks.submit; wiped on every check\n",
+    )
 
 
 def seed_results(committed: Path, results_dir: Path) -> None:
@@ -81,8 +94,14 @@ def extend_config(
 
 
 def run_benchmark(
-    *, config: str | Path, submitted: list[ModelConfig], models_dir: Path, results_dir: Path,
-    cache_dir: Path, work_dir: Path, progress: bool = False,
+    *,
+    config: str | Path,
+    submitted: list[ModelConfig],
+    models_dir: Path,
+    results_dir: Path,
+    cache_dir: Path,
+    work_dir: Path,
+    progress: bool = False,
 ) -> SubmissionRun:
     """Run the extended benchmark through the harness pipeline and write the next results version.
 
@@ -98,7 +117,8 @@ def run_benchmark(
     source, cfg, models = extend_config(config, submitted, models_dir=models_dir)
     ids = ", ".join(m.id for m in submitted)
     config_path = write_benchmark_config(
-        cfg, work_dir / "config" / f"{cfg.name}.toml",
+        cfg,
+        work_dir / "config" / f"{cfg.name}.toml",
         header=f"{source.name} with the submitted model(s) {ids} added to its roster by benchmarks.submit",
     )
     inputs = RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress)

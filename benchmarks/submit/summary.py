@@ -11,9 +11,12 @@ from benchmarks.submit.validate import Verdict
 
 __all__ = ["model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
 
-_VERDICT = {"beats": "beats the random walk", "worse": "worse than the random walk",
-            "indistinguishable": "indistinguishable from the random walk",
-            None: "not computable"}
+_VERDICT = {
+    "beats": "beats the random walk",
+    "worse": "worse than the random walk",
+    "indistinguishable": "indistinguishable from the random walk",
+    None: "not computable",
+}
 
 
 def _cell(value: Any) -> str:
@@ -56,14 +59,18 @@ def _placements(doc: ResultsDocument, model_id: str) -> list[str]:
         mine = next((r for r in lb.rows if r.model == model_id), None)
         if mine is None:
             continue
-        dm = "baseline" if mine.is_baseline else (
-            f"{mine.dm_direction or 'n/a'} (BH p = {_num(mine.dm_p_bh)})")
-        rows.append(f"| {_cell(lb.dataset)} | {_cell(lb.unit)} | {lb.metric} | {mine.rank} of "
-                    f"{len(lb.rows)} | {_num(mine.mean)} | {_VERDICT.get(mine.verdict_vs_rw, 'n/a')} | {dm} |")
+        dm = "baseline" if mine.is_baseline else (f"{mine.dm_direction or 'n/a'} (BH p = {_num(mine.dm_p_bh)})")
+        rows.append(
+            f"| {_cell(lb.dataset)} | {_cell(lb.unit)} | {lb.metric} | {mine.rank} of "
+            f"{len(lb.rows)} | {_num(mine.mean)} | {_VERDICT.get(mine.verdict_vs_rw, 'n/a')} | {dm} |"
+        )
     if not rows:
         return ["No leaderboard ranks this model (it produced no scores)."]
-    return ["| dataset | unit | metric | place | mean | vs random walk | DM vs production baseline |",
-            "|---|---|---|---|---|---|---|", *rows]
+    return [
+        "| dataset | unit | metric | place | mean | vs random walk | DM vs production baseline |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def _competition(doc: ResultsDocument, model_id: str) -> list[str]:
@@ -74,23 +81,33 @@ def _competition(doc: ResultsDocument, model_id: str) -> list[str]:
             continue
         ranked = sum(1 for r in table.rows if r.rank is not None)
         place = f"{mine.rank} of {ranked}" if mine.rank is not None else mine.status
-        rows.append(f"| {_cell(table.dataset)} | {table.competition} | {table.metric} | {place} | "
-                    f"{_num(mine.value)} |")
+        rows.append(f"| {_cell(table.dataset)} | {table.competition} | {table.metric} | {place} | {_num(mine.value)} |")
     if not rows:
         return []
-    return ["", "Competition protocol:", "", "| dataset | competition | metric | place | value |",
-            "|---|---|---|---|---|", *rows]
+    return [
+        "",
+        "Competition protocol:",
+        "",
+        "| dataset | competition | metric | place | value |",
+        "|---|---|---|---|---|",
+        *rows,
+    ]
 
 
-def results_summary(doc: ResultsDocument, model_ids: list[str], *, accepted: bool, results_path: str,
-                    site_path: str) -> str:
+def results_summary(
+    doc: ResultsDocument, model_ids: list[str], *, accepted: bool, results_path: str, site_path: str
+) -> str:
     """Markdown for the step summary and the terminal: placement, verdict and failures per submitted model."""
     status = "accepted" if accepted else "rejected"
-    lines = [f"## Submission check: {status}", "",
-             f"Benchmark `{doc.name}` {doc.version}: `{results_path}`; site: `{site_path}`.",
-             f"Random walk: `{doc.config['random_walk']}`; production baseline: "
-             f"`{doc.config['production_baseline']}`. The verdict needs both one-sided tests (squared error "
-             f"and CRPS) below {doc.config['alpha']:g} (ADR-0006 decision 6).", ""]
+    lines = [
+        f"## Submission check: {status}",
+        "",
+        f"Benchmark `{doc.name}` {doc.version}: `{results_path}`; site: `{site_path}`.",
+        f"Random walk: `{doc.config['random_walk']}`; production baseline: "
+        f"`{doc.config['production_baseline']}`. The verdict needs both one-sided tests (squared error "
+        f"and CRPS) below {doc.config['alpha']:g} (ADR-0006 decision 6).",
+        "",
+    ]
     names = {m.id: m.display_name for m in doc.models}
     for model_id in model_ids:
         lines += [f"### {_cell(names.get(model_id, model_id))} (`{model_id}`)", ""]

@@ -57,8 +57,8 @@ def _path_hint(raw: dict[str, Any] | None) -> str | None:
         if isinstance(value, str) and _PATH_LIKE.search(value):
             return (
                 f"source.{key} = {value!r} looks like a module or file path; a model config may only name "
-                "a forecaster registered in tycheon (kind = \"tycheon\", forecaster = \"<id>\") or an sktime "
-                "forecaster by its class name (kind = \"sktime\", estimator = \"<ClassName>\"), so that a "
+                'a forecaster registered in tycheon (kind = "tycheon", forecaster = "<id>") or an sktime '
+                'forecaster by its class name (kind = "sktime", estimator = "<ClassName>"), so that a '
                 "config can never make the harness import or run code of its choosing"
             )
     return None

@@ -37,14 +37,19 @@ class Bench:
 
     def model(self, model_id: str, source: str, params: str = "", name: str | None = None) -> Path:
         path = self.models / f"{model_id}.toml"
-        path.write_text(MODEL_HEADER.format(id=model_id, name=name or model_id) + f"[source]\n{source}\n"
-                        + (f"[params]\n{params}\n" if params else ""), encoding="utf-8")
+        path.write_text(
+            MODEL_HEADER.format(id=model_id, name=name or model_id)
+            + f"[source]\n{source}\n"
+            + (f"[params]\n{params}\n" if params else ""),
+            encoding="utf-8",
+        )
         return path
 
     def config(self, models: list[str], *, budget: float | None = None, name: str = "adv") -> Path:
         text = TINY.read_text().replace('name = "tiny"', f'name = "{name}"')
-        text = text.replace('models = ["naive", "seasonal_naive", "snaive_momentum", "ses"]',
-                            f"models = {models!r}".replace("'", '"'))
+        text = text.replace(
+            'models = ["naive", "seasonal_naive", "snaive_momentum", "ses"]', f"models = {models!r}".replace("'", '"')
+        )
         text = text[: text.index("[[competition]]")]
         text = text.replace("options = { n_entities = 16,", "options = { n_entities = 6,")
         if budget is not None:
@@ -54,13 +59,27 @@ class Bench:
         return path
 
     def run(self, config: Path, *extra: str) -> int:
-        return run_main(["--config", str(config), "--results-dir", str(self.results), "--cache-dir",
-                         str(self.cache), "--models-dir", str(self.models), *extra])
+        return run_main(
+            [
+                "--config",
+                str(config),
+                "--results-dir",
+                str(self.results),
+                "--cache-dir",
+                str(self.cache),
+                "--models-dir",
+                str(self.models),
+                *extra,
+            ]
+        )
 
     def written(self) -> dict[str, str]:
         """sha256 of every file under the results folder."""
-        return {str(p.relative_to(self.results)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(self.results.rglob("*")) if p.is_file() and p.name != ".lock"}
+        return {
+            str(p.relative_to(self.results)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(self.results.rglob("*"))
+            if p.is_file() and p.name != ".lock"
+        }
 
 
 @pytest.fixture

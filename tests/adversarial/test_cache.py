@@ -14,8 +14,9 @@ from benchmarks.cache import CacheWarning
 
 def _mase(bench, version: str, model: str) -> float:
     doc = json.loads((bench.results / "adv" / f"{version}.json").read_text())
-    board = next(t for t in doc["leaderboards"] if t["unit"] == "series" and t["demand_class"] == "all"
-                 and t["metric"] == "mase")
+    board = next(
+        t for t in doc["leaderboards"] if t["unit"] == "series" and t["demand_class"] == "all" and t["metric"] == "mase"
+    )
     return next(r for r in board["rows"] if r["model"] == model)["mean"]
 
 
@@ -76,8 +77,12 @@ def test_an_entry_forged_with_its_manifest_is_caught_by_verification_and_nothing
     before = bench.written()
     assert bench.run(cached, "--verify-cache", "1.0") == 1
     err = capsys.readouterr().err
-    assert "nothing written; the score cache failed verification: synthetic_marketplace/rolling_origin/naive: " \
-           "the cached score set" in err and "column 'point' differs" in err
+    assert (
+        "nothing written; the score cache failed verification: synthetic_marketplace/rolling_origin/naive: "
+        "the cached score set"
+        in err
+        and "column 'point' differs" in err
+    )
     assert bench.written() == before
 
 

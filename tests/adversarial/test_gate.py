@@ -13,40 +13,51 @@ from benchmarks.submit.validate import validate_submission
 SES = 'kind = "tycheon"\nforecaster = "ses"'
 
 
-@pytest.mark.parametrize("name", ["ＮＡＩＶＥ (random walk)", "naive (RANDOM WALK)", "Naive  (random\u00a0walk)",
-                                  "ｎａｉｖｅ（random walk）"])
+@pytest.mark.parametrize(
+    "name",
+    ["ＮＡＩＶＥ (random walk)", "naive (RANDOM WALK)", "Naive  (random\u00a0walk)", "ｎａｉｖｅ（random walk）"],
+)
 def test_a_display_name_that_looks_like_the_random_walks_is_taken(bench, name):
     verdict = validate_submission(bench.model("lookalike", SES, "alpha = 0.5", name=name), models_dir=bench.models)
     assert not verdict.accepted
-    assert any("field 'display_name'" in r and "is already used by" in r and "naive.toml" in r
-               for r in verdict.reasons), verdict.reasons
+    assert any(
+        "field 'display_name'" in r and "is already used by" in r and "naive.toml" in r for r in verdict.reasons
+    ), verdict.reasons
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("Naive\u200b (random walk)", r"contains invisible or control characters \(U\+200B\)"),
-    ("   ", r"is only whitespace"),
-    ("\u2060", r"contains invisible or control characters \(U\+2060\)"),
-    ("Good\u202eevil", r"contains invisible or control characters \(U\+202E\)"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("Naive\u200b (random walk)", r"contains invisible or control characters \(U\+200B\)"),
+        ("   ", r"is only whitespace"),
+        ("\u2060", r"contains invisible or control characters \(U\+2060\)"),
+        ("Good\u202eevil", r"contains invisible or control characters \(U\+202E\)"),
+    ],
+)
 def test_invisible_or_empty_display_names_are_refused(bench, name, message):
     with pytest.raises(ConfigError, match=rf"field 'display_name': Value error, {message}"):
         load_model_config(bench.model("hidden", SES, "alpha = 0.5", name=name))
 
 
 def test_a_pull_request_may_not_touch_the_reference_models_or_results():
-    changes = classify("M\tbenchmarks/models/naive.toml\nD\tbenchmarks/models/snaive_momentum.toml\n"
-                       "M\tbenchmarks/results/small/v0004.json\nA\tbenchmarks/models/mine.toml\n")
+    changes = classify(
+        "M\tbenchmarks/models/naive.toml\nD\tbenchmarks/models/snaive_momentum.toml\n"
+        "M\tbenchmarks/results/small/v0004.json\nA\tbenchmarks/models/mine.toml\n"
+    )
     assert changes.to_check == ["benchmarks/models/mine.toml"]
     assert [p.split(":")[0] for p in changes.problems] == [
-        "benchmarks/models/naive.toml", "benchmarks/models/snaive_momentum.toml",
-        "benchmarks/results/small/v0004.json"]
+        "benchmarks/models/naive.toml",
+        "benchmarks/models/snaive_momentum.toml",
+        "benchmarks/results/small/v0004.json",
+    ]
     assert "a reference model (random walk or production baseline)" in changes.problems[0]
 
 
 def test_a_swapped_reference_config_is_rejected_by_check(bench, tmp_path, capsys):
     swapped = tmp_path / "naive.toml"
-    swapped.write_text((bench.models / "naive.toml").read_text().replace('forecaster = "naive"',
-                                                                          'forecaster = "seasonal_naive"'))
+    swapped.write_text(
+        (bench.models / "naive.toml").read_text().replace('forecaster = "naive"', 'forecaster = "seasonal_naive"')
+    )
     assert submit_main(["check", str(swapped), "--models-dir", str(bench.models), "--no-run"]) == 1
     assert "field 'id': 'naive' is a reference model" in capsys.readouterr().out
 
@@ -68,12 +79,24 @@ def test_out_of_range_params_are_refused_at_check_time(bench, capsys):
 def test_a_model_with_zero_support_is_rejected(bench, tmp_path, capsys):
     path = bench.model("huge_window", 'kind = "tycheon"\nforecaster = "moving_average"', "window = 1000000000")
     config = bench.config(["naive", "snaive_momentum"])
-    code = submit_main(["check", str(path), "--config", str(config), "--models-dir", str(bench.models),
-                        "--work-dir", str(tmp_path / "work"), "--results-dir", str(bench.results),
-                        "--cache-dir", str(bench.cache)])
+    code = submit_main(
+        [
+            "check",
+            str(path),
+            "--config",
+            str(config),
+            "--models-dir",
+            str(bench.models),
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--results-dir",
+            str(bench.results),
+            "--cache-dir",
+            str(bench.cache),
+        ]
+    )
     assert code == 1
-    assert "Rejected: `huge_window` produced no scored forecast on any dataset (zero support" in \
-        capsys.readouterr().out
+    assert "Rejected: `huge_window` produced no scored forecast on any dataset (zero support" in capsys.readouterr().out
 
 
 def test_a_bom_is_named(bench):

@@ -13,8 +13,13 @@ from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated
 
 
 def _isolated(work, **limits):
-    return run_isolated(work, write=_models.write_text, read=_models.read_text,
-                        limits=Limits(**{"wall_seconds": 30, **limits}), label="probe")
+    return run_isolated(
+        work,
+        write=_models.write_text,
+        read=_models.read_text,
+        limits=Limits(**{"wall_seconds": 30, **limits}),
+        label="probe",
+    )
 
 
 def _runs(bench, config_name: str = "adv") -> dict[str, list[dict]]:
@@ -63,12 +68,15 @@ def test_isolated_process_returns_data_and_sees_a_scrubbed_environment(monkeypat
     assert "tycheon-isolated-" in cwd
 
 
-@pytest.mark.parametrize(("work", "limits", "reason"), [
-    (_models.spin, {"wall_seconds": 2}, "probe: killed at its wall-clock limit of 2 s (still running)"),
-    (_models.leave_exit, {}, "probe: SystemExit: 4"),
-    (_models.segfault, {}, "probe: the isolated process died from signal SIGSEGV"),
-    (_models.allocate, {"memory_bytes": 2 * 1024**3}, "probe: MemoryError: "),
-])
+@pytest.mark.parametrize(
+    ("work", "limits", "reason"),
+    [
+        (_models.spin, {"wall_seconds": 2}, "probe: killed at its wall-clock limit of 2 s (still running)"),
+        (_models.leave_exit, {}, "probe: SystemExit: 4"),
+        (_models.segfault, {}, "probe: the isolated process died from signal SIGSEGV"),
+        (_models.allocate, {"memory_bytes": 2 * 1024**3}, "probe: MemoryError: "),
+    ],
+)
 def test_isolated_failures_are_contained_with_their_reason(work, limits, reason):
     t0 = time.monotonic()
     with pytest.raises(IsolatedFailure) as info:
@@ -107,13 +115,24 @@ def test_keyboard_interrupt_and_sys_exit_inside_joblib_workers_are_recorded_per_
     from tycheon.backtest.factories import forecaster_factory, instance_factory
     from tycheon.backtest.protocol import RollingOrigin
 
-    scores = engine.run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=2),
-                        {"interrupt": instance_factory(_models.Interrupt()), "quit": instance_factory(_models.Exit()),
-                         "naive": forecaster_factory("naive")},
-                        backend="joblib", n_jobs=2, chunk_size=6, min_history=12)
+    scores = engine.run(
+        small_panel,
+        RollingOrigin(horizon=3, stride=3, n_origins=2),
+        {
+            "interrupt": instance_factory(_models.Interrupt()),
+            "quit": instance_factory(_models.Exit()),
+            "naive": forecaster_factory("naive"),
+        },
+        backend="joblib",
+        n_jobs=2,
+        chunk_size=6,
+        min_history=12,
+    )
     status = scores.meta["models"]
     assert (status["interrupt"]["status"], status["interrupt"]["reason"]) == (
-        "failed", "KeyboardInterrupt: raised inside a worker")
+        "failed",
+        "KeyboardInterrupt: raised inside a worker",
+    )
     assert (status["quit"]["status"], status["quit"]["reason"]) == ("failed", "SystemExit: 3")
     assert status["naive"]["status"] == "ran" and set(scores.table["model"]) == {"naive"}
 
@@ -124,8 +143,12 @@ def test_ctrl_c_in_the_main_process_still_stops_a_sequential_run(small_panel):
     from tycheon.backtest.protocol import RollingOrigin
 
     with pytest.raises(KeyboardInterrupt):
-        engine.run(small_panel, RollingOrigin(horizon=3, stride=3, n_origins=2),
-                   {"interrupt": instance_factory(_models.Interrupt())}, min_history=12)
+        engine.run(
+            small_panel,
+            RollingOrigin(horizon=3, stride=3, n_origins=2),
+            {"interrupt": instance_factory(_models.Interrupt())},
+            min_history=12,
+        )
 
 
 def test_an_isolated_model_cannot_write_outside_its_scratch_directory(tmp_path):
@@ -133,9 +156,16 @@ def test_an_isolated_model_cannot_write_outside_its_scratch_directory(tmp_path):
     import subprocess
     import sys
 
-    probe = subprocess.run([sys.executable, "-c", "from pathlib import Path; import sys; "
-                            "from tycheon.backtest.isolation import restrict_writes; "
-                            "sys.exit(0 if restrict_writes([Path('/tmp')]) else 3)"], capture_output=True)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pathlib import Path; import sys; "
+            "from tycheon.backtest.isolation import restrict_writes; "
+            "sys.exit(0 if restrict_writes([Path('/tmp')]) else 3)",
+        ],
+        capture_output=True,
+    )
     if probe.returncode == 3:
         pytest.skip("Landlock is not available on this kernel; writes are not restricted here")
     target = tmp_path / "escaped.txt"

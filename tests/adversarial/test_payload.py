@@ -20,8 +20,20 @@ def test_kind_sktime_route_is_refused_by_submit_check(bench, tmp_path, capsys):
     canary = tmp_path / "canary"
     path = bench.model("evil", 'kind = "sktime"\nestimator = "FhPlexForecaster"', _payload(canary))
     before = bench.written()
-    code = submit_main(["check", str(path), "--models-dir", str(bench.models), "--work-dir", str(tmp_path / "w"),
-                        "--results-dir", str(bench.results), "--cache-dir", str(bench.cache)])
+    code = submit_main(
+        [
+            "check",
+            str(path),
+            "--models-dir",
+            str(bench.models),
+            "--work-dir",
+            str(tmp_path / "w"),
+            "--results-dir",
+            str(bench.results),
+            "--cache-dir",
+            str(bench.cache),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1
     assert "field 'source.estimator': sktime estimator 'FhPlexForecaster' is not on the allow-list" in out
@@ -38,12 +50,16 @@ def test_kind_sktime_route_is_refused_by_benchmarks_run(bench, tmp_path, capsys)
 
 def test_nested_params_of_the_sktime_forecaster_are_refused_by_run_and_check(bench, tmp_path, capsys):
     canary = tmp_path / "canary"
-    nested = ('estimator = "FhPlexForecaster"\n'
-              f"params = {{ fh_params = \"__import__('pathlib').Path({str(canary)!r}).touch()\" }}")
+    nested = (
+        'estimator = "FhPlexForecaster"\n'
+        f"params = {{ fh_params = \"__import__('pathlib').Path({str(canary)!r}).touch()\" }}"
+    )
     path = bench.model("evil2", 'kind = "tycheon"\nforecaster = "sktime"', nested)
     assert bench.run(bench.config(["naive", "snaive_momentum", "evil2"])) == 2
-    assert "field 'params.estimator': sktime estimator 'FhPlexForecaster' is not on the allow-list" in \
-        capsys.readouterr().err
+    assert (
+        "field 'params.estimator': sktime estimator 'FhPlexForecaster' is not on the allow-list"
+        in capsys.readouterr().err
+    )
     assert submit_main(["check", str(path), "--models-dir", str(bench.models), "--no-run"]) == 1
     assert "is not on the allow-list" in capsys.readouterr().out
     assert not canary.exists()
@@ -51,8 +67,11 @@ def test_nested_params_of_the_sktime_forecaster_are_refused_by_run_and_check(ben
 
 def test_an_allowed_estimator_with_a_string_payload_in_a_listed_param_is_refused(bench, tmp_path):
     canary = tmp_path / "canary"
-    path = bench.model("evil3", 'kind = "sktime"\nestimator = "NaiveForecaster"',
-                       f"strategy = \"__import__('pathlib').Path({str(canary)!r}).touch()\"")
+    path = bench.model(
+        "evil3",
+        'kind = "sktime"\nestimator = "NaiveForecaster"',
+        f"strategy = \"__import__('pathlib').Path({str(canary)!r}).touch()\"",
+    )
     with pytest.raises(ConfigError, match=r"field 'params\.strategy': .*expected one of \['last', 'mean', 'drift'\]"):
         load_model_config(path)
     assert not canary.exists()
@@ -61,6 +80,9 @@ def test_an_allowed_estimator_with_a_string_payload_in_a_listed_param_is_refused
 def test_the_library_route_refuses_it_too(tmp_path):
     canary = tmp_path / "canary"
     with pytest.raises(UnknownSktimeEstimatorError, match="'FhPlexForecaster' is not on the allow-list"):
-        create("sktime", estimator="FhPlexForecaster",
-               params={"fh_params": f"__import__('pathlib').Path({str(canary)!r}).touch()"})
+        create(
+            "sktime",
+            estimator="FhPlexForecaster",
+            params={"fh_params": f"__import__('pathlib').Path({str(canary)!r}).touch()"},
+        )
     assert not canary.exists()

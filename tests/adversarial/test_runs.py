@@ -32,14 +32,15 @@ def test_a_run_whose_random_walk_failed_writes_nothing(bench, hostile, capsys, m
     assert bench.run(config, "--no-cache") == 1
     err = capsys.readouterr().err
     assert "nothing written; this run cannot rank" in err
-    assert "the random walk 'naive' failed on synthetic_marketplace (rolling_origin): RuntimeError: crashed on " \
-           "purpose" in err
+    assert (
+        "the random walk 'naive' failed on synthetic_marketplace (rolling_origin): RuntimeError: crashed on "
+        "purpose" in err
+    )
     assert not (bench.results / "adv" / "v0001.json").exists()
 
 
 def test_a_run_where_every_model_fails_writes_nothing(bench, capsys):
-    text = bench.config(["naive", "snaive_momentum"]).read_text().replace('backend = "sequential"',
-                                                                         'backend = "dask"')
+    text = bench.config(["naive", "snaive_momentum"]).read_text().replace('backend = "sequential"', 'backend = "dask"')
     config = bench.root / "dask.toml"
     config.write_text(text)
     assert bench.run(config, "--no-cache") == 1
@@ -56,10 +57,25 @@ def test_a_submission_check_whose_random_walk_failed_writes_nothing(bench, hosti
 
     path = bench.model("mine", 'kind = "tycheon"\nforecaster = "ses"', "alpha = 0.45")
     monkeypatch.setitem(registry._REGISTRY, "naive", Crash)
-    code = submit_main(["check", str(path), "--config", str(bench.config(["naive", "snaive_momentum"])),
-                        "--models-dir", str(bench.models), "--work-dir", str(tmp_path / "work"),
-                        "--results-dir", str(bench.results), "--cache-dir", str(bench.cache)])
+    code = submit_main(
+        [
+            "check",
+            str(path),
+            "--config",
+            str(bench.config(["naive", "snaive_momentum"])),
+            "--models-dir",
+            str(bench.models),
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--results-dir",
+            str(bench.results),
+            "--cache-dir",
+            str(bench.cache),
+        ]
+    )
     assert code == 2
-    assert "submit check could not run: the benchmark cannot rank, so nothing was written: the random walk " \
-           "'naive' failed" in capsys.readouterr().err
+    assert (
+        "submit check could not run: the benchmark cannot rank, so nothing was written: the random walk "
+        "'naive' failed" in capsys.readouterr().err
+    )
     assert not list(bench.results.rglob("v*.json"))

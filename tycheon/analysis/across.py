@@ -64,9 +64,16 @@ class AcrossDatasets:
     models: list[ModelAcross]
 
 
-def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric: str, random_walk: str,
-                   unit: str = "series",
-                   n_resamples: int = 2000, seed: int = 0) -> list[RelativeError]:
+def relative_error(
+    table: pd.DataFrame | PreparedScores,
+    *,
+    dataset: str,
+    metric: str,
+    random_walk: str,
+    unit: str = "series",
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> list[RelativeError]:
     """Geometric-mean relative error of every model against the random walk on one dataset (see the
     module docstring), with a series-level paired bootstrap CI."""
     scores = prepared(table)[unit]
@@ -79,15 +86,29 @@ def relative_error(table: pd.DataFrame | PreparedScores, *, dataset: str, metric
     logs = logs[keep]
     if logs.empty:
         return []
-    boot = paired_means_bootstrap(logs, blocks=logs.index.get_level_values("series_id").to_numpy(),
-                                  reference=random_walk, n_resamples=n_resamples, seed=seed)
+    boot = paired_means_bootstrap(
+        logs,
+        blocks=logs.index.get_level_values("series_id").to_numpy(),
+        reference=random_walk,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     out = []
     for j, m in enumerate(boot.columns):
         if m == random_walk or not np.isfinite(boot.mean[j]):
             continue
         scored = int(w[m].notna().sum())
-        out.append(RelativeError(dataset, m, float(np.exp(boot.mean[j])), float(np.exp(boot.mean_low[j])),
-                                 float(np.exp(boot.mean_high[j])), int(boot.n_obs[j]), scored - int(boot.n_obs[j])))
+        out.append(
+            RelativeError(
+                dataset,
+                m,
+                float(np.exp(boot.mean[j])),
+                float(np.exp(boot.mean_low[j])),
+                float(np.exp(boot.mean_high[j])),
+                int(boot.n_obs[j]),
+                scored - int(boot.n_obs[j]),
+            )
+        )
     return out
 
 
@@ -148,7 +169,8 @@ def across_datasets(
     for m in sorted(per):
         s, rels = per[m], by_model.get(m, [])
         overall = float(np.exp(np.mean(np.log([r.gmre for r in rels])))) if rels else None
-        models.append(ModelAcross(m, s["cells"], s["wins"], s["wins"] / s["cells"], s["beats"], s["verdicts"],
-                                  overall, rels))
+        models.append(
+            ModelAcross(m, s["cells"], s["wins"], s["wins"] / s["cells"], s["beats"], s["verdicts"], overall, rels)
+        )
     models.sort(key=lambda x: (-x.win_rate, x.model))
     return AcrossDatasets(metric, random_walk, len(cells), sorted({e["dataset"] for e in cells}), models)

@@ -103,8 +103,16 @@ def class_winners(
         order = sorted(means, key=lambda m: (rk[m], m))
         winners.add(order[0])
         leads += order[0] == winner
-        out.append(ClassRow(c, int(sub[["series_id", "origin"]].drop_duplicates().shape[0]),
-                            [ClassLeader(m, float(means[m])) for m in order[:3]], rk.get(baseline),
-                            float(means[baseline]) if baseline in means else None, len(means)))
-    return ClassWinners(unit, metric, baseline, winner, float(pooled[winner]), int(leads), len(out),
-                        len(winners), out, counts)
+        out.append(
+            ClassRow(
+                c,
+                int(sub[["series_id", "origin"]].drop_duplicates().shape[0]),
+                [ClassLeader(m, float(means[m])) for m in order[:3]],
+                rk.get(baseline),
+                float(means[baseline]) if baseline in means else None,
+                len(means),
+            )
+        )
+    return ClassWinners(
+        unit, metric, baseline, winner, float(pooled[winner]), int(leads), len(out), len(winners), out, counts
+    )

@@ -39,11 +39,11 @@ __all__ = ["COMPETITION_METRICS", "DEFINITIONS", "REFERENCES", "competition_tabl
 
 DEFINITIONS = {
     "smape": "sMAPE = 200/h * sum_h |y_h - f_h| / (|y_h| + |f_h|), percent, mean over series "
-             "(M3, Makridakis & Hibon 2000)",
+    "(M3, Makridakis & Hibon 2000)",
     "mape": "MAPE = 100/h * sum_h |y_h - f_h| / |y_h|, percent, mean over series (M1; Tourism, "
-            "Athanasopoulos et al. 2011)",
+    "Athanasopoulos et al. 2011)",
     "mase": "MASE = mean_h |y_h - f_h| / in-sample seasonal-naive MAE of the training part, mean over "
-            "series (Tourism, Athanasopoulos et al. 2011)",
+    "series (Tourism, Athanasopoulos et al. 2011)",
 }
 REFERENCES = {
     "M1": "Makridakis et al. (1982), J. Forecasting 1(2): the M1 competition accuracy tables",
@@ -123,11 +123,32 @@ def competition_table(
             continue
         means[model], counts[model] = float(values.mean()), int(values.notna().sum())
     ranks = rank_by_mean(means)
-    rows = [{"rank": None if np.isnan(means[m]) else ranks[m], "model": m, "display_name": names.get(m, m),
-             "value": means[m], "n_series": counts[m], "status": "ran"}
-            for m in sorted(means, key=lambda m: (ranks[m], m))]
+    rows = [
+        {
+            "rank": None if np.isnan(means[m]) else ranks[m],
+            "model": m,
+            "display_name": names.get(m, m),
+            "value": means[m],
+            "n_series": counts[m],
+            "status": "ran",
+        }
+        for m in sorted(means, key=lambda m: (ranks[m], m))
+    ]
     for model in sorted(set(statuses or {}) - set(means)):
-        rows.append({"rank": None, "model": model, "display_name": names.get(model, model), "value": None,
-                     "n_series": 0, "status": (statuses or {})[model]})
-    return {"competition": competition, "metric": metric, "metric_definition": DEFINITIONS[metric],
-            "reference": REFERENCES.get(competition), "rows": rows}
+        rows.append(
+            {
+                "rank": None,
+                "model": model,
+                "display_name": names.get(model, model),
+                "value": None,
+                "n_series": 0,
+                "status": (statuses or {})[model],
+            }
+        )
+    return {
+        "competition": competition,
+        "metric": metric,
+        "metric_definition": DEFINITIONS[metric],
+        "reference": REFERENCES.get(competition),
+        "rows": rows,
+    }

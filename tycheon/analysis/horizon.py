@@ -66,8 +66,9 @@ def horizon_robustness(
     per_step = per_step.dropna()  # models with a value at every step
     steps = [int(h) for h in per_step.columns]
     if len(steps) < 2 or len(per_step) < 2:
-        raise InputError(f"need two steps and two models scored at every step; got {len(steps)} step(s), "
-                               f"{len(per_step)} model(s)")
+        raise InputError(
+            f"need two steps and two models scored at every step; got {len(steps)} step(s), {len(per_step)} model(s)"
+        )
     by_step = {h: ranks(per_step[h].to_dict()) for h in steps}
     models = sorted(per_step.index)
     half = len(steps) // 2
@@ -78,7 +79,16 @@ def horizon_robustness(
     moves = {m: abs(r_short[m] - r_long[m]) for m in models}
     worst = max(models, key=lambda m: (moves[m], m)) if models else None
     return HorizonRobustness(
-        unit, metric, steps, {m: [by_step[h][m] for h in steps] for m in models}, short, long, r_short, r_long,
-        None if not np.isfinite(rho) else float(rho), None if not np.isfinite(p) else float(p),
-        int(moves[worst]) if worst else 0, worst if worst and moves[worst] > 0 else None,
+        unit,
+        metric,
+        steps,
+        {m: [by_step[h][m] for h in steps] for m in models},
+        short,
+        long,
+        r_short,
+        r_long,
+        None if not np.isfinite(rho) else float(rho),
+        None if not np.isfinite(p) else float(p),
+        int(moves[worst]) if worst else 0,
+        worst if worst and moves[worst] > 0 else None,
     )

@@ -107,8 +107,9 @@ def unit_column(
     means = {m: blocks.groupby("model")[m].mean().to_dict() for m in metrics}
     losses = unit.step_losses()
     fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
-    cross = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha,
-                      cross_sectional=True)
+    cross = dm_family(
+        losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha, cross_sectional=True
+    )
     models = shared_models if shared_models is not None else sorted(blocks["model"].unique())
     origins = shared_origins if shared_origins is not None else sorted(blocks["origin"].unique())
     shared = blocks[blocks["model"].isin(models) & blocks["origin"].isin(origins)]
@@ -164,8 +165,10 @@ def unit_inversion(
     origin_sets = [set(pd.unique(scores[u].column("origin"))) for u in units]
     shared_models = sorted(set.intersection(*model_sets))
     shared_origins = sorted(set.intersection(*origin_sets))
-    columns = [unit_column(scores[u], spec=spec, metrics=metrics, shared_models=shared_models,
-                           shared_origins=shared_origins) for u in units]
+    columns = [
+        unit_column(scores[u], spec=spec, metrics=metrics, shared_models=shared_models, shared_origins=shared_origins)
+        for u in units
+    ]
     columns.sort(key=lambda c: (c.unit == "series", c.n_series, c.unit))
     inverted = None
     series = next((c for c in columns if c.unit == "series"), None)
@@ -173,6 +176,5 @@ def unit_inversion(
     if series is not None and top is not None:
         first = metrics[0]
         r_top, r_series = top.baseline_rank[first], series.baseline_rank[first]
-        inverted = bool(r_top is not None and r_series is not None and r_top <= 2
-                        and r_series >= series.n_models - 2)
+        inverted = bool(r_top is not None and r_series is not None and r_top <= 2 and r_series >= series.n_models - 2)
     return Inversion(spec.baseline, spec.random_walk, metrics, columns, inverted)

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon._typing import Alternative
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
 from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
@@ -97,16 +98,30 @@ class LeaderboardSpec:
             raise MetricInputError(f"min_cell must be an integer of at least 2; got {self.min_cell!r}")
 
 
-_USED = ("model", "unit", "series_id", "origin", "step", "actual", "point", "demand_class", "scale_mae",
-         "scale_rmse", "lo80", "hi80", "lo95", "hi95", "has_band")
+_USED = (
+    "model",
+    "unit",
+    "series_id",
+    "origin",
+    "step",
+    "actual",
+    "point",
+    "demand_class",
+    "scale_mae",
+    "scale_rmse",
+    "lo80",
+    "hi80",
+    "lo95",
+    "hi95",
+    "has_band",
+)
 
 
 def _canonical(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> pd.DataFrame:
     """The columns the tables read, rows in key order, so that sums (and so every number) do not depend
     on the input's row order; one copy of only those columns, whatever else the score set carries."""
     cols = [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
-    return table[cols].sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable",
-                                   ignore_index=True)
+    return table[cols].sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", ignore_index=True)
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -169,12 +184,12 @@ def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
     than two levels or levels the table lacks)."""
     if len(levels) < 2 or any(quantile_column(q) not in table.columns for q in levels):
         return pd.Series(np.full(len(table), np.nan), index=table.index)
-    return pd.Series(row_crps(table, quantile_levels=levels, crps_kind="approx_quantiles").values,
-                     index=table.index)
+    return pd.Series(row_crps(table, quantile_levels=levels, crps_kind="approx_quantiles").values, index=table.index)
 
 
-def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
-        alternative: str) -> tuple[DMResult | None, str | None]:
+def _dm(
+    losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
+) -> tuple[DMResult | None, str | None]:
     """Pooled DM of model ``a`` against ``b`` on the rows where both have a loss; or None and why."""
     absent = [m for m in (a, b) if m not in losses]
     if absent:
@@ -184,10 +199,15 @@ def _dm(losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec,
         return None, f"{a} and {b} share no scored rows"
     idx = pair.index
     try:
-        layout = pooled_layout(idx.get_level_values("series_id").to_numpy(),
-                               idx.get_level_values("origin").to_numpy())
-        return dm_pooled(pair[a].to_numpy(), pair[b].to_numpy(), layout=layout, horizon=spec.horizon,
-                         stride=spec.stride, alternative=alternative), None  # type: ignore[arg-type]
+        layout = pooled_layout(idx.get_level_values("series_id").to_numpy(), idx.get_level_values("origin").to_numpy())
+        return dm_pooled(
+            pair[a].to_numpy(),
+            pair[b].to_numpy(),
+            layout=layout,
+            horizon=spec.horizon,
+            stride=spec.stride,
+            alternative=alternative,
+        ), None
     except InputError as err:
         return None, str(err)
 
@@ -197,12 +217,19 @@ def _p_less(losses: pd.DataFrame, model: str, spec: LeaderboardSpec) -> tuple[fl
     return (None, why) if res is None else (res.p_value, None)
 
 
-def _verdicts(point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: LeaderboardSpec,
-              *, suffix: str = "") -> dict[str, dict[str, Any]]:
+def _verdicts(
+    point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: LeaderboardSpec, *, suffix: str = ""
+) -> dict[str, dict[str, Any]]:
     """ADR-0006 decision 6 for every model of a table: one-sided pooled DM p-values on the point loss and
     the CRPS, the family adjustment and the rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
-    keys = ("verdict_vs_rw", "verdict_p_se", "verdict_p_crps", "verdict_p_se_adj", "verdict_p_crps_adj",
-            "verdict_reason")
+    keys = (
+        "verdict_vs_rw",
+        "verdict_p_se",
+        "verdict_p_crps",
+        "verdict_p_se_adj",
+        "verdict_p_crps_adj",
+        "verdict_reason",
+    )
     out = {m: dict.fromkeys((k + suffix for k in keys), None) for m in models}
     p_se: dict[str, float] = {}
     p_crps: dict[str, float] = {}
@@ -213,14 +240,20 @@ def _verdicts(point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: 
         (pse, why_se), (pcr, why_cr) = _p_less(point, m, spec), _p_less(crps, m, spec)
         out[m]["verdict_p_se" + suffix], out[m]["verdict_p_crps" + suffix] = pse, pcr
         reasons = ([] if pse is not None else [f"point-loss DM: {why_se}"]) + (
-            [] if pcr is not None else [f"CRPS DM: {why_cr}"])
+            [] if pcr is not None else [f"CRPS DM: {why_cr}"]
+        )
         if reasons:
             out[m]["verdict_reason" + suffix] = "; ".join(reasons)
             continue
         p_se[m], p_crps[m] = float(pse), float(pcr)  # type: ignore[arg-type]  # both checked above
     for m, v in family_verdicts(p_se, p_crps, alpha=spec.alpha, adjust=spec.verdict_adjust).items():
-        out[m].update({"verdict_vs_rw" + suffix: v.verdict, "verdict_p_se_adj" + suffix: v.p_se_adj,
-                       "verdict_p_crps_adj" + suffix: v.p_crps_adj})
+        out[m].update(
+            {
+                "verdict_vs_rw" + suffix: v.verdict,
+                "verdict_p_se_adj" + suffix: v.p_se_adj,
+                "verdict_p_crps_adj" + suffix: v.p_crps_adj,
+            }
+        )
     return out
 
 
@@ -235,8 +268,13 @@ def _dm_column(losses: pd.DataFrame, family: list[str], spec: LeaderboardSpec) -
         direction = "none"
         if adj is not None and adj < spec.alpha and res is not None:
             direction = "better" if res.statistic < 0 else "worse"
-        out[m] = {"stat": None if res is None else res.statistic, "p": None if res is None else res.p_value,
-                  "p_bh": None if adj is None else float(adj), "direction": direction, "reason": why}
+        out[m] = {
+            "stat": None if res is None else res.statistic,
+            "p": None if res is None else res.p_value,
+            "p_bh": None if adj is None else float(adj),
+            "direction": direction,
+            "reason": why,
+        }
     return out
 
 
@@ -246,10 +284,21 @@ def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: Lead
     by_blocks = unit == "series" or demand_class != "all"
     count, what = (n_blocks, "scored blocks") if by_blocks else (n_losses, "scored per-step losses")
     ok = count >= spec.min_cell
-    reason = None if ok else (f"{count} {what}, fewer than the minimum cell of {spec.min_cell} (WP26 section 6): "
-                              "no winner and no verdicts are named on so few")
-    return {"cell_ok": ok, "cell_count": int(count), "cell_counts": what, "min_cell": int(spec.min_cell),
-            "cell_reason": reason}
+    reason = (
+        None
+        if ok
+        else (
+            f"{count} {what}, fewer than the minimum cell of {spec.min_cell} (WP26 section 6): "
+            "no winner and no verdicts are named on so few"
+        )
+    )
+    return {
+        "cell_ok": ok,
+        "cell_count": int(count),
+        "cell_counts": what,
+        "min_cell": int(spec.min_cell),
+        "cell_reason": reason,
+    }
 
 
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -262,10 +311,19 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
     """Friedman/Nemenyi and the conservative CD over the block scores ``wide`` of ``models``."""
     wide = wide.reindex(columns=models)
     n_total = len(wide)
-    out: dict[str, Any] = {"friedman_statistic": None, "friedman_p": None, "nemenyi_cd": None,
-                           "conservative_cd": None, "n_blocks": 0, "dropped_blocks": n_total,
-                           "n_models": len(models), "alpha": spec.alpha, "mean_ranks": {},
-                           "friedman_reason": None, "conservative_cd_reason": None}
+    out: dict[str, Any] = {
+        "friedman_statistic": None,
+        "friedman_p": None,
+        "nemenyi_cd": None,
+        "conservative_cd": None,
+        "n_blocks": 0,
+        "dropped_blocks": n_total,
+        "n_models": len(models),
+        "alpha": spec.alpha,
+        "mean_ranks": {},
+        "friedman_reason": None,
+        "conservative_cd_reason": None,
+    }
     if len(models) < 2:
         out["friedman_reason"] = out["conservative_cd_reason"] = "fewer than two models scored"
         return out
@@ -274,19 +332,33 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
     except InputError as err:
         out["friedman_reason"] = out["conservative_cd_reason"] = str(err)
         return out
-    out.update(friedman_statistic=res.statistic, friedman_p=res.p_value, nemenyi_cd=res.critical_difference,
-               n_blocks=res.n_blocks, dropped_blocks=res.n_dropped, mean_ranks=res.mean_ranks.to_dict())
+    out.update(
+        friedman_statistic=res.statistic,
+        friedman_p=res.p_value,
+        nemenyi_cd=res.critical_difference,
+        n_blocks=res.n_blocks,
+        dropped_blocks=res.n_dropped,
+        mean_ranks=res.mean_ranks.to_dict(),
+    )
     try:
-        cons = conservative_cd(wide, series=wide.index.get_level_values("series_id").to_numpy(),
-                               seed=spec.seed, alpha=spec.alpha)
+        cons = conservative_cd(
+            wide, series=wide.index.get_level_values("series_id").to_numpy(), seed=spec.seed, alpha=spec.alpha
+        )
         out["conservative_cd"] = cons.critical_difference
     except InputError as err:
         out["conservative_cd_reason"] = str(err)
     return out
 
 
-def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec, *, unit: str,
-               demand_class: str, display: dict[str, str]) -> list[dict[str, Any]]:
+def _one_class(
+    table: pd.DataFrame,
+    blocks: pd.DataFrame,
+    spec: LeaderboardSpec,
+    *,
+    unit: str,
+    demand_class: str,
+    display: dict[str, str],
+) -> list[dict[str, Any]]:
     models = sorted(table["model"].unique())
     family = [m for m in models if m != spec.baseline]
     band_level = _band_grid(table)
@@ -326,8 +398,11 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
         means: dict[str, float] = _by_model(summary[f"{metric}_mean"])
         medians: dict[str, float] = _by_model(summary[f"{metric}_median"])
         ranks = rank_by_mean(means)
-        zero_scale = blocks.loc[blocks["zero_scale"], ["series_id", "origin"]].drop_duplicates().shape[0] \
-            if "zero_scale" in blocks.columns and get_metric(metric).scale_column else 0
+        zero_scale = (
+            blocks.loc[blocks["zero_scale"], ["series_id", "origin"]].drop_duplicates().shape[0]
+            if "zero_scale" in blocks.columns and get_metric(metric).scale_column
+            else 0
+        )
         rows = []
         for m in sorted(ranked_models, key=lambda m: (ranks[m], m)):
             beats = None
@@ -349,18 +424,35 @@ def _one_class(table: pd.DataFrame, blocks: pd.DataFrame, spec: LeaderboardSpec,
             })  # fmt: skip
         tests.pop("mean_ranks")
         spec_m = get_metric(metric)
-        tests.update(dm_loss=_loss_label(metric), dm_unscaled_loss="absolute error (unscaled)",
-                     dm_family_size=sum(1 for m in family if dm.get(m, {}).get("p_bh") is not None),
-                     dm_overlap_lag=overlap_lags(spec.horizon, spec.stride),
-                     verdict_point_loss=_loss_label(metric), verdict_adjust=spec.verdict_adjust,
-                     crps_kind=BAND_CRPS_KIND if metric != "crps" else "approx_quantiles",
-                     crps_levels=list(BAND_GRIDS[band_level][0]) if metric != "crps" else list(spec.quantile_levels),
-                     verdict_crps_kind=BAND_CRPS_KIND, verdict_crps_levels=list(BAND_GRIDS[band_level][0]),
-                     verdict_crps_scale="scale_mae", n_zero_scale_blocks=int(zero_scale), **cell)
+        tests.update(
+            dm_loss=_loss_label(metric),
+            dm_unscaled_loss="absolute error (unscaled)",
+            dm_family_size=sum(1 for m in family if dm.get(m, {}).get("p_bh") is not None),
+            dm_overlap_lag=overlap_lags(spec.horizon, spec.stride),
+            verdict_point_loss=_loss_label(metric),
+            verdict_adjust=spec.verdict_adjust,
+            crps_kind=BAND_CRPS_KIND if metric != "crps" else "approx_quantiles",
+            crps_levels=list(BAND_GRIDS[band_level][0]) if metric != "crps" else list(spec.quantile_levels),
+            verdict_crps_kind=BAND_CRPS_KIND,
+            verdict_crps_levels=list(BAND_GRIDS[band_level][0]),
+            verdict_crps_scale="scale_mae",
+            n_zero_scale_blocks=int(zero_scale),
+            **cell,
+        )
         winner = rows[0]["model"] if cell["cell_ok"] and spec_m.ranked else None
-        entries.append({"unit": unit, "demand_class": demand_class, "metric": metric,
-                        "baseline": spec.baseline, "random_walk": spec.random_walk,
-                        "n_blocks_total": n_blocks_total, "winner": winner, "rows": rows, "tests": tests})
+        entries.append(
+            {
+                "unit": unit,
+                "demand_class": demand_class,
+                "metric": metric,
+                "baseline": spec.baseline,
+                "random_walk": spec.random_walk,
+                "n_blocks_total": n_blocks_total,
+                "winner": winner,
+                "rows": rows,
+                "tests": tests,
+            }
+        )
     return entries
 
 
@@ -372,9 +464,14 @@ def _by_model(values: pd.Series) -> dict[str, float]:
 def _loss_label(metric: str) -> str:
     """Plain words for the per-step loss a test on a table of ``metric`` compares."""
     spec = get_metric(metric)
-    return {"mase": "absolute error / MASE scale", "rmsse": "squared error / RMSSE scale squared",
-            "mae": "absolute error", "rmse": "squared error", "wape": "absolute error",
-            "crps": "CRPS of the model's own quantiles"}.get(metric, f"per-step {spec.display_name}")
+    return {
+        "mase": "absolute error / MASE scale",
+        "rmsse": "squared error / RMSSE scale squared",
+        "mae": "absolute error",
+        "rmse": "squared error",
+        "wape": "absolute error",
+        "crps": "CRPS of the model's own quantiles",
+    }.get(metric, f"per-step {spec.display_name}")
 
 
 def leaderboard_tables(
@@ -408,8 +505,9 @@ def leaderboard_tables(
     for unit in units:
         # no copy of the whole table where no row is filtered out (memory: it is the largest object here)
         unit_rows = table if len(units) == 1 else table[table["unit"] == unit].reset_index(drop=True)
-        blocks = block_scores(unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels,
-                              crps_kind="approx_quantiles")
+        blocks = block_scores(
+            unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels, crps_kind="approx_quantiles"
+        )
         for dc in _classes(unit_rows):
             rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc].reset_index(drop=True)
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
@@ -425,8 +523,9 @@ def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
     return inside.groupby(rows.loc[banded, "model"]).mean()
 
 
-def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
-                    quantile_levels: tuple[float, ...] = ()) -> list[dict[str, Any]]:
+def interval_tables(
+    table: pd.DataFrame, *, point_metric: str = "mase", quantile_levels: tuple[float, ...] = ()
+) -> list[dict[str, Any]]:
     r"""Coverage and MSIS of the conformal bands per model, per unit × demand class.
 
     .. math::
@@ -455,8 +554,7 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
     out = []
     for unit in sorted(table["unit"].unique()):
         unit_rows = table[table["unit"] == unit]
-        blocks = block_scores(unit_rows, metrics=metrics, quantile_levels=quantile_levels,
-                              crps_kind="approx_quantiles")
+        blocks = block_scores(unit_rows, metrics=metrics, quantile_levels=quantile_levels, crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
             rec = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
@@ -466,27 +564,50 @@ def interval_tables(table: pd.DataFrame, *, point_metric: str = "mase",
             point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
             interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
             msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
-            rows = [{"model": m, "n_records": int(n_rec.get(m, 0)),
-                     "coverage80": _or_none(cover["80"].get(m)), "coverage95": _or_none(cover["95"].get(m)),
-                     "msis80": s.at[m, "msis80_mean"], "msis95": s.at[m, "msis95_mean"],
-                     "rank_point": point_rank[m], "rank_interval": msis_rank[m]}
-                    for m in s.index]
-            out.append({"unit": unit, "demand_class": dc, "band": "conformal", "rows": rows,
-                        **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank)})
+            rows = [
+                {
+                    "model": m,
+                    "n_records": int(n_rec.get(m, 0)),
+                    "coverage80": _or_none(cover["80"].get(m)),
+                    "coverage95": _or_none(cover["95"].get(m)),
+                    "msis80": s.at[m, "msis80_mean"],
+                    "msis95": s.at[m, "msis95_mean"],
+                    "rank_point": point_rank[m],
+                    "rank_interval": msis_rank[m],
+                }
+                for m in s.index
+            ]
+            out.append(
+                {
+                    "unit": unit,
+                    "demand_class": dc,
+                    "band": "conformal",
+                    "rows": rows,
+                    **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
+                }
+            )
     return out
 
 
-def _point_vs_interval(s: pd.DataFrame, point_metric: str, interval_metric: str,
-                       point_rank: dict[str, int], msis_rank: dict[str, int]) -> dict[str, Any]:
+def _point_vs_interval(
+    s: pd.DataFrame, point_metric: str, interval_metric: str, point_rank: dict[str, int], msis_rank: dict[str, int]
+) -> dict[str, Any]:
     """Spearman between the point and interval rankings over the models that have both scores."""
     both = s.index[np.isfinite(s[f"{point_metric}_mean"]) & np.isfinite(s[f"{interval_metric}_mean"])]
     if len(both) < 3:
-        return {"interval_metric": interval_metric, "point_vs_interval_spearman": None,
-                "point_vs_interval_p": None, "max_move": None}
+        return {
+            "interval_metric": interval_metric,
+            "point_vs_interval_spearman": None,
+            "point_vs_interval_p": None,
+            "max_move": None,
+        }
     rho, p = spearman_test([point_rank[m] for m in both], [msis_rank[m] for m in both])
-    return {"interval_metric": interval_metric, "point_vs_interval_spearman": _or_none(rho),
-            "point_vs_interval_p": _or_none(p),
-            "max_move": int(max(abs(point_rank[m] - msis_rank[m]) for m in both))}
+    return {
+        "interval_metric": interval_metric,
+        "point_vs_interval_spearman": _or_none(rho),
+        "point_vs_interval_p": _or_none(p),
+        "max_move": int(max(abs(point_rank[m] - msis_rank[m]) for m in both)),
+    }
 
 
 def _or_none(x: Any) -> float | None:

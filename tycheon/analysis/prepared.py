@@ -24,8 +24,20 @@ from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
 
-__all__ = ["BLOCK_METRICS", "DMFamily", "PreparedScores", "StepLosses", "UnitScores", "check_table", "dm_family",
-           "group_kind", "prepared", "ranks", "require_models", "wide"]
+__all__ = [
+    "BLOCK_METRICS",
+    "DMFamily",
+    "PreparedScores",
+    "StepLosses",
+    "UnitScores",
+    "check_table",
+    "dm_family",
+    "group_kind",
+    "prepared",
+    "ranks",
+    "require_models",
+    "wide",
+]
 
 _GROUPS = re.compile(r"^(groups|groups_random):(\d+)$")
 _NEEDED = ("model", "unit", "series_id", "origin", "step", "target_period", "actual", "point")
@@ -69,8 +81,16 @@ class StepLosses:
 
     def where(self, keep: np.ndarray) -> StepLosses:
         """The same losses on the cells ``keep`` (a boolean ``[cell]`` mask)."""
-        return StepLosses(self.models, self.loss[keep], self.series[keep], self.origin[keep], self.period[keep],
-                          self.scale_mae[keep], self.scale_rmse[keep], self.demand_class[keep])
+        return StepLosses(
+            self.models,
+            self.loss[keep],
+            self.series[keep],
+            self.origin[keep],
+            self.period[keep],
+            self.scale_mae[keep],
+            self.scale_rmse[keep],
+            self.demand_class[keep],
+        )
 
 
 class UnitScores:
@@ -122,7 +142,7 @@ class UnitScores:
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(models) + 1))
         for j, m in enumerate(models):
-            pos = order[bounds[j]:bounds[j + 1]]
+            pos = order[bounds[j] : bounds[j + 1]]
             yield m, self._take(pos if self._index is None else self._index[pos])
 
     def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
@@ -152,13 +172,26 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     first = np.zeros(len(cells), dtype=np.int64)
     first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
     p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)
-    scale = {c: unit.column(c).astype(np.float64)[first] if c in unit._table.columns else np.full(len(cells), np.nan)
-             for c in ("scale_mae", "scale_rmse")}
-    classes = (unit.column("demand_class")[first] if "demand_class" in unit._table.columns
-               else np.full(len(cells), None, dtype=object))
+    scale = {
+        c: unit.column(c).astype(np.float64)[first] if c in unit._table.columns else np.full(len(cells), np.nan)
+        for c in ("scale_mae", "scale_rmse")
+    }
+    classes = (
+        unit.column("demand_class")[first]
+        if "demand_class" in unit._table.columns
+        else np.full(len(cells), None, dtype=object)
+    )
     per_origin = len(o_uni) * n_h
-    return StepLosses(list(models), loss, cells // per_origin, (cells // n_h) % len(o_uni), p_codes,
-                      scale["scale_mae"], scale["scale_rmse"], classes)
+    return StepLosses(
+        list(models),
+        loss,
+        cells // per_origin,
+        (cells // n_h) % len(o_uni),
+        p_codes,
+        scale["scale_mae"],
+        scale["scale_rmse"],
+        classes,
+    )
 
 
 class PreparedScores(Mapping[str, UnitScores]):
@@ -222,8 +255,9 @@ class DMFamily:
     statistic: dict[str, float]
 
 
-def dm_family(losses: StepLosses, *, baseline: str, horizon: int, stride: int, alpha: float,
-              cross_sectional: bool = False) -> DMFamily:
+def dm_family(
+    losses: StepLosses, *, baseline: str, horizon: int, stride: int, alpha: float, cross_sectional: bool = False
+) -> DMFamily:
     """DM of each model against ``baseline`` on the cells both forecast, pooled over (series, origin)
     blocks (:func:`tycheon.stats.dm.dm_pooled`) or on period averages
     (:func:`~tycheon.stats.dm.dm_cross_sectional`), Benjamini-Hochberg adjusted; a model the test refuses
@@ -254,8 +288,15 @@ def dm_family(losses: StepLosses, *, baseline: str, horizon: int, stride: int, a
     p_bh = dict(zip(tested, benjamini_hochberg([results[m].p_value for m in tested]), strict=True)) if tested else {}
     better = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic < 0)
     worse = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic > 0)
-    return DMFamily(better, worse, len(tested), int(base_ok.sum()), {m: results[m].p_value for m in tested},
-                    {m: float(p_bh[m]) for m in tested}, {m: results[m].statistic for m in tested})
+    return DMFamily(
+        better,
+        worse,
+        len(tested),
+        int(base_ok.sum()),
+        {m: results[m].p_value for m in tested},
+        {m: float(p_bh[m]) for m in tested},
+        {m: results[m].statistic for m in tested},
+    )
 
 
 def wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:

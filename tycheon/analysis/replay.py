@@ -44,7 +44,7 @@ spacing) and replays again on those alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,15 +53,39 @@ from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency
 from tycheon.metrics.registry import get_metric
 
-__all__ = ["REPLAY_CLASSES", "ReplayResult", "ReplaySpec", "non_overlapping_origins", "replay", "replay_tables",
-           "replay_units"]
+__all__ = [
+    "REPLAY_CLASSES",
+    "ReplayResult",
+    "ReplaySpec",
+    "non_overlapping_origins",
+    "replay",
+    "replay_tables",
+    "replay_units",
+]
 
 REPLAY_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 """Demand classes reported; ``all`` pools every class (``undefined`` included)."""
 
-SUMMARY_COLUMNS = ("unit", "variant", "demand_class", "n_blocks", "floor", "served", "oracle", "gain", "wins",
-                   "win_share", "gap_closed", "champion", "champion_mean", "champion_gap_closed", "champion_full",
-                   "champion_full_gap_closed", "n_fallback", "n_zero_scale")
+SUMMARY_COLUMNS = (
+    "unit",
+    "variant",
+    "demand_class",
+    "n_blocks",
+    "floor",
+    "served",
+    "oracle",
+    "gain",
+    "wins",
+    "win_share",
+    "gap_closed",
+    "champion",
+    "champion_mean",
+    "champion_gap_closed",
+    "champion_full",
+    "champion_full_gap_closed",
+    "n_fallback",
+    "n_zero_scale",
+)
 """Columns of :attr:`ReplayResult.summary`, in order."""
 
 Variant = Literal["all_folds", "non_overlapping"]
@@ -108,8 +132,10 @@ class ReplaySpec:
     def __post_init__(self) -> None:
         spec = get_metric(self.metric)
         if spec.scale_column is None or spec.kind != "point" or not spec.lower_is_better:
-            raise InputError(f"metric {self.metric!r} cannot rank the rule: it needs a scaled point metric where "
-                             "lower is better, e.g. 'rmsse' or 'mase'")
+            raise InputError(
+                f"metric {self.metric!r} cannot rank the rule: it needs a scaled point metric where "
+                "lower is better, e.g. 'rmsse' or 'mase'"
+            )
         if not 0.0 < self.min_fold_share <= 1.0:
             raise InputError(f"min_fold_share must be in (0, 1]; got {self.min_fold_share}")
         if not self.bias_threshold >= 0.0:
@@ -216,7 +242,7 @@ def _choose(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, base: int) -> tuple
     n_folds = np.zeros((n_s, n_o), dtype=np.int64)
     fallback = np.zeros((n_s, n_o), dtype=bool)
     origin_ns = grid.origins.astype("datetime64[ns]").view(np.int64)
-    any_block = grid.exists.any(axis=2)  # [series, origin]
+    any_block = np.asarray(grid.exists.any(axis=2))  # [series, origin]
     for j in range(n_o):
         # folds: earlier origins of the series whose every target was published by origin j
         usable = any_block[:, :j] & (grid.published[:, :j] <= origin_ns[j])  # [series, fold]
@@ -226,25 +252,33 @@ def _choose(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, base: int) -> tuple
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(scored, grid.metric[:, :j, :], 0.0).sum(axis=1) / support
             bias = np.where(scored, grid.bias[:, :j, :], 0.0).sum(axis=1) / support
-        ok = (cand[None, :] & grid.exists[:, j, :] & (support > 0)
-              & (support >= spec.min_fold_share * n_folds[:, j][:, None])
-              & np.isfinite(mean) & (np.abs(bias) <= spec.bias_threshold))  # [series, model]
+        ok = (
+            cand[None, :]
+            & grid.exists[:, j, :]
+            & (support > 0)
+            & (support >= spec.min_fold_share * n_folds[:, j][:, None])
+            & np.isfinite(mean)
+            & (np.abs(bias) <= spec.bias_threshold)
+        )  # [series, model]
         # rank survivors by mean metric; ties by model name (the grid's model order, a stable sort)
         key = np.where(ok, mean, np.inf)
         rank = np.argsort(key, axis=1, kind="stable")  # [series, model]
-        top = rank[:, :spec.top_k]
+        top = rank[:, : spec.top_k]
         pick = np.take_along_axis(ok, top, axis=1)  # survivors among the top k
         rows = np.repeat(np.arange(n_s), top.shape[1])
         chosen[rows, j, top.ravel()] = pick.ravel()
         none = ~ok.any(axis=1)
         chosen[none, j, base] = True  # no survivor: serve the floor
         fallback[:, j] = none
-    replayed = (n_folds >= spec.min_folds) & grid.exists[:, :, base] & np.isfinite(grid.point[:, :, base, 0])
+    replayed = np.asarray(
+        (n_folds >= spec.min_folds) & grid.exists[:, :, base] & np.isfinite(grid.point[:, :, base, 0])
+    )
     return chosen, n_folds, fallback, replayed
 
 
-def _served_rows(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, chosen: np.ndarray,
-                 replayed: np.ndarray) -> pd.DataFrame:
+def _served_rows(
+    table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, chosen: np.ndarray, replayed: np.ndarray
+) -> pd.DataFrame:
     """Score-set rows of the served model: the floor's rows of each replayed block with the average of
     the chosen models' points (bands and quantiles dropped: the combination has none of its own)."""
     rs, ro, rm = grid.rows
@@ -276,14 +310,15 @@ def _oracle(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, replayed: np.ndarra
         # per series: the model with the lowest mean over the series' replayed blocks, among those scored
         # on every one of them
         on = replayed[:, :, None]
-        full = (np.isfinite(metric) | ~on).all(axis=1) & replayed.any(axis=1)[:, None]  # [series, model]
+        full = (np.isfinite(metric) | ~on).all(axis=1) & np.asarray(replayed.any(axis=1))[:, None]  # [series, model]
         mean = np.where(on, metric, 0.0).sum(axis=1) / replayed.sum(axis=1)[:, None]
         best = np.argmin(np.where(full, mean, np.inf), axis=1)  # [series]
         return np.take_along_axis(metric, np.broadcast_to(best[:, None, None], metric.shape[:2] + (1,)), axis=2)[..., 0]
 
 
-def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray],
-                 full_support: dict[str, bool]) -> dict[str, object]:
+def _summary_row(
+    frame: pd.DataFrame, champ_values: dict[str, np.ndarray], full_support: dict[str, bool]
+) -> dict[str, object]:
     floor, served, oracle = (frame[c].to_numpy() for c in ("floor", "served", "oracle"))
     f, s, o = floor.mean(), served.mean(), oracle.mean()
     gap = f - o
@@ -294,19 +329,26 @@ def _summary_row(frame: pd.DataFrame, champ_values: dict[str, np.ndarray],
     champion_full = min(full, key=lambda m: (full[m], m)) if full else None
     cf = full.get(champion_full, np.nan) if champion_full else np.nan
     return {
-        "n_blocks": len(frame), "floor": float(f), "served": float(s), "oracle": float(o),
+        "n_blocks": len(frame),
+        "floor": float(f),
+        "served": float(s),
+        "oracle": float(o),
         "gain": float((f - s) / f) if f > 0 else np.nan,
-        "wins": int(np.sum(served < floor)), "win_share": float(np.mean(served < floor)),
+        "wins": int(np.sum(served < floor)),
+        "win_share": float(np.mean(served < floor)),
         "gap_closed": float((f - s) / gap) if gap > 0 else np.nan,
-        "champion": champion, "champion_mean": float(cm),
+        "champion": champion,
+        "champion_mean": float(cm),
         "champion_gap_closed": float((f - cm) / gap) if gap > 0 else np.nan,
-        "champion_full": champion_full, "champion_full_gap_closed": float((f - cf) / gap) if gap > 0 else np.nan,
+        "champion_full": champion_full,
+        "champion_full_gap_closed": float((f - cf) / gap) if gap > 0 else np.nan,
         "n_fallback": int(frame["fallback"].sum()),
     }
 
 
-def _replay_once(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str,
-                 variant: Variant) -> tuple[pd.DataFrame, ...]:
+def _replay_once(
+    table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str, variant: Variant
+) -> tuple[pd.DataFrame, ...]:
     if spec.baseline not in grid.models:
         raise InputError(f"the baseline {spec.baseline!r} has no rows in unit {unit!r}; models: {grid.models}")
     names = spec.candidates if spec.candidates is not None else tuple(grid.models)
@@ -329,23 +371,37 @@ def _replay_once(table: pd.DataFrame, grid: _Grid, spec: ReplaySpec, unit: str,
     scored = replayed & np.isfinite(floor) & np.isfinite(served) & np.isfinite(oracle)
     si, oi = np.nonzero(scored)
     models = np.asarray(grid.models, dtype=object)
-    blocks = pd.DataFrame({
-        "unit": unit, "variant": variant, "series_id": grid.series[si], "origin": grid.origins[oi],
-        "demand_class": grid.demand[si, oi], "floor": floor[si, oi], "served": served[si, oi],
-        "oracle": oracle[si, oi], "n_folds": n_folds[si, oi], "fallback": fallback[si, oi],
-        "chosen": ["+".join(models[chosen[s, o]]) for s, o in zip(si, oi)],
-    })
+    blocks = pd.DataFrame(
+        {
+            "unit": unit,
+            "variant": variant,
+            "series_id": grid.series[si],
+            "origin": grid.origins[oi],
+            "demand_class": grid.demand[si, oi],
+            "floor": floor[si, oi],
+            "served": served[si, oi],
+            "oracle": oracle[si, oi],
+            "n_folds": n_folds[si, oi],
+            "fallback": fallback[si, oi],
+            "chosen": ["+".join(models[chosen[s, o]]) for s, o in zip(si, oi, strict=False)],
+        }
+    )
     rows = []
     for cls in REPLAY_CLASSES:
         sel = np.ones(len(si), dtype=bool) if cls == "all" else (blocks["demand_class"].to_numpy() == cls)
         if not sel.any():
             continue
-        champ = {m: np.where(np.isfinite(grid.metric[si[sel], oi[sel], k]), grid.metric[si[sel], oi[sel], k],
-                             floor[si[sel], oi[sel]])
-                 for k, m in enumerate(grid.models) if cand[k]}
-        row = {"unit": unit, "variant": variant, "demand_class": cls}
-        full = {m: bool(np.isfinite(grid.metric[si[sel], oi[sel], k]).all())
-                for k, m in enumerate(grid.models) if cand[k]}
+        champ = {
+            m: np.where(
+                np.isfinite(grid.metric[si[sel], oi[sel], k]), grid.metric[si[sel], oi[sel], k], floor[si[sel], oi[sel]]
+            )
+            for k, m in enumerate(grid.models)
+            if cand[k]
+        }
+        row: dict[str, object] = {"unit": unit, "variant": variant, "demand_class": cls}
+        full = {
+            m: bool(np.isfinite(grid.metric[si[sel], oi[sel], k]).all()) for k, m in enumerate(grid.models) if cand[k]
+        }
         row.update(_summary_row(blocks[sel], champ, full))
         in_cls = replayed if cls == "all" else replayed & (grid.demand == cls)
         row["n_zero_scale"] = int(in_cls.sum() - sel.sum())
@@ -383,9 +439,12 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
         raise InputError(f"no rows for unit {unit!r}; units present: {sorted(table['unit'].unique())}")
     grid = _Grid(t, spec)
     thinned = np.searchsorted(grid.origins, np.asarray(non_overlapping_origins(t), dtype="datetime64[ns]"))
-    parts = [_replay_once(t, grid, spec, unit, "all_folds"),
-             _replay_once(t, grid.take(thinned), spec, unit, "non_overlapping")]
-    return ReplayResult(*(pd.concat([p[i] for p in parts], ignore_index=True) for i in range(3)), spec)  # type: ignore[arg-type]
+    parts = [
+        _replay_once(t, grid, spec, unit, "all_folds"),
+        _replay_once(t, grid.take(thinned), spec, unit, "non_overlapping"),
+    ]
+    summary, blocks, served = (pd.concat([p[i] for p in parts], ignore_index=True) for i in range(3))
+    return ReplayResult(summary=summary, blocks=blocks, served=served, spec=spec)
 
 
 def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...] | None = None) -> ReplayResult:
@@ -396,28 +455,43 @@ def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...
     results = [replay(table, spec=spec, unit=u) for u in units]
     if not results:
         raise InputError("no unit with more than one series to replay on")
-    return ReplayResult(*(pd.concat([getattr(r, f) for r in results], ignore_index=True)
-                          for f in ("summary", "blocks", "served")), spec)
+    summary, blocks, served = (
+        pd.concat([getattr(r, f) for r in results], ignore_index=True) for f in ("summary", "blocks", "served")
+    )
+    return ReplayResult(summary=summary, blocks=blocks, served=served, spec=spec)
 
 
-def replay_tables(result: ReplayResult) -> list[dict[str, object]]:
+def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
     """The replay as records: one table per unit with the rule, its rows (variant x demand class) and,
     per variant and class, the share of blocks where each model was among the served ones.
 
     Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
     """
     spec = result.spec
-    rule = {"metric": spec.metric, "baseline": spec.baseline, "min_fold_share": spec.min_fold_share,
-            "bias_threshold": spec.bias_threshold, "top_k": spec.top_k, "min_folds": spec.min_folds,
-            "oracle": spec.oracle, "served_name": spec.served_name}
+    rule = {
+        "metric": spec.metric,
+        "baseline": spec.baseline,
+        "min_fold_share": spec.min_fold_share,
+        "bias_threshold": spec.bias_threshold,
+        "top_k": spec.top_k,
+        "min_folds": spec.min_folds,
+        "oracle": spec.oracle,
+        "served_name": spec.served_name,
+    }
     out = []
     for unit, rows in result.summary.groupby("unit", sort=True) if len(result.summary) else ():
         blocks = result.blocks[result.blocks["unit"] == unit]
         picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
         n = blocks.groupby("variant").size()
         share = (picks.groupby(["variant", "model"]).size() / n).rename("share").reset_index()
-        out.append({"unit": unit, "rule": rule,
-                    "rows": rows.drop(columns=["unit"]).to_dict(orient="records"),
-                    "chosen_share": share.sort_values(["variant", "share", "model"],
-                                                      ascending=[True, False, True]).to_dict(orient="records")})
+        out.append(
+            {
+                "unit": unit,
+                "rule": rule,
+                "rows": rows.drop(columns=["unit"]).to_dict(orient="records"),
+                "chosen_share": share.sort_values(["variant", "share", "model"], ascending=[True, False, True]).to_dict(
+                    orient="records"
+                ),
+            }
+        )
     return out

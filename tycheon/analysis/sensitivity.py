@@ -25,7 +25,8 @@ convention noise), then computes per series
 
 through :func:`tycheon.stats.ranking.pss_units` (:func:`~tycheon.stats.ranking.pss` and
 :func:`~tycheon.stats.ranking.winner_swap` vectorised over series; coordinates where either run ties every
-candidate are left out, and counted; a model without a forecast for a series is left out of its ranking), their panel means with block-bootstrap
+candidate are left out, and counted; a model without a forecast for a series is left out of its ranking), their panel
+means with block-bootstrap
 intervals (:func:`tycheon.stats.bootstrap.paired_block_bootstrap` of the values against zero, i.e. the
 bootstrap of a mean), and the same two measures on the panel-level coordinates (mean loss per step over
 all series, the leaderboard's view).
@@ -90,8 +91,9 @@ class TargetPairingError(InputError):
 Protocol = RollingOrigin | StaticSplit
 
 
-def check_same_targets(p: Protocol, q: Protocol, panel: Panel, *, min_history: int = 1,
-                       labels: tuple[str, str] = ("p", "q")) -> None:
+def check_same_targets(
+    p: Protocol, q: Protocol, panel: Panel, *, min_history: int = 1, labels: tuple[str, str] = ("p", "q")
+) -> None:
     """Refuse two protocols that do not score identical (target period, step) pairs on ``panel``, naming
     the first (earliest target, then step) pair scored by one and not the other.
 
@@ -111,9 +113,15 @@ def check_same_targets(p: Protocol, q: Protocol, panel: Panel, *, min_history: i
     )
 
 
-def sensitivity_protocols(base: RollingOrigin, panel: Panel, *, static_gap: int = 3,
-                          boundary_shifts: Sequence[int] = (-3, -1, 1, 3), refit_shift: int = 2,
-                          min_history: int = 1) -> dict[str, Protocol]:
+def sensitivity_protocols(
+    base: RollingOrigin,
+    panel: Panel,
+    *,
+    static_gap: int = 3,
+    boundary_shifts: Sequence[int] = (-3, -1, 1, 3),
+    refit_shift: int = 2,
+    min_history: int = 1,
+) -> dict[str, Protocol]:
     """The audit's runs on the origins of ``base``: the rolling reference, the static reference and the
     intraprotocol perturbations, every one scoring the same targets (checked).
 
@@ -131,14 +139,23 @@ def sensitivity_protocols(base: RollingOrigin, panel: Panel, *, static_gap: int 
         ``rolling_refit<-s>`` -> protocol.
     """
     if base.embargo != 0:
-        raise InputError(f"the rolling reference must have embargo 0 (its perturbation is embargo 1); got {base.embargo}")
+        raise InputError(
+            f"the rolling reference must have embargo 0 (its perturbation is embargo 1); got {base.embargo}"
+        )
     origins: list[Origin] = base.origins(panel, min_history=min_history)
     first = origins[0].index
-    common = {"horizon": base.horizon, "stride": base.stride, "n_origins": len(origins), "mode": base.mode}
+    common: dict[str, Any] = {
+        "horizon": base.horizon,
+        "stride": base.stride,
+        "n_origins": len(origins),
+        "mode": base.mode,
+    }
     shifts = sorted({int(s) for s in boundary_shifts})
     if any(abs(s) > static_gap for s in shifts) or static_gap < 0:
-        raise InputError(f"boundary shifts {shifts} must lie within the static gap of {static_gap} periods, "
-                         "or the shifted boundary would train on a target")
+        raise InputError(
+            f"boundary shifts {shifts} must lie within the static gap of {static_gap} periods, "
+            "or the shifted boundary would train on a target"
+        )
     runs: dict[str, Protocol] = {
         "rolling": RollingOrigin(first_origin=first, **common),
         "static": StaticSplit(boundary=first, embargo=static_gap, **common),
@@ -204,8 +221,10 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
     if not rows.any():
         raise InputError(f"run {label!r} has no rows for unit {unit!r}")
     # only the columns the loss and the keys need, as arrays: no copy of the whole table
-    col = {c: table[c].to_numpy() if rows.all() else table[c].to_numpy()[rows]
-           for c in ("model", "series_id", "target_period", "step", "actual", "point", "scale_mae", "scale_rmse")}
+    col = {
+        c: table[c].to_numpy() if rows.all() else table[c].to_numpy()[rows]
+        for c in ("model", "series_id", "target_period", "step", "actual", "point", "scale_mae", "scale_rmse")
+    }
     loss = step_loss(pd.DataFrame({c: col[c] for c in ("actual", "point", "scale_mae", "scale_rmse")}), metric)
     ok = np.isfinite(loss)
     if not ok.all():
@@ -229,10 +248,17 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
     msum = np.bincount(m_code, weights=loss, minlength=n_m)
     mcnt = np.bincount(m_code, minlength=n_m)
     cells = np.sort(((m_code.astype(np.int64) * n_s + s_code) * n_p + p_code) * n_h + (step - 1))
-    return RunLosses(label=label, models=tuple(str(m) for m in models), series=np.asarray(series, dtype=str),
-                     coord=coord, panel_coord=panel_coord,
-                     model_mean={str(m): float(msum[k] / mcnt[k]) for k, m in enumerate(models)},
-                     cells=cells, periods=np.asarray(periods, dtype="datetime64[ns]"), metric=metric)
+    return RunLosses(
+        label=label,
+        models=tuple(str(m) for m in models),
+        series=np.asarray(series, dtype=str),
+        coord=coord,
+        panel_coord=panel_coord,
+        model_mean={str(m): float(msum[k] / mcnt[k]) for k, m in enumerate(models)},
+        cells=cells,
+        periods=np.asarray(periods, dtype="datetime64[ns]"),
+        metric=metric,
+    )
 
 
 def fitted_state(factories: Mapping[str, Factory]) -> dict[str, bool]:
@@ -256,10 +282,19 @@ def fitted_state(factories: Mapping[str, Factory]) -> dict[str, bool]:
     return out
 
 
-def sensitivity_runs(panel: Panel, base: RollingOrigin, factories: Mapping[str, Factory], *,
-                     metric: str = "rmsse", unit: str = "series", static_gap: int = 3,
-                     boundary_shifts: Sequence[int] = (-3, -1, 1, 3), refit_shift: int = 2,
-                     min_history: int = 1, **engine_options: Any) -> dict[str, RunLosses]:
+def sensitivity_runs(
+    panel: Panel,
+    base: RollingOrigin,
+    factories: Mapping[str, Factory],
+    *,
+    metric: str = "rmsse",
+    unit: str = "series",
+    static_gap: int = 3,
+    boundary_shifts: Sequence[int] = (-3, -1, 1, 3),
+    refit_shift: int = 2,
+    min_history: int = 1,
+    **engine_options: Any,
+) -> dict[str, RunLosses]:
     """Backtest ``factories`` under every protocol of :func:`sensitivity_protocols` and reduce each run
     with :func:`run_losses` as soon as it ends (one score set in memory at a time).
 
@@ -268,8 +303,14 @@ def sensitivity_runs(panel: Panel, base: RollingOrigin, factories: Mapping[str, 
     fails in one run and not in another leaves the runs unpaired, which :func:`check_cell_pairing`
     then refuses.
     """
-    protocols = sensitivity_protocols(base, panel, static_gap=static_gap, boundary_shifts=boundary_shifts,
-                                      refit_shift=refit_shift, min_history=min_history)
+    protocols = sensitivity_protocols(
+        base,
+        panel,
+        static_gap=static_gap,
+        boundary_shifts=boundary_shifts,
+        refit_shift=refit_shift,
+        min_history=min_history,
+    )
     out = {}
     for name, protocol in protocols.items():
         scores = engine.run(panel, protocol, factories, units=(unit,), min_history=min_history, **engine_options)
@@ -284,8 +325,10 @@ def _decode(run: RunLosses, key: int) -> str:
     step, rest = key % n_h + 1, key // n_h
     p, rest = rest % n_p, rest // n_p
     s, m = rest % n_s, rest // n_s
-    return (f"model {run.models[m]!r}, series {str(run.series[s])!r}, target "
-            f"{pd.Timestamp(run.periods[p]).date()}, step {step}")
+    return (
+        f"model {run.models[m]!r}, series {str(run.series[s])!r}, target "
+        f"{pd.Timestamp(run.periods[p]).date()}, step {step}"
+    )
 
 
 def check_cell_pairing(a: RunLosses, b: RunLosses) -> None:
@@ -299,7 +342,8 @@ def check_cell_pairing(a: RunLosses, b: RunLosses) -> None:
             side = a.label if first in set(map(str, x)) else b.label
             raise TargetPairingError(
                 f"runs {a.label!r} and {b.label!r} score different {what}: first difference {first} "
-                f"(only in {side!r}); a sensitivity comparison needs identical scored cells")
+                f"(only in {side!r}); a sensitivity comparison needs identical scored cells"
+            )
     if a.cells.shape == b.cells.shape and np.array_equal(a.cells, b.cells):
         return
     only_a = np.setdiff1d(a.cells, b.cells, assume_unique=True)
@@ -313,7 +357,8 @@ def check_cell_pairing(a: RunLosses, b: RunLosses) -> None:
     raise TargetPairingError(
         f"runs {a.label!r} and {b.label!r} score different cells ({only_a.size + only_b.size} differ): first "
         f"{where} is scored by {has!r} but not by {lacks!r}; a sensitivity comparison needs identical scored "
-        "(target, step) cells (protocol-sensitivity audit, section 4.5)")
+        "(target, step) cells (protocol-sensitivity audit, section 4.5)"
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -343,9 +388,17 @@ def compare_runs(a: RunLosses, b: RunLosses) -> Comparison:
     per = pss_units(a.coord, b.coord)
     panel = pss_units(a.panel_coord[None], b.panel_coord[None])
     n_m, n_h = len(a.models), a.coord.shape[1]
-    return Comparison(a.label, b.label, per.pss, per.winner_swap, np.isfinite(per.pss),
-                      int(per.n_coords_dropped.sum()), float(panel.pss[0]), bool(panel.winner_swap[0]),
-                      pss_resolution(n_m, n_h))
+    return Comparison(
+        a.label,
+        b.label,
+        per.pss,
+        per.winner_swap,
+        np.isfinite(per.pss),
+        int(per.n_coords_dropped.sum()),
+        float(panel.pss[0]),
+        bool(panel.winner_swap[0]),
+        pss_resolution(n_m, n_h),
+    )
 
 
 def _mean_ci(values: np.ndarray, blocks: np.ndarray, *, seed: int, n_resamples: int) -> dict[str, float]:
@@ -411,8 +464,14 @@ def _reference_of(name: str) -> str:
     return "static" if name.startswith("static") else "rolling"
 
 
-def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamples: int = 2000,
-                       blocks: np.ndarray | None = None, alpha: float = 0.05) -> SensitivityReport:
+def sensitivity_report(
+    runs: Mapping[str, RunLosses],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    blocks: np.ndarray | None = None,
+    alpha: float = 0.05,
+) -> SensitivityReport:
     """The audit's battery over reduced runs named as by :func:`sensitivity_protocols`.
 
     ``rolling`` and ``static`` are required (the between contrast); every other run is an intraprotocol
@@ -434,19 +493,30 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
     if lab.shape != series.shape:
         raise InputError(f"blocks must label each of the {len(series)} series")
     between = compare_runs(ref["rolling"], ref["static"])
-    within = {name: compare_runs(ref[_reference_of(name)], run)
-              for name, run in runs.items() if name not in ref}
+    within = {name: compare_runs(ref[_reference_of(name)], run) for name, run in runs.items() if name not in ref}
     rows = []
     for kind, name, comp in [("between", "static", between)] + [("within", n, c) for n, c in within.items()]:
         d = comp.defined
         m = _mean_ci(comp.pss_u[d], lab[d], seed=seed, n_resamples=n_resamples)
         w = _mean_ci(comp.swap_u[d].astype(np.float64), lab[d], seed=seed, n_resamples=n_resamples)
-        rows.append({"kind": kind, "protocol": "both" if kind == "between" else _reference_of(name),
-                     "reference": comp.a, "run": comp.b, "n_series": int(d.sum()),
-                     "pss_mean": m["mean"], "pss_ci_low": m["ci_low"], "pss_ci_high": m["ci_high"],
-                     "swap_share": w["mean"], "swap_ci_low": w["ci_low"], "swap_ci_high": w["ci_high"],
-                     "panel_pss": comp.panel_pss, "panel_swap": comp.panel_swap,
-                     "n_coords_dropped": comp.n_coords_dropped})
+        rows.append(
+            {
+                "kind": kind,
+                "protocol": "both" if kind == "between" else _reference_of(name),
+                "reference": comp.a,
+                "run": comp.b,
+                "n_series": int(d.sum()),
+                "pss_mean": m["mean"],
+                "pss_ci_low": m["ci_low"],
+                "pss_ci_high": m["ci_high"],
+                "swap_share": w["mean"],
+                "swap_ci_low": w["ci_low"],
+                "swap_ci_high": w["ci_high"],
+                "panel_pss": comp.panel_pss,
+                "panel_swap": comp.panel_swap,
+                "n_coords_dropped": comp.n_coords_dropped,
+            }
+        )
     delta = between.resolution
     attribution = []
     for prot in ("static", "rolling"):
@@ -459,15 +529,27 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
             n_u = np.where(np.isfinite(stack), stack, 0.0).sum(axis=0) / n_def  # [series] mean within PSS
         ok = between.defined & np.isfinite(n_u)
         b_u, n_u = between.pss_u[ok], n_u[ok]
-        row: dict[str, object] = {"protocol": prot, "n_references": len(mine), "n_series": int(ok.sum()),
-                                  "between_mean": float(b_u.mean()) if b_u.size else np.nan,
-                                  "within_mean": float(n_u.mean()) if n_u.size else np.nan}
+        row: dict[str, object] = {
+            "protocol": prot,
+            "n_references": len(mine),
+            "n_series": int(ok.sum()),
+            "between_mean": float(b_u.mean()) if b_u.size else np.nan,
+            "within_mean": float(n_u.mean()) if n_u.size else np.nan,
+        }
         if b_u.size >= 2:
             r = paired_block_bootstrap(n_u, b_u, blocks=lab[ok], n_resamples=n_resamples, seed=seed)
             t = tost_equivalence(b_u - n_u, delta=delta, alpha=alpha)
-            row.update({"diff_mean": r.delta, "diff_ci_low": r.ci_low, "diff_ci_high": r.ci_high,
-                        "diff_p": r.p_value, "ratio": float(b_u.mean() / n_u.mean()) if n_u.mean() > 0 else np.nan,
-                        "tost_p": t.p_value, "tost_equivalent": t.equivalent})
+            row.update(
+                {
+                    "diff_mean": r.delta,
+                    "diff_ci_low": r.ci_low,
+                    "diff_ci_high": r.ci_high,
+                    "diff_p": r.p_value,
+                    "ratio": float(b_u.mean() / n_u.mean()) if n_u.mean() > 0 else np.nan,
+                    "tost_p": t.p_value,
+                    "tost_equivalent": t.equivalent,
+                }
+            )
         attribution.append(row)
     b_ok = between.pss_u[between.defined]
     if b_ok.size >= 2:
@@ -483,12 +565,21 @@ def sensitivity_report(runs: Mapping[str, RunLosses], *, seed: int = 0, n_resamp
     ranks["rank_max"] = ranks[list(orders)].max(axis=1)
     ranks["keep_share"] = ranks[list(orders)].eq(refr, axis=0).mean(axis=1)
     ranks = ranks.sort_values(["reference_rank", "borda_rank"]).rename_axis("model")
-    return SensitivityReport(pd.DataFrame(rows), pd.DataFrame(attribution), tost, ranks, delta,
-                             runs["rolling"].metric, len(runs["rolling"].models), runs["rolling"].coord.shape[1])
+    return SensitivityReport(
+        pd.DataFrame(rows),
+        pd.DataFrame(attribution),
+        tost,
+        ranks,
+        delta,
+        runs["rolling"].metric,
+        len(runs["rolling"].models),
+        runs["rolling"].coord.shape[1],
+    )
 
 
-def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | None = None,
-                       fitted: Mapping[str, bool] | None = None) -> dict[str, object]:
+def sensitivity_record(
+    report: SensitivityReport, *, runs: Mapping[str, str] | None = None, fitted: Mapping[str, bool] | None = None
+) -> dict[str, object]:
     """The report as one record: the resolution, the TOST of mean between-protocol PSS, the comparison
     and attribution rows, and one rank row per model (rank in every run, Borda, range, keep share).
     ``runs`` maps a run name to its description (e.g. the protocol's ``describe()`` in words);
@@ -496,15 +587,29 @@ def sensitivity_record(report: SensitivityReport, *, runs: Mapping[str, str] | N
 
     Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
     """
-    order = [c for c in report.ranks.columns if c not in
-             ("mean_rank", "borda_rank", "reference_rank", "rank_min", "rank_max", "keep_share")]
+    order = [
+        c
+        for c in report.ranks.columns
+        if c not in ("mean_rank", "borda_rank", "reference_rank", "rank_min", "rank_max", "keep_share")
+    ]
     t = report.tost
-    ranks = [{"model": str(m), "ranks": {r: int(row[r]) for r in order}, "mean_rank": float(row["mean_rank"]),
-              "borda_rank": int(row["borda_rank"]), "reference_rank": int(row["reference_rank"]),
-              "rank_min": int(row["rank_min"]), "rank_max": int(row["rank_max"]),
-              "keep_share": float(row["keep_share"])} for m, row in report.ranks.iterrows()]
+    ranks = [
+        {
+            "model": str(m),
+            "ranks": {r: int(row[r]) for r in order},
+            "mean_rank": float(row["mean_rank"]),
+            "borda_rank": int(row["borda_rank"]),
+            "reference_rank": int(row["reference_rank"]),
+            "rank_min": int(row["rank_min"]),
+            "rank_max": int(row["rank_max"]),
+            "keep_share": float(row["keep_share"]),
+        }
+        for m, row in report.ranks.iterrows()
+    ]
     return {
-        "metric": report.metric, "n_models": report.n_models, "horizon": report.horizon,
+        "metric": report.metric,
+        "n_models": report.n_models,
+        "horizon": report.horizon,
         "resolution": report.resolution,
         "runs": [{"name": r, "description": (runs or {}).get(r, r)} for r in order],
         "tost": {"mean": t.mean, "low": t.low, "high": t.high, "p_value": t.p_value, "equivalent": t.equivalent},

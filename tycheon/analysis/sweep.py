@@ -70,15 +70,25 @@ def spikiness_sweep(tables: Mapping[float, pd.DataFrame], *, spec: LeaderboardSp
     for setting in sorted(tables):
         scores = prepared(tables[setting])
         if not {"total", "series"} <= set(scores):
-            raise InputError(f"spikiness {setting}: the score set needs units 'total' and 'series', "
-                             f"has {sorted(scores)}")
+            raise InputError(
+                f"spikiness {setting}: the score set needs units 'total' and 'series', has {sorted(scores)}"
+            )
         total = unit_column(scores["total"], spec=spec, metrics=(metric,))
         series = unit_column(scores["series"], spec=spec, metrics=(metric,))
         cells = scores["series"].blocks().drop_duplicates(["series_id", "origin"])
         n = max(total.n_models, series.n_models)
         r_t, r_s = total.baseline_rank[metric], series.baseline_rank[metric]
         smooth = float((cells["demand_class"] == "smooth").mean()) if len(cells) else float("nan")
-        points.append(SweepPoint(float(setting), n, r_t, r_s, total.n_better, series.n_better, smooth,
-                                 bool(r_t is not None and r_s is not None and r_t <= 2 and r_s >= series.n_models - 2)))
+        points.append(
+            SweepPoint(
+                float(setting),
+                n,
+                r_t,
+                r_s,
+                total.n_better,
+                series.n_better,
+                smooth,
+                bool(r_t is not None and r_s is not None and r_t <= 2 and r_s >= series.n_models - 2),
+            )
+        )
     return SpikinessSweep(spec.baseline, metric, points)
-

@@ -100,8 +100,9 @@ def _rank_interval(counts: pd.DataFrame, confidence: float) -> dict[str, tuple[i
     return out
 
 
-def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
-         seed: int) -> tuple[dict[str, float], list[str], int, str | None]:
+def _mcs(
+    losses: StepLosses, *, metric: str, horizon: int, n_resamples: int, seed: int
+) -> tuple[dict[str, float], list[str], int, str | None]:
     from arch.bootstrap import (
         MCS,  # a well-kept implementation (Sheppard, arch), not a hand-written one
     )
@@ -115,15 +116,18 @@ def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
     loss = err * err if squared else err
     codes, period = np.unique(losses.period[ok], return_inverse=True)
     count = np.bincount(period, minlength=len(codes)).astype(np.float64)
-    series = np.stack([np.bincount(period, weights=loss[:, j], minlength=len(codes)) / count
-                       for j in range(loss.shape[1])], axis=1)  # [period, model], periods in time order
+    series = np.stack(
+        [np.bincount(period, weights=loss[:, j], minlength=len(codes)) / count for j in range(loss.shape[1])], axis=1
+    )  # [period, model], periods in time order
     if len(series) < 2 * horizon:
         return {}, [], len(series), f"{len(series)} target periods; the MCS needs at least {2 * horizon}"
     # models with identical period losses (e.g. two methods that coincide on an aggregate) cannot be told
     # apart and make the MCS's variances zero: it runs on one of each, and the others share its outcome
     frame = pd.DataFrame(series, columns=losses.models)
-    first_of = {m: next(k for k in losses.models if np.array_equal(frame[k].to_numpy(), frame[m].to_numpy()))
-                for m in losses.models}
+    first_of = {
+        m: next(k for k in losses.models if np.array_equal(frame[k].to_numpy(), frame[m].to_numpy()))
+        for m in losses.models
+    }
     distinct = [m for m in losses.models if first_of[m] == m]
     if len(distinct) < 2:
         return {m: 1.0 for m in losses.models}, list(losses.models), len(series), None
@@ -131,8 +135,12 @@ def _mcs(losses: StepLosses, *, metric: str, horizon: int, n_resamples: int,
     mcs.compute()
     p = {str(k): float(v) for k, v in mcs.pvalues["Pvalue"].items()}
     included = {str(m) for m in mcs.included}
-    return ({m: p[first_of[m]] for m in losses.models}, [m for m in losses.models if first_of[m] in included],
-            len(series), None)
+    return (
+        {m: p[first_of[m]] for m in losses.models},
+        [m for m in losses.models if first_of[m] in included],
+        len(series),
+        None,
+    )
 
 
 def leaderboard_uncertainty(
@@ -187,19 +195,25 @@ def leaderboard_uncertainty(
             raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
     w = wide(blocks, metric)  # [(series, origin), model]
     # each row of ``w`` is one (series, origin) block
-    labels = {"series": lambda: w.index.get_level_values("series_id").to_numpy(),
-              "origin": lambda: w.index.get_level_values("origin").to_numpy(),
-              "block": lambda: np.arange(len(w))}[resample]()
-    boot = paired_means_bootstrap(w, blocks=labels, reference=spec.baseline,
-                                  n_resamples=n_resamples, confidence=confidence, seed=spec.seed)
+    labels = {
+        "series": lambda: w.index.get_level_values("series_id").to_numpy(),
+        "origin": lambda: w.index.get_level_values("origin").to_numpy(),
+        "block": lambda: np.arange(len(w)),
+    }[resample]()
+    boot = paired_means_bootstrap(
+        w, blocks=labels, reference=spec.baseline, n_resamples=n_resamples, confidence=confidence, seed=spec.seed
+    )
     complete = w.dropna()
     rank = keep = interval = None
     if len(complete) >= 2 and complete.shape[1] >= 2:
-        rb = ranking_bootstrap(complete, series=complete.index.get_level_values("series_id").to_numpy(),
-                               n_resamples=n_resamples, seed=spec.seed)
+        rb = ranking_bootstrap(
+            complete,
+            series=complete.index.get_level_values("series_id").to_numpy(),
+            n_resamples=n_resamples,
+            seed=spec.seed,
+        )
         rank, keep, interval = rb.rank, rb.keep_fraction, _rank_interval(rb.rank_counts, confidence)
-    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride,
-                    alpha=spec.alpha)
+    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
     tested = list(fam.p_value)
     p_holm = dict(zip(tested, holm([fam.p_value[m] for m in tested]), strict=True)) if tested else {}
     mcs_p: dict[str, float] = {}
@@ -208,8 +222,9 @@ def leaderboard_uncertainty(
     reason: str | None = "not asked"
     if mcs:
         try:
-            mcs_p, included, n_periods, reason = _mcs(losses, metric=metric, horizon=spec.horizon,
-                                                      n_resamples=n_resamples, seed=spec.seed)
+            mcs_p, included, n_periods, reason = _mcs(
+                losses, metric=metric, horizon=spec.horizon, n_resamples=n_resamples, seed=spec.seed
+            )
         except (ValueError, IndexError, np.linalg.LinAlgError) as err:  # arch refuses degenerate losses
             reason = f"{type(err).__name__}: {err}"
     out = []
@@ -226,5 +241,18 @@ def leaderboard_uncertainty(
             mcs_p=mcs_p.get(m), in_mcs=(m in included) if mcs_p else None,
         ))  # fmt: skip
     out.sort(key=lambda r: (r.mean, r.model))
-    return Uncertainty(unit, demand_class, metric, spec.baseline, resample, int(n_resamples), confidence, len(w),
-                       len(complete), MCS_SIZE, n_periods, reason, out)
+    return Uncertainty(
+        unit,
+        demand_class,
+        metric,
+        spec.baseline,
+        resample,
+        int(n_resamples),
+        confidence,
+        len(w),
+        len(complete),
+        MCS_SIZE,
+        n_periods,
+        reason,
+        out,
+    )

@@ -61,7 +61,7 @@ def observed_targets(data: UnitData, origins: Sequence[Origin]) -> np.ndarray:
     kept = data.observed & np.isfinite(data.values)  # [series, time]
     out = np.zeros((data.n_series, len(origins)), dtype=np.int64)
     for j, o in enumerate(origins):
-        out[:, j] = kept[:, o.index:o.index + o.horizon].sum(axis=1)
+        out[:, j] = kept[:, o.index : o.index + o.horizon].sum(axis=1)
     return out
 
 

@@ -68,8 +68,7 @@ from tycheon.backtest.protocol import (
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
 
-__all__ = ["METHOD", "PooledBands", "calibrated_run", "calibration_min_history", "pooled_bands",
-           "scaled_residual"]
+__all__ = ["METHOD", "PooledBands", "calibrated_run", "calibration_min_history", "pooled_bands", "scaled_residual"]
 
 METHOD = "pooled scaled residuals, WP26 3.6"
 CELL = ("model", "unit", "step")
@@ -149,8 +148,15 @@ def pooled_bands(
     cell = np.asarray(cell, dtype=np.int64)
     target = np.asarray(target, dtype=bool)
     n_rows = len(cell)
-    for name, arr in (("origin", origin), ("available_at", available_at), ("point", point),
-                      ("actual", actual), ("lower", lower), ("upper", upper), ("target", target)):
+    for name, arr in (
+        ("origin", origin),
+        ("available_at", available_at),
+        ("point", point),
+        ("actual", actual),
+        ("lower", lower),
+        ("upper", upper),
+        ("target", target),
+    ):
         if len(arr) != n_rows:
             raise ValueError(f"pooled_bands: {name} has {len(arr)} rows, cell has {n_rows}")
     origin_ns = np.asarray(origin, dtype="datetime64[ns]").astype(np.int64)
@@ -229,10 +235,18 @@ def attach_pooled_bands(
     target = np.zeros(sum(len(f) for f in frames), dtype=bool)
     target[: len(table)] = True
     scale = _column(frames, "scale_mae").astype(np.float64)
-    bands = pooled_bands(cell=_cells(frames), origin=_column(frames, "origin"),
-                         available_at=_column(frames, "available_at"), point=_column(frames, "point"),
-                         actual=_column(frames, "actual"), lower=scale, upper=scale, target=target,
-                         levels_percent=BAND_LEVELS, min_origins=min_origins)
+    bands = pooled_bands(
+        cell=_cells(frames),
+        origin=_column(frames, "origin"),
+        available_at=_column(frames, "available_at"),
+        point=_column(frames, "point"),
+        actual=_column(frames, "actual"),
+        lower=scale,
+        upper=scale,
+        target=target,
+        levels_percent=BAND_LEVELS,
+        min_origins=min_origins,
+    )
     counts: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {}}
     for lv, level in enumerate(BAND_LEVELS):
         table[f"lo{level}"] = bands.lower[lv]
@@ -268,12 +282,10 @@ def calibrated_run(
     band_min_origins = int(options.get("band_min_origins", 0))
     scores = run(panel, dataclasses.replace(protocol, n_calibration_origins=0), factories, **options)
     cal_min = calibration_min_history(min_history, panel.season_length)
-    plan: CalibrationPlan = calibration_plan(protocol, panel, min_history=min_history,
-                                             calibration_min_history=cal_min)
+    plan: CalibrationPlan = calibration_plan(protocol, panel, min_history=min_history, calibration_min_history=cal_min)
     calibration = None
     if plan.protocol is not None:
-        cal_options = {**options, "quantile_levels": (), "n_samples": 0, "min_history": cal_min,
-                       "progress": False}
+        cal_options = {**options, "quantile_levels": (), "n_samples": 0, "min_history": cal_min, "progress": False}
         calibration = run(panel, plan.protocol, factories, **cal_options)
     counts = attach_pooled_bands(scores, calibration, min_origins=band_min_origins)
     meta = scores.meta

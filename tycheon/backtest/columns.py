@@ -52,7 +52,8 @@ class ColumnBuffers:
         # object columns are not prepared: numpy fills a fresh object array faster than it overwrites
         # the Nones of a prepared one (each overwrite is a decref)
         specs: list[tuple[str, str, tuple[int, ...]]] = [
-            (name, dtype, (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items() if dtype != "object"]
+            (name, dtype, (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items() if dtype != "object"
+        ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:
             specs.append(("samples", "float64", (self.capacity, int(n_samples))))

@@ -58,10 +58,11 @@ class CompetitionHoldout(RollingOrigin):
             The panel has no ``horizon`` attribute or more than one published horizon.
         """
         if "horizon" not in panel.attributes.columns:
-            raise ProtocolError(f"{panel.name}: the competition protocol needs the published horizon as "
-                                "attribute 'horizon'; competition panels carry it")
+            raise ProtocolError(
+                f"{panel.name}: the competition protocol needs the published horizon as "
+                "attribute 'horizon'; competition panels carry it"
+            )
         horizons = sorted({int(h) for h in panel.attributes["horizon"]})
         if len(horizons) != 1:
-            raise ProtocolError(f"{panel.name}: the competition protocol needs one published horizon, "
-                                f"got {horizons}")
+            raise ProtocolError(f"{panel.name}: the competition protocol needs one published horizon, got {horizons}")
         return cls(horizon=horizons[0])

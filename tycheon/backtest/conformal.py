@@ -79,8 +79,14 @@ def conformal_radius(
     n_calibration : ndarray of int, shape (n,)
         Errors available to each row.
     """
-    (radius,), n_cal = _radii(keys=keys, origin=origin, available_at=available_at, abs_error=abs_error,
-                              levels_percent=(level_percent,), min_origins=min_origins)
+    (radius,), n_cal = _radii(
+        keys=keys,
+        origin=origin,
+        available_at=available_at,
+        abs_error=abs_error,
+        levels_percent=(level_percent,),
+        min_origins=min_origins,
+    )
     return radius, n_cal
 
 
@@ -97,8 +103,14 @@ def conformal_radii(
 
     Returns one ``radius`` array of shape (n,) per level, in the order of ``levels_percent``.
     """
-    radii, _ = _radii(keys=keys, origin=origin, available_at=available_at, abs_error=abs_error,
-                      levels_percent=tuple(levels_percent), min_origins=min_origins)
+    radii, _ = _radii(
+        keys=keys,
+        origin=origin,
+        available_at=available_at,
+        abs_error=abs_error,
+        levels_percent=tuple(levels_percent),
+        min_origins=min_origins,
+    )
     return radii
 
 
@@ -187,8 +199,9 @@ def _radii(
     pub[key_idx, o_idx] = np.asarray(available_at, dtype="datetime64[ns]").astype(np.int64)
     want = np.zeros(err.shape, dtype=bool)  # each row asks for a band at its own cell
     want[key_idx, o_idx] = True
-    out, grid_cal = band_grid(err=err, pub=pub, stamps=stamps, want=want, levels_percent=levels_percent,
-                              min_origins=min_origins)
+    out, grid_cal = band_grid(
+        err=err, pub=pub, stamps=stamps, want=want, levels_percent=levels_percent, min_origins=min_origins
+    )
     return list(out[:, key_idx, o_idx]), grid_cal[key_idx, o_idx]
 
 
@@ -236,6 +249,15 @@ def band_grid(
     out = np.full((len(levels),) + err.shape, np.nan)  # [level, key, origin]
     n_cal = np.zeros(err.shape, dtype=np.int64)
     if err.size:
-        _sweep_select(err, np.asarray(pub, dtype=np.int64), stamps, np.argsort(stamps, kind="stable"), want,
-                      levels, int(min_origins), out, n_cal)
+        _sweep_select(
+            err,
+            np.asarray(pub, dtype=np.int64),
+            stamps,
+            np.argsort(stamps, kind="stable"),
+            want,
+            levels,
+            int(min_origins),
+            out,
+            n_cal,
+        )
     return out, n_cal

@@ -83,8 +83,9 @@ class _UnitState:
         self.n_obs = np.zeros((n_s, n_o), dtype=np.int64)  # [series, origin]
         self.abstained: dict[str, dict[str, int]] = {}
         for j, o in enumerate(origins):
-            ok, counts, n_obs = eligibility(data, index=o.index, origin=o.timestamp, horizon=o.horizon,
-                                            min_history=min_history)
+            ok, counts, n_obs = eligibility(
+                data, index=o.index, origin=o.timestamp, horizon=o.horizon, min_history=min_history
+            )
             self.eligible[:, j], self.n_obs[:, j] = ok, n_obs
             self.abstained[str(o.timestamp.date())] = counts
 
@@ -198,14 +199,37 @@ def run(
     LookaheadError
         A guard found data a model must not see; never swallowed.
     """
-    levels = _validate(panel, protocol, factories, quantile_levels=quantile_levels, n_samples=n_samples,
-                       min_history=min_history, backend=backend, chunk_size=chunk_size,
-                       time_budget=time_budget, band_min_origins=band_min_origins)
+    levels = _validate(
+        panel,
+        protocol,
+        factories,
+        quantile_levels=quantile_levels,
+        n_samples=n_samples,
+        min_history=min_history,
+        backend=backend,
+        chunk_size=chunk_size,
+        time_budget=time_budget,
+        band_min_origins=band_min_origins,
+    )
     if protocol.n_calibration_origins:  # scored run + calibration run, pooled bands (.calibration)
-        return calibrated_run(run, panel, protocol, factories, units=units, quantile_levels=quantile_levels,
-                              n_samples=n_samples, min_history=min_history, backend=backend, n_jobs=n_jobs,
-                              chunk_size=chunk_size, dask_client=dask_client, seed=seed, progress=progress,
-                              time_budget=time_budget, band_min_origins=band_min_origins)
+        return calibrated_run(
+            run,
+            panel,
+            protocol,
+            factories,
+            units=units,
+            quantile_levels=quantile_levels,
+            n_samples=n_samples,
+            min_history=min_history,
+            backend=backend,
+            n_jobs=n_jobs,
+            chunk_size=chunk_size,
+            dask_client=dask_client,
+            seed=seed,
+            progress=progress,
+            time_budget=time_budget,
+            band_min_origins=band_min_origins,
+        )
     unit_names = list(dict.fromkeys(units))
     if not unit_names:
         raise ValueError("units must name at least one unit of analysis, e.g. ('series',)")
@@ -213,29 +237,64 @@ def run(
         parse_unit(unit, panel)
     origins = protocol.origins(panel, min_history=min_history)
     first_fit_end = origins[0].fit_end
-    states = [_UnitState(build_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins,
-                         min_history=min_history) for u in unit_names]
+    states = [
+        _UnitState(build_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins, min_history=min_history)
+        for u in unit_names
+    ]
     size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
     runnable, models_meta = _availability(factories)
-    tasks = _plan_tasks(states, runnable, factories, protocol, origins, chunk_size=size, seed=seed,
-                        task_args={"quantile_levels": levels, "n_samples": int(n_samples), "time_budget": time_budget,
-                                   "band_min_origins": int(band_min_origins)})
+    tasks = _plan_tasks(
+        states,
+        runnable,
+        factories,
+        protocol,
+        origins,
+        chunk_size=size,
+        seed=seed,
+        task_args={
+            "quantile_levels": levels,
+            "n_samples": int(n_samples),
+            "time_budget": time_budget,
+            "band_min_origins": int(band_min_origins),
+        },
+    )
     # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
     # (series, origin) pair x horizon x model; see .columns)
     capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
     buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
     # with worker processes the main process writes each task's rows as its result arrives (rows planned
     # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
-    stream = None if backend not in STREAMING_BACKENDS else _streaming(
-        states, runnable, factories, origins, chunk_size=size,
-        make_writer=lambda total: ScoreSetWriter(
-            total, quantile_levels=levels, n_samples=int(n_samples), band_min_origins=int(band_min_origins),
-            buffers=buffers))
-    results: list[TaskResult] = [r for task_results in run_tasks(
-        tasks, backend=backend, n_jobs=n_jobs, dask_client=dask_client, progress=progress,
-        desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
-        on_result=None if stream is None else stream.on_result,
-    ) for r in task_results]
+    stream = (
+        None
+        if backend not in STREAMING_BACKENDS
+        else _streaming(
+            states,
+            runnable,
+            factories,
+            origins,
+            chunk_size=size,
+            make_writer=lambda total: ScoreSetWriter(
+                total,
+                quantile_levels=levels,
+                n_samples=int(n_samples),
+                band_min_origins=int(band_min_origins),
+                buffers=buffers,
+            ),
+        )
+    )
+    results: list[TaskResult] = [
+        r
+        for task_results in run_tasks(
+            tasks,
+            backend=backend,
+            n_jobs=n_jobs,
+            dask_client=dask_client,
+            progress=progress,
+            desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
+            on_result=None if stream is None else stream.on_result,
+        )
+        for r in task_results
+    ]
 
     guards = GuardCounter()
     for r in results:
@@ -264,8 +323,14 @@ def run(
     # assemble the blocks now; the stream's columns, if any, are released first
     stream = None
     blocks = _blocks(states, runnable, failed, results, origins)
-    return build_scoreset(blocks, quantile_levels=levels, n_samples=int(n_samples),
-                          band_min_origins=int(band_min_origins), meta=meta, buffers=buffers)
+    return build_scoreset(
+        blocks,
+        quantile_levels=levels,
+        n_samples=int(n_samples),
+        band_min_origins=int(band_min_origins),
+        meta=meta,
+        buffers=buffers,
+    )
 
 
 def _availability(factories: Mapping[str, Factory]) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -281,9 +346,17 @@ def _availability(factories: Mapping[str, Factory]) -> tuple[list[str], dict[str
     return runnable, models_meta
 
 
-def _plan_tasks(states: list[_UnitState], runnable: list[str], factories: Mapping[str, Factory],
-                protocol: RollingOrigin | StaticSplit, origins: list[Origin], *, chunk_size: int, seed: int,
-                task_args: dict[str, Any]) -> list[ChunkTask]:
+def _plan_tasks(
+    states: list[_UnitState],
+    runnable: list[str],
+    factories: Mapping[str, Factory],
+    protocol: RollingOrigin | StaticSplit,
+    origins: list[Origin],
+    *,
+    chunk_size: int,
+    seed: int,
+    task_args: dict[str, Any],
+) -> list[ChunkTask]:
     """One task per (unit, chunk of series) for the local models together, one per unit for each global
     model; ``task_args`` are the run-wide settings every task carries."""
     tasks: list[ChunkTask] = []
@@ -299,14 +372,23 @@ def _plan_tasks(states: list[_UnitState], runnable: list[str], factories: Mappin
                 continue
             for c, start in enumerate(range(0, data.n_series, step)):
                 rows = np.arange(start, min(start + step, data.n_series))
-                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c))
-                              for name in names)
-                tasks.append(ChunkTask(
-                    models=specs, data=data.take(rows), rows=rows, chunk=c, origins=origins,
-                    eligible=state.eligible[rows], n_obs=state.n_obs[rows], periods=data.periods,
-                    embargo=protocol.embargo, static=isinstance(protocol, StaticSplit),
-                    horizon=protocol.horizon, **task_args,
-                ))
+                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c)) for name in names)
+                tasks.append(
+                    ChunkTask(
+                        models=specs,
+                        data=data.take(rows),
+                        rows=rows,
+                        chunk=c,
+                        origins=origins,
+                        eligible=state.eligible[rows],
+                        n_obs=state.n_obs[rows],
+                        periods=data.periods,
+                        embargo=protocol.embargo,
+                        static=isinstance(protocol, StaticSplit),
+                        horizon=protocol.horizon,
+                        **task_args,
+                    )
+                )
     return tasks
 
 
@@ -333,13 +415,21 @@ def _model_status(
             first = failed_units[units[0]]
             models_meta[name] = {"status": "failed", "reason": first["reason"], "traceback": first["traceback"]}
         elif time_budget is not None and fit_s + predict_s > time_budget:
-            models_meta[name] = {"status": "failed", "traceback": "",
-                                 "reason": f"exceeded its time budget of {time_budget:g} s "
-                                           f"(used {fit_s + predict_s:.3g} s; a soft budget)"}
+            models_meta[name] = {
+                "status": "failed",
+                "traceback": "",
+                "reason": f"exceeded its time budget of {time_budget:g} s "
+                f"(used {fit_s + predict_s:.3g} s; a soft budget)",
+            }
         else:
-            models_meta[name] = {"status": "ran", "fit_seconds": fit_s, "predict_seconds": predict_s,
-                                 "support": 0, "support_by_unit": {},
-                                 "below_model_min_history": int(sum(r.below_model_min_history for r in mine))}
+            models_meta[name] = {
+                "status": "ran",
+                "fit_seconds": fit_s,
+                "predict_seconds": predict_s,
+                "support": 0,
+                "support_by_unit": {},
+                "below_model_min_history": int(sum(r.below_model_min_history for r in mine)),
+            }
             if failed_units:
                 models_meta[name]["failed_units"] = failed_units
             failed.update((name, unit) for unit in failed_units)
@@ -381,13 +471,24 @@ def _block(
     data, rows, features = state.data, part.rows, part.features
     assert features is not None  # the engine's tasks always attach them
     return Block(
-        model=name, unit=data.unit, unit_key=unit_key, n_unit_series=data.n_series, origin=origin.timestamp,
-        series_rows=rows, series_ids=data.series_ids[rows],
-        target_periods=data.periods[origin.index:origin.index + origin.horizon],
-        actual=part.actual, available_at=part.available_at, point=part.point,  # type: ignore[arg-type]
-        quantiles=part.quantiles if with_q else None, samples=part.samples if with_s else None,
-        demand_class=_CLASS_NAMES[features.demand_code], season_length=features.season_length,
-        scale_mae=features.scale_mae, scale_rmse=features.scale_rmse, weight=data.weight[rows],
+        model=name,
+        unit=data.unit,
+        unit_key=unit_key,
+        n_unit_series=data.n_series,
+        origin=origin.timestamp,
+        series_rows=rows,
+        series_ids=data.series_ids[rows],
+        target_periods=data.periods[origin.index : origin.index + origin.horizon],
+        actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
+        available_at=part.available_at,  # type: ignore[arg-type]
+        point=part.point,
+        quantiles=part.quantiles if with_q else None,
+        samples=part.samples if with_s else None,
+        demand_class=_CLASS_NAMES[features.demand_code],
+        season_length=features.season_length,
+        scale_mae=features.scale_mae,
+        scale_rmse=features.scale_rmse,
+        weight=data.weight[rows],
         radii=part.radii,  # every output of a model that ran has them
     )
 
@@ -414,8 +515,10 @@ def _blocks(
                 # one block per chunk part, in chunk order: the rows come out as if the parts were
                 # concatenated, without the copy; quantiles and samples are all-or-nothing per
                 # (model, unit, origin)
-                flags = {"with_q": all(p.quantiles is not None for p in parts),
-                         "with_s": all(p.samples is not None for p in parts)}
+                flags = {
+                    "with_q": all(p.quantiles is not None for p in parts),
+                    "with_s": all(p.samples is not None for p in parts),
+                }
                 blocks.extend(_block(state, u * len(runnable) + m, name, origin, p, **flags) for p in parts)
     return blocks
 
@@ -437,13 +540,22 @@ def _streaming(
         if forecaster is None:
             return None
         is_global = factory_capabilities(factories[name]).is_global
-        models.append(PlannedModel(name, min_history=forecaster.min_history,
-                                   chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size)))
+        models.append(
+            PlannedModel(
+                name,
+                min_history=forecaster.min_history,
+                chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size),
+            )
+        )
     plan = plan_rows([(s.data, s.eligible, s.n_obs) for s in states], models, origins)
     position = {name: m for m, name in enumerate(runnable)}
 
     def make_block(u: int, name: str, j: int, part: OriginOutput) -> Block:
         return _block(states[u], u * len(runnable) + position[name], name, origins[j], part)
 
-    return StreamingAssembly(plan, make_writer=make_writer, make_block=make_block,
-                             unit_position={s.data.unit: u for u, s in enumerate(states)})
+    return StreamingAssembly(
+        plan,
+        make_writer=make_writer,
+        make_block=make_block,
+        unit_position={s.data.unit: u for u, s in enumerate(states)},
+    )

@@ -76,8 +76,7 @@ def run_tasks(
         elif backend == "joblib":
             from joblib import Parallel, delayed
 
-            parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky",
-                                return_as="generator")
+            parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
             for i, result in enumerate(parallel(delayed(_call)(t) for t in tasks)):
                 results[i] = result
                 _report(on_result, i, result)

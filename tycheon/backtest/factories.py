@@ -21,8 +21,16 @@ import pandas as pd
 from tycheon.forecasters.base import Availability, Capabilities, Forecaster, History
 from tycheon.forecasters.registry import create, get
 
-__all__ = ["ConstantFactory", "Factory", "RegistryFactory", "factory_availability", "factory_capabilities",
-           "factory_unfitted", "forecaster_factory", "instance_factory"]
+__all__ = [
+    "ConstantFactory",
+    "Factory",
+    "RegistryFactory",
+    "factory_availability",
+    "factory_capabilities",
+    "factory_unfitted",
+    "forecaster_factory",
+    "instance_factory",
+]
 
 Factory = Callable[[History, pd.Timestamp], Forecaster]
 

@@ -31,8 +31,7 @@ import pandas as pd
 from tycheon.errors import TycheonError
 from tycheon.forecasters.base import Forecast, Forecaster, History
 
-__all__ = ["GuardCounter", "GuardedForecaster", "LookaheadError", "check_embargo", "check_fit",
-           "check_predict"]
+__all__ = ["GuardCounter", "GuardedForecaster", "LookaheadError", "check_embargo", "check_fit", "check_predict"]
 
 
 class LookaheadError(TycheonError, RuntimeError):
@@ -70,8 +69,9 @@ def _late_cells(history: History, when: pd.Timestamp) -> tuple[int, str]:
     late = avail > stamp
     s, t = np.nonzero(history.observed)
     k = int(np.argmax(late))
-    example = (f"series {history.series_ids[s[k]]!r} period {history.periods[t[k]].date()} published "
-               f"{pd.Timestamp(avail[k])}")
+    example = (
+        f"series {history.series_ids[s[k]]!r} period {history.periods[t[k]].date()} published {pd.Timestamp(avail[k])}"
+    )
     return n_late, example
 
 
@@ -96,9 +96,7 @@ def check_fit(history: History, *, fit_time: pd.Timestamp, counter: GuardCounter
     """Guard 2: every observed training cell has ``available_at <= fit_time`` (and ``as_of == fit_time``)."""
     fit_time = pd.Timestamp(fit_time)
     if pd.Timestamp(history.as_of) != fit_time:
-        raise LookaheadError(
-            f"{model}: training history is as of {history.as_of} but is used to fit at {fit_time}"
-        )
+        raise LookaheadError(f"{model}: training history is as of {history.as_of} but is used to fit at {fit_time}")
     n_late, example = _late_cells(history, fit_time)
     if n_late:
         raise LookaheadError(
@@ -155,5 +153,6 @@ class GuardedForecaster:
         seed: int | np.random.Generator | None = None,
     ) -> Forecast:
         check_predict(history, origin=origin, counter=self.counter, model=self.model)
-        return self.forecaster.predict(history, horizon=horizon, quantile_levels=quantile_levels,
-                                       n_samples=n_samples, seed=seed)
+        return self.forecaster.predict(
+            history, horizon=horizon, quantile_levels=quantile_levels, n_samples=n_samples, seed=seed
+        )

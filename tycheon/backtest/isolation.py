@@ -49,8 +49,16 @@ __all__ = ["IsolatedFailure", "Limits", "WallClockExceeded", "restrict_writes", 
 
 T = TypeVar("T")
 
-_PASS_ENV = ("PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "NUMBA_NUM_THREADS", "NUMBA_CACHE_DIR")
+_PASS_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "NUMBA_CACHE_DIR",
+)
 _TAIL = 12
 _NESTED = "TYCHEON_ISOLATED"
 _STARTUP_SECONDS = 120.0  # imports of a cold interpreter (numba, sktime) on a loaded machine
@@ -130,8 +138,14 @@ def wall_clock_limit(seconds: float | None, *, label: str = "model") -> Iterator
 def _env(scratch: Path) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     env.setdefault("PATH", os.defpath)
-    env.update({_NESTED: "1"}, HOME=str(scratch), TMPDIR=str(scratch), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join(os.path.abspath(p or os.curdir) for p in sys.path))
+    env.update(
+        {_NESTED: "1"},
+        HOME=str(scratch),
+        TMPDIR=str(scratch),
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join(os.path.abspath(p or os.curdir) for p in sys.path),
+    )
     return env
 
 
@@ -197,18 +211,38 @@ def run_isolated(
     out = Path(tempfile.mkdtemp(prefix="tycheon-result-"))
     try:
         (out / "work.pkl").write_bytes(pickle.dumps((work, write)))
-        cmd = [sys.executable, "-m", "tycheon.backtest.isolation", str(out),
-               json.dumps({"cpu": limits.cpu_seconds, "memory": limits.memory_bytes, "file": limits.file_bytes,
-                           "writable": [str(scratch)]})]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tycheon.backtest.isolation",
+            str(out),
+            json.dumps(
+                {
+                    "cpu": limits.cpu_seconds,
+                    "memory": limits.memory_bytes,
+                    "file": limits.file_bytes,
+                    "writable": [str(scratch)],
+                }
+            ),
+        ]
         with (out / "stderr.txt").open("wb") as err:
-            proc = subprocess.Popen(cmd, cwd=scratch, env=_env(scratch), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=scratch,
+                env=_env(scratch),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
             try:
                 started = _wait_for(out / "started", proc, time.monotonic() + _STARTUP_SECONDS)
                 if not started and proc.poll() is None:
                     _kill_group(proc)
-                    raise IsolatedFailure(f"{label}: the isolated process did not start within "
-                                          f"{_STARTUP_SECONDS:g} s", _tail(out / "stderr.txt"))
+                    raise IsolatedFailure(
+                        f"{label}: the isolated process did not start within {_STARTUP_SECONDS:g} s",
+                        _tail(out / "stderr.txt"),
+                    )
                 try:
                     proc.wait(timeout=limits.wall_seconds)
                 except subprocess.TimeoutExpired:
@@ -234,16 +268,21 @@ def _outcome(returncode: int, out: Path, *, read: Callable[[Path], T], limits: L
             raise IsolatedFailure(f"{label}: the isolated process left an unreadable status ({err})") from err
         if status.get("ok") is True and returncode == 0:
             return read(out / "result")
-        raise IsolatedFailure(f"{label}: {status.get('error', 'failed without a message')}",
-                              str(status.get("traceback", "")), error_type=str(status.get("type", "")) or None)
+        raise IsolatedFailure(
+            f"{label}: {status.get('error', 'failed without a message')}",
+            str(status.get("traceback", "")),
+            error_type=str(status.get("type", "")) or None,
+        )
     tail = _tail(out / "stderr.txt")
     if returncode < 0:
         sig = signal.Signals(-returncode)
-        why = {signal.SIGXCPU: f"hit its CPU-time limit of {limits.cpu_seconds:g} s" if limits.cpu_seconds else
-               "hit its CPU-time limit",
-               signal.SIGXFSZ: "wrote a file beyond its file-size limit",
-               signal.SIGKILL: "was killed (SIGKILL; out of memory or killed by the system)"}.get(
-            sig, f"died from signal {sig.name}")
+        why = {
+            signal.SIGXCPU: f"hit its CPU-time limit of {limits.cpu_seconds:g} s"
+            if limits.cpu_seconds
+            else "hit its CPU-time limit",
+            signal.SIGXFSZ: "wrote a file beyond its file-size limit",
+            signal.SIGKILL: "was killed (SIGKILL; out of memory or killed by the system)",
+        }.get(sig, f"died from signal {sig.name}")
         raise IsolatedFailure(f"{label}: the isolated process {why}", tail)
     raise IsolatedFailure(f"{label}: the isolated process exited with code {returncode} without a result", tail)
 
@@ -344,8 +383,12 @@ def _child(out: Path, spec: dict[str, Any]) -> int:
         status = {"ok": True}
     except BaseException as err:  # noqa: BLE001 - everything from the work is reported, SystemExit included
         lines = "".join(traceback.format_exception(type(err), err, err.__traceback__)).rstrip().splitlines()
-        status = {"ok": False, "type": type(err).__name__, "error": f"{type(err).__name__}: {err}",
-                  "traceback": "\n".join(lines[-_TAIL:])}
+        status = {
+            "ok": False,
+            "type": type(err).__name__,
+            "error": f"{type(err).__name__}: {err}",
+            "traceback": "\n".join(lines[-_TAIL:]),
+        }
     tmp = out / "status.json.tmp"
     tmp.write_text(json.dumps(status), encoding="utf-8")
     os.replace(tmp, out / "status.json")

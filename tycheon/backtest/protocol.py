@@ -42,8 +42,15 @@ from tycheon.contract import overlap_lags
 from tycheon.data.panel import Panel
 from tycheon.errors import InputError
 
-__all__ = ["CalibrationPlan", "Origin", "ProtocolError", "RollingOrigin", "StaticSplit", "calibration_plan",
-           "same_targets"]
+__all__ = [
+    "CalibrationPlan",
+    "Origin",
+    "ProtocolError",
+    "RollingOrigin",
+    "StaticSplit",
+    "calibration_plan",
+    "same_targets",
+]
 
 _MODES = ("benchmark", "analysis")
 
@@ -82,10 +89,14 @@ class Origin:
         return range(self.index, self.index + self.horizon)
 
 
-def _check_common(horizon: int, stride: int, embargo: int, mode: str, n_origins: int | None,
-                  n_calibration_origins: int = 0) -> None:
-    if (not isinstance(n_calibration_origins, (int, np.integer)) or isinstance(n_calibration_origins, bool)
-            or n_calibration_origins < 0):
+def _check_common(
+    horizon: int, stride: int, embargo: int, mode: str, n_origins: int | None, n_calibration_origins: int = 0
+) -> None:
+    if (
+        not isinstance(n_calibration_origins, (int, np.integer))
+        or isinstance(n_calibration_origins, bool)
+        or n_calibration_origins < 0
+    ):
         raise ProtocolError(f"n_calibration_origins must be an integer >= 0, got {n_calibration_origins!r}")
     if not isinstance(horizon, (int, np.integer)) or horizon <= 0:
         raise ProtocolError(f"horizon must be a positive integer number of periods, got {horizon!r}")
@@ -238,8 +249,7 @@ class RollingOrigin:
     kind: ClassVar[str] = "rolling"
 
     def __post_init__(self) -> None:
-        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins,
-                      self.n_calibration_origins)
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins, self.n_calibration_origins)
 
     @property
     def overlap_lag(self) -> int:
@@ -249,8 +259,15 @@ class RollingOrigin:
     def origins(self, panel: Panel, *, min_history: int = 1) -> list[Origin]:
         """The origins on ``panel``; raises :class:`ProtocolError` when none is usable."""
         first = None if self.first_origin is None else _column(panel, self.first_origin, "first_origin")
-        cols = _place(panel, horizon=self.horizon, stride=self.stride, n_origins=self.n_origins,
-                      first=first, lowest=max(min_history, self.embargo + 1), what="first_origin")
+        cols = _place(
+            panel,
+            horizon=self.horizon,
+            stride=self.stride,
+            n_origins=self.n_origins,
+            first=first,
+            lowest=max(min_history, self.embargo + 1),
+            what="first_origin",
+        )
         if cols and cols[0] - self.embargo < 1:
             raise ProtocolError(
                 f"too little history for any origin at column {cols[0]}: an embargo of {self.embargo} "
@@ -258,8 +275,13 @@ class RollingOrigin:
             )
         periods = panel.periods
         origins = [
-            Origin(index=c, timestamp=periods[c], fit_end=c - self.embargo,
-                   fit_time=periods[c - self.embargo], horizon=self.horizon)
+            Origin(
+                index=c,
+                timestamp=periods[c],
+                fit_end=c - self.embargo,
+                fit_time=periods[c - self.embargo],
+                horizon=self.horizon,
+            )
             for c in cols
         ]
         _check_history(panel, origins, min_history=min_history, embargo=self.embargo)
@@ -270,10 +292,17 @@ class RollingOrigin:
         return _scored_pairs(self.origins(panel, min_history=min_history), panel)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "horizon": self.horizon, "stride": self.stride,
-                "n_origins": self.n_origins, "first_origin": None if self.first_origin is None
-                else str(self.first_origin), "embargo": self.embargo, "mode": self.mode,
-                "overlap_lag": self.overlap_lag, "n_calibration_origins": self.n_calibration_origins}
+        return {
+            "kind": self.kind,
+            "horizon": self.horizon,
+            "stride": self.stride,
+            "n_origins": self.n_origins,
+            "first_origin": None if self.first_origin is None else str(self.first_origin),
+            "embargo": self.embargo,
+            "mode": self.mode,
+            "overlap_lag": self.overlap_lag,
+            "n_calibration_origins": self.n_calibration_origins,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -308,8 +337,7 @@ class StaticSplit:
     kind: ClassVar[str] = "static"
 
     def __post_init__(self) -> None:
-        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins,
-                      self.n_calibration_origins)
+        _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins, self.n_calibration_origins)
 
     @property
     def overlap_lag(self) -> int:
@@ -324,13 +352,19 @@ class StaticSplit:
                 f"{self.embargo} leaves {max(b - self.embargo, 0)} training period(s); "
                 f"min_history={min_history} and at least one are needed"
             )
-        cols = _place(panel, horizon=self.horizon, stride=self.stride, n_origins=self.n_origins,
-                      first=b, lowest=0, what="boundary")
+        cols = _place(
+            panel,
+            horizon=self.horizon,
+            stride=self.stride,
+            n_origins=self.n_origins,
+            first=b,
+            lowest=0,
+            what="boundary",
+        )
         periods = panel.periods
         fit_end = b - self.embargo
         origins = [
-            Origin(index=c, timestamp=periods[c], fit_end=fit_end, fit_time=periods[fit_end],
-                   horizon=self.horizon)
+            Origin(index=c, timestamp=periods[c], fit_end=fit_end, fit_time=periods[fit_end], horizon=self.horizon)
             for c in cols
         ]
         _check_history(panel, origins, min_history=min_history, embargo=self.embargo)
@@ -340,10 +374,17 @@ class StaticSplit:
         return _scored_pairs(self.origins(panel, min_history=min_history), panel)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "horizon": self.horizon, "boundary": str(self.boundary),
-                "stride": self.stride, "n_origins": self.n_origins, "embargo": self.embargo,
-                "mode": self.mode, "overlap_lag": self.overlap_lag,
-                "n_calibration_origins": self.n_calibration_origins}
+        return {
+            "kind": self.kind,
+            "horizon": self.horizon,
+            "boundary": str(self.boundary),
+            "stride": self.stride,
+            "n_origins": self.n_origins,
+            "embargo": self.embargo,
+            "mode": self.mode,
+            "overlap_lag": self.overlap_lag,
+            "n_calibration_origins": self.n_calibration_origins,
+        }
 
 
 Protocol = RollingOrigin | StaticSplit
@@ -398,8 +439,7 @@ def calibration_plan(
 
     def usable(c: int) -> bool:
         history = c - protocol.embargo if static else c
-        return (history >= cal_min and c - protocol.embargo >= 1
-                and bool((counts(c) >= cal_min).any()))
+        return history >= cal_min and c - protocol.embargo >= 1 and bool((counts(c) >= cal_min).any())
 
     used = tuple(c for c in cols if usable(c))
     skipped = tuple(c for c in cols if c not in used)
@@ -408,8 +448,9 @@ def calibration_plan(
     # a copy of the protocol itself (a subclass keeps its own placement and fit rules), moved to the
     # calibration origins
     place: dict[str, Any] = {"boundary": used[0]} if static else {"first_origin": used[0]}
-    cal = dataclasses.replace(protocol, stride=1, n_origins=len(used), mode="analysis", n_calibration_origins=0,
-                              **place)
+    cal = dataclasses.replace(
+        protocol, stride=1, n_origins=len(used), mode="analysis", n_calibration_origins=0, **place
+    )
     return CalibrationPlan(protocol=cal, used=used, skipped=skipped)
 
 

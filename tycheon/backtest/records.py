@@ -234,12 +234,13 @@ class ScoreSetWriter:
             for j, col in enumerate(self.qmat):
                 col[rows] = np.nan if q is None else q[:, j]
         if self.smat is not None:
-            self.smat[rows] = (np.nan if block.samples is None
-                               else block.samples.reshape(n * h, -1)[layout.keep][:, :self.n_samples])
+            self.smat[rows] = (
+                np.nan if block.samples is None else block.samples.reshape(n * h, -1)[layout.keep][:, : self.n_samples]
+            )
         if self.precomputed:
             if block.radii is None:
                 raise ValueError(f"{block.model}/{block.unit}: a block without radii in a writer of precomputed bands")
-            for level, radius in zip(BAND_LEVELS, block.radii):  # straight into the columns
+            for level, radius in zip(BAND_LEVELS, block.radii, strict=False):  # straight into the columns
                 lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
                 if radius is None:  # no band at this level anywhere in the block
                     lo_col[:] = hi_col[:] = np.nan
@@ -251,8 +252,9 @@ class ScoreSetWriter:
             if block.unit_key not in self._key_offset:
                 self._key_offset[block.unit_key] = self._next_key
                 self._next_key += block.n_unit_series * h
-            self.key[rows] = (self._key_offset[block.unit_key]  # type: ignore[index]
-                              + block.series_rows.astype(np.int64)[srow] * h + step - 1)
+            if self.key is None:
+                raise RowPlanError("a writer of precomputed bands keeps no calibration keys")
+            self.key[rows] = self._key_offset[block.unit_key] + block.series_rows.astype(np.int64)[srow] * h + step - 1
         self.rows_written += size
         return size
 
@@ -273,8 +275,11 @@ class ScoreSetWriter:
         if self.rows_written != self.total:
             raise ValueError(f"{self.rows_written} of {self.total} score-set rows were written")
         data, total = self.data, self.total
-        conformal: dict[str, Any] = {"rows_with_band": {}, "rows_without_band": {},
-                                     "min_origins": self.band_min_origins}
+        conformal: dict[str, Any] = {
+            "rows_with_band": {},
+            "rows_without_band": {},
+            "min_origins": self.band_min_origins,
+        }
         if self.precomputed:
             for level in BAND_LEVELS:
                 conformal["rows_with_band"][str(level)] = self.with_band[level]
@@ -283,11 +288,16 @@ class ScoreSetWriter:
             abs_error = np.abs(data["actual"] - data["point"])
             if self.key is None:
                 raise RowPlanError("conformal calibration needs the rows' calibration keys, which were not kept")
-            radii = conformal_radii(keys=self.key, origin=data["origin"], available_at=data["available_at"],
-                                    abs_error=abs_error, levels_percent=BAND_LEVELS,
-                                    min_origins=self.band_min_origins)
+            radii = conformal_radii(
+                keys=self.key,
+                origin=data["origin"],
+                available_at=data["available_at"],
+                abs_error=abs_error,
+                levels_percent=BAND_LEVELS,
+                min_origins=self.band_min_origins,
+            )
             del abs_error
-            for level, radius in zip(BAND_LEVELS, radii):
+            for level, radius in zip(BAND_LEVELS, radii, strict=False):
                 data[f"lo{level}"] = data["point"] - radius
                 data[f"hi{level}"] = data["point"] + radius
                 has = int(np.count_nonzero(np.isfinite(radius)))
@@ -297,7 +307,7 @@ class ScoreSetWriter:
             self.key = None
         data["has_band"] = np.isfinite(data["lo80"], out=self.has_band)
         columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
-        for q_level, col in zip(self.levels, self.qmat):
+        for q_level, col in zip(self.levels, self.qmat, strict=False):
             columns[quantile_column(q_level)] = col
         # copy=False: the table wraps the arrays instead of consolidating them into a second copy
         table = pd.DataFrame(columns, copy=False)
@@ -329,9 +339,14 @@ def build_scoreset(
     # the same minimum history) share its kept cells, row layout and gathered actuals
     layouts: dict[int, _Layout] = {}
     total = sum(_layout(b, layouts).size for b in blocks)
-    writer = ScoreSetWriter(total, quantile_levels=quantile_levels, n_samples=n_samples,
-                            band_min_origins=band_min_origins, buffers=buffers,
-                            precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks))
+    writer = ScoreSetWriter(
+        total,
+        quantile_levels=quantile_levels,
+        n_samples=n_samples,
+        band_min_origins=band_min_origins,
+        buffers=buffers,
+        precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks),
+    )
     start = 0
     for b in blocks:
         start += writer.write(b, start, layouts=layouts)

@@ -4,7 +4,8 @@ A :class:`ScoreSet` is a long table with one row per (model, unit, series, origi
 quantile levels it carries, optional sample paths aligned to the rows, and run metadata. Metrics, tests,
 analyses and the renderer all read it, so they cannot disagree about what a forecast and an outcome are.
 
-Columns of ``ScoreSet.table`` (``SCORESET_COLUMNS``, defined in :mod:`tycheon.contract`; quantile columns follow, one per level):
+Columns of ``ScoreSet.table`` (``SCORESET_COLUMNS``, defined in :mod:`tycheon.contract`; quantile columns follow, one
+per level):
 
 ====================  ==============  =============================================================
 column                dtype           meaning
@@ -51,6 +52,7 @@ import pandas as pd
 from tycheon.contract import KEY_COLUMNS, SCORESET_COLUMNS, quantile_column
 
 __all__ = ["KEY_COLUMNS", "SCORESET_COLUMNS", "ScoreSet", "quantile_column"]
+
 
 @dataclass(frozen=True, eq=False)
 class ScoreSet:

@@ -35,8 +35,15 @@ from numba import njit
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.forecasters.base import History
 
-__all__ = ["ABSTENTION_REASONS", "UnitData", "eligibility", "fit_history", "predict_history", "published_window",
-           "run_start"]
+__all__ = [
+    "ABSTENTION_REASONS",
+    "UnitData",
+    "eligibility",
+    "fit_history",
+    "predict_history",
+    "published_window",
+    "run_start",
+]
 
 ABSTENTION_REASONS = ("too_short", "unpublished", "not_observed_at_origin", "no_target")
 
@@ -79,9 +86,18 @@ class UnitData:
         """The same unit restricted to some series (copies; used to ship a chunk to a worker)."""
         rows = np.asarray(rows, dtype=np.int64)
         attrs = self.attributes.iloc[rows] if len(self.attributes) else self.attributes
-        return UnitData(self.unit, self.values[rows].copy(), self.observed[rows].copy(),
-                        self.available_at[rows].copy(), self.series_ids[rows].copy(), self.periods,
-                        self.freq, self.season_length, self.weight[rows].copy(), attrs.copy())
+        return UnitData(
+            self.unit,
+            self.values[rows].copy(),
+            self.observed[rows].copy(),
+            self.available_at[rows].copy(),
+            self.series_ids[rows].copy(),
+            self.periods,
+            self.freq,
+            self.season_length,
+            self.weight[rows].copy(),
+            attrs.copy(),
+        )
 
 
 def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
@@ -109,8 +125,17 @@ def run_start(observed: BoolArray, upto: int) -> IntArray:
 
 
 @njit(cache=True)
-def _window_kernel(values, observed, available_ns, rows, since, stamp,  # pragma: no cover
-                   out_values, out_pub, out_avail):
+def _window_kernel(
+    values,
+    observed,
+    available_ns,
+    rows,
+    since,
+    stamp,  # pragma: no cover
+    out_values,
+    out_pub,
+    out_avail,
+):
     """Fill the output arrays with columns ``[0, upto)`` of ``rows``, masked to the cells observed and
     published by ``stamp`` in columns ``>= since[i]``: one pass (a plain loop compiled by numba; NaT never
     counts as published, as in numpy's datetime comparison)."""
@@ -139,8 +164,17 @@ def published_window(
     avail = np.empty(shape, dtype="datetime64[ns]")
     stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]").astype(np.int64)
     since = run_start(data.observed[rows], int(upto)) if current_run else np.zeros(len(rows), dtype=np.int64)
-    _window_kernel(data.values, data.observed, data.available_at.view(np.int64), rows, since, int(stamp),
-                   values, pub, avail.view(np.int64))
+    _window_kernel(
+        data.values,
+        data.observed,
+        data.available_at.view(np.int64),
+        rows,
+        since,
+        int(stamp),
+        values,
+        pub,
+        avail.view(np.int64),
+    )
     return values, pub, avail
 
 
@@ -215,8 +249,12 @@ def eligibility(
     rest = ~too_short & ~unpublished
     not_at_origin = ~pub[:, index - 1] & rest
     rest &= ~not_at_origin
-    no_target = ~data.observed[:, index:index + horizon].any(axis=1) & rest
+    no_target = ~data.observed[:, index : index + horizon].any(axis=1) & rest
     eligible = rest & ~no_target
-    counts = {"too_short": int(too_short.sum()), "unpublished": int(unpublished.sum()),
-              "not_observed_at_origin": int(not_at_origin.sum()), "no_target": int(no_target.sum())}
+    counts = {
+        "too_short": int(too_short.sum()),
+        "unpublished": int(unpublished.sum()),
+        "not_observed_at_origin": int(not_at_origin.sum()),
+        "no_target": int(no_target.sum()),
+    }
     return eligible, counts, n_obs

@@ -63,8 +63,9 @@ class SeriesFeatures:
     scale_rmse: FloatArray  # [series]
 
     def take(self, keep: np.ndarray) -> SeriesFeatures:
-        return SeriesFeatures(self.demand_code[keep], self.season_length[keep], self.scale_mae[keep],
-                              self.scale_rmse[keep])
+        return SeriesFeatures(
+            self.demand_code[keep], self.season_length[keep], self.scale_mae[keep], self.scale_rmse[keep]
+        )
 
 
 def series_features(data: UnitData, rows: IntArray, *, index: int, origin: pd.Timestamp) -> SeriesFeatures:
@@ -228,14 +229,19 @@ class ChunkTask:
     def _fit(self, run: _ModelRun, origin: Origin, history: History) -> None:
         result = run.result
         check_fit(history, fit_time=origin.fit_time, counter=result.guards, model=run.spec.model)
-        check_embargo(history, origin_index=origin.index, embargo=self.embargo, periods=self.periods,
-                      counter=result.guards, model=run.spec.model)
+        check_embargo(
+            history,
+            origin_index=origin.index,
+            embargo=self.embargo,
+            periods=self.periods,
+            counter=result.guards,
+            model=run.spec.model,
+        )
         t0 = time.perf_counter()
         fitted = run.spec.factory(history, origin.fit_time)
         result.fit_seconds += time.perf_counter() - t0
         if not isinstance(fitted, Forecaster):
-            raise TypeError(
-                f"the factory of {run.spec.model!r} returned {type(fitted).__name__}, not a Forecaster")
+            raise TypeError(f"the factory of {run.spec.model!r} returned {type(fitted).__name__}, not a Forecaster")
         run.fitted = GuardedForecaster(fitted, counter=result.guards, model=run.spec.model)
         # only a static split reuses a fit at later origins (and checks where its training ended)
         run.fitted_last = history.periods[-1] if self.static and history.n_periods else None
@@ -253,8 +259,7 @@ class ChunkTask:
         result, model = run.result, run.spec.model
         if self.time_budget is not None and run.seconds > self.time_budget:
             raise TimeBudgetExceeded(
-                f"exceeded its time budget of {self.time_budget:g} s (a soft budget, checked between "
-                "origins)"
+                f"exceeded its time budget of {self.time_budget:g} s (a soft budget, checked between origins)"
             )
         if not len(rows):
             return
@@ -286,23 +291,39 @@ class ChunkTask:
             if not features_cache:  # the features of every eligible series, once per origin
                 features_cache.append(series_features(self.data, rows, index=origin.index, origin=origin.timestamp))
             features = features_cache[0]
-            predict_cache[need] = (predict_history(self.data, mine, index=origin.index, origin=origin.timestamp),
-                                   actual, avail, features if enough.all() else features.take(enough))
+            predict_cache[need] = (
+                predict_history(self.data, mine, index=origin.index, origin=origin.timestamp),
+                actual,
+                avail,
+                features if enough.all() else features.take(enough),
+            )
         history, actual, avail, features = predict_cache[need]
         rng = np.random.default_rng(np.random.SeedSequence(list(run.spec.seed_entropy) + [origin.index]))
         t0 = time.perf_counter()
-        forecast = fitted.predict(history, origin=origin.timestamp, horizon=self.horizon,
-                                      quantile_levels=self.quantile_levels, n_samples=self.n_samples,
-                                      seed=rng)
+        forecast = fitted.predict(
+            history,
+            origin=origin.timestamp,
+            horizon=self.horizon,
+            quantile_levels=self.quantile_levels,
+            n_samples=self.n_samples,
+            seed=rng,
+        )
         result.predict_seconds += time.perf_counter() - t0
         samples = forecast.samples if self.n_samples else None
         if samples is not None and samples.shape[2] != self.n_samples:
-            raise ForecasterError(
-                f"{model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested"
+            raise ForecasterError(f"{model}: gave {samples.shape[2]} sample paths, {self.n_samples} were requested")
+        result.outputs.append(
+            OriginOutput(
+                j,
+                self.rows[mine],
+                np.asarray(forecast.point, dtype=np.float64),
+                _align_quantiles(forecast, self.quantile_levels),
+                samples,
+                actual=actual,
+                available_at=avail,
+                features=features,
             )
-        result.outputs.append(OriginOutput(j, self.rows[mine], np.asarray(forecast.point, dtype=np.float64),
-                                           _align_quantiles(forecast, self.quantile_levels), samples,
-                                           actual=actual, available_at=avail, features=features))
+        )
         run.local_rows.append(mine)
 
     def _bands(self, run: _ModelRun) -> None:
@@ -319,15 +340,20 @@ class ChunkTask:
         err = np.full((n, h, n_orig), np.nan)  # [series, step, origin]
         pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
         stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
-        for out, local in zip(outputs, run.local_rows):
+        for out, local in zip(outputs, run.local_rows, strict=False):
             if out.actual is None or out.available_at is None:
                 raise ValueError(f"{run.spec.model}: an origin output without actuals cannot calibrate bands")
             err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
             pub[local, :, out.origin_pos] = out.available_at.view(np.int64)
-        grid, _ = band_grid(err=err.reshape(n * h, n_orig), pub=pub.reshape(n * h, n_orig), stamps=stamps,
-                            levels_percent=BAND_LEVELS, min_origins=int(self.band_min_origins))
+        grid, _ = band_grid(
+            err=err.reshape(n * h, n_orig),
+            pub=pub.reshape(n * h, n_orig),
+            stamps=stamps,
+            levels_percent=BAND_LEVELS,
+            min_origins=int(self.band_min_origins),
+        )
         grid = grid.reshape(len(BAND_LEVELS), n, h, n_orig)  # [level, series, step, origin]
-        for k, (out, local) in enumerate(zip(outputs, run.local_rows)):
+        for k, (out, local) in enumerate(zip(outputs, run.local_rows, strict=False)):
             keep = np.isfinite(np.asarray(out.actual, dtype=np.float64))  # [series, step]: kept rows, in order
             per_level = []
             for level in range(len(BAND_LEVELS)):
@@ -336,5 +362,9 @@ class ChunkTask:
             outputs[k] = dataclasses.replace(out, radii=tuple(per_level))
 
     def describe(self) -> dict[str, Any]:
-        return {"models": [m.model for m in self.models], "unit": self.data.unit, "chunk": self.chunk,
-                "n_series": len(self.rows)}
+        return {
+            "models": [m.model for m in self.models],
+            "unit": self.data.unit,
+            "chunk": self.chunk,
+            "n_series": len(self.rows),
+        }

@@ -33,8 +33,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from tycheon.data.panel import Panel
 from tycheon.backtest.slices import UnitData
+from tycheon.data.panel import Panel
 
 __all__ = ["UNIT_FORMS", "build_unit", "parse_unit"]
 
@@ -90,13 +90,22 @@ def _aggregate(panel: Panel, unit: str, codes: np.ndarray, names: np.ndarray, cu
     available_at = np.where(observed, avail, np.iinfo(np.int64).min).astype("datetime64[ns]")
     values = np.where(observed, values, np.nan)
     if "weight" in panel.attributes.columns:
-        weight = np.bincount(codes, weights=panel.attributes["weight"].to_numpy(dtype=np.float64),
-                             minlength=n_agg)
+        weight = np.bincount(codes, weights=panel.attributes["weight"].to_numpy(dtype=np.float64), minlength=n_agg)
     else:
         weight = _volume_mean(values, observed, cut)[1]
     attrs = pd.DataFrame(index=pd.Index(names, name="series_id"))
-    return UnitData(unit, values, observed, available_at, np.asarray(names, dtype=object), view.periods,
-                    panel.freq, panel.season_length, np.asarray(weight, dtype=np.float64), attrs)
+    return UnitData(
+        unit,
+        values,
+        observed,
+        available_at,
+        np.asarray(names, dtype=object),
+        view.periods,
+        panel.freq,
+        panel.season_length,
+        np.asarray(weight, dtype=np.float64),
+        attrs,
+    )
 
 
 def build_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) -> UnitData:
@@ -120,11 +129,20 @@ def build_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) ->
             weight = panel.attributes["weight"].to_numpy(dtype=np.float64)
         else:
             weight = _volume_mean(view.values, view.observed, first_fit_end)[1]
-        return UnitData(unit, view.values, view.observed, view.available_at, view.series_ids, view.periods,
-                        panel.freq, panel.season_length, weight, panel.attributes)
+        return UnitData(
+            unit,
+            view.values,
+            view.observed,
+            view.available_at,
+            view.series_ids,
+            view.periods,
+            panel.freq,
+            panel.season_length,
+            weight,
+            panel.attributes,
+        )
     if kind == "total":
-        return _aggregate(panel, unit, np.zeros(panel.n_series, dtype=np.int64), np.array(["total"]),
-                          first_fit_end)
+        return _aggregate(panel, unit, np.zeros(panel.n_series, dtype=np.int64), np.array(["total"]), first_fit_end)
     if kind == "level":
         codes, uniques = pd.factorize(panel.attributes[arg].astype(str), sort=True)
         return _aggregate(panel, unit, codes, np.asarray([f"{arg}={u}" for u in uniques]), first_fit_end)

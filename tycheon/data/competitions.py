@@ -101,18 +101,12 @@ def load_competition(competition: str, subset: str) -> Panel:
         For an unknown competition or subset.
     """
     if competition not in COMPETITIONS:
-        raise CompetitionSubsetError(
-            f"unknown competition {competition!r}; accepted: {sorted(COMPETITIONS)}"
-        )
+        raise CompetitionSubsetError(f"unknown competition {competition!r}; accepted: {sorted(COMPETITIONS)}")
     spec = COMPETITIONS[competition]
     if subset not in spec["subsets"]:
-        raise CompetitionSubsetError(
-            f"{spec['title']} has no subset {subset!r}; accepted: {list(spec['subsets'])}"
-        )
+        raise CompetitionSubsetError(f"{spec['title']} has no subset {subset!r}; accepted: {list(spec['subsets'])}")
     freq, season, anchor = _CALENDAR[subset]
-    items = [
-        item for item in _raw(competition).values() if str(_scalar(item["period"])).lower() == subset
-    ]
+    items = [item for item in _raw(competition).values() if str(_scalar(item["period"])).lower() == subset]
     ids, values, lengths, horizons, n_test, categories, descriptions = [], [], [], [], [], [], []
     for item in items:
         train = np.asarray(item["x"], dtype=np.float64)

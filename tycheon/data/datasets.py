@@ -62,8 +62,7 @@ def _catalogue() -> dict[str, DatasetSpec]:
                     f"{comp}_{subset}",
                     load_competition,
                     fixed={"competition": comp, "subset": subset},
-                    description=f"{cspec['title']} competition, {subset} series "
-                    "(train + published test part)",
+                    description=f"{cspec['title']} competition, {subset} series (train + published test part)",
                 )
             )
     fpp3 = {
@@ -72,11 +71,7 @@ def _catalogue() -> dict[str, DatasetSpec]:
         "prison": "fpp3 Australian prison population, state x gender x legal x indigenous",
     }
     for key, text in fpp3.items():
-        specs.append(
-            DatasetSpec(
-                f"fpp3_{key}", load_fpp3, options=("value",), fixed={"name": key}, description=text
-            )
-        )
+        specs.append(DatasetSpec(f"fpp3_{key}", load_fpp3, options=("value",), fixed={"name": key}, description=text))
     return {s.name: s for s in specs}
 
 
@@ -120,7 +115,5 @@ def load(name: str, **options: Any) -> Panel:
     unknown = sorted(set(options) - set(entry.options))
     if unknown:
         accepted = list(entry.options) or "none"
-        raise DatasetOptionError(
-            f"dataset {name!r} does not accept option(s) {unknown}; accepted: {accepted}"
-        )
+        raise DatasetOptionError(f"dataset {name!r} does not accept option(s) {unknown}; accepted: {accepted}")
     return entry.loader(**entry.fixed, **options)

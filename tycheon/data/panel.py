@@ -61,8 +61,22 @@ DEFAULT_SEASON_LENGTH: dict[str, int] = {
 # Period stamps are period *starts*: the default publication time is ``period + freq``, which for an
 # end-anchored alias would land a whole period late. These aliases are refused with the start-anchored
 # alternative named.
-_END_ANCHORED = {"M": "MS", "ME": "MS", "BM": "MS", "BME": "MS", "Q": "QS", "QE": "QS", "BQ": "QS",
-                 "BQE": "QS", "A": "YS", "Y": "YS", "YE": "YS", "BA": "YS", "BY": "YS", "BYE": "YS"}
+_END_ANCHORED = {
+    "M": "MS",
+    "ME": "MS",
+    "BM": "MS",
+    "BME": "MS",
+    "Q": "QS",
+    "QE": "QS",
+    "BQ": "QS",
+    "BQE": "QS",
+    "A": "YS",
+    "Y": "YS",
+    "YE": "YS",
+    "BA": "YS",
+    "BY": "YS",
+    "BYE": "YS",
+}
 
 _MAX_EXAMPLES = 5
 
@@ -73,9 +87,7 @@ class PanelValidationError(InputError):
 
 def _examples(frame: pd.DataFrame, columns: list[str]) -> str:
     head = frame[columns].head(_MAX_EXAMPLES)
-    rows = "; ".join(
-        ", ".join(f"{c}={row[c]!s}" for c in columns) + f" (row {idx})" for idx, row in head.iterrows()
-    )
+    rows = "; ".join(", ".join(f"{c}={row[c]!s}" for c in columns) + f" (row {idx})" for idx, row in head.iterrows())
     more = f" and {len(frame) - _MAX_EXAMPLES} more" if len(frame) > _MAX_EXAMPLES else ""
     return rows + more
 
@@ -211,10 +223,10 @@ class Panel:
             )
         if nan_policy not in NAN_POLICIES:
             raise PanelValidationError(
-                f"nan_policy must be one of {', '.join(map(repr, NAN_POLICIES))}, got {nan_policy!r}")
+                f"nan_policy must be one of {', '.join(map(repr, NAN_POLICIES))}, got {nan_policy!r}"
+            )
         if edge_nan not in EDGE_NAN:
-            raise PanelValidationError(
-                f"edge_nan must be one of {', '.join(map(repr, EDGE_NAN))}, got {edge_nan!r}")
+            raise PanelValidationError(f"edge_nan must be one of {', '.join(map(repr, EDGE_NAN))}, got {edge_nan!r}")
         if len(frame) == 0:
             raise PanelValidationError(f"panel {name!r}: the table has no rows")
         if not frame.index.is_unique:
@@ -222,8 +234,9 @@ class Panel:
             frame = frame.reset_index(drop=True)
 
         series_ids = _series_ids(frame[series_col], series_col, name)
-        df = pd.DataFrame({"series_id": series_ids, "period": _periods(frame[period_col], period_col, name)},
-                          index=frame.index)
+        df = pd.DataFrame(
+            {"series_id": series_ids, "period": _periods(frame[period_col], period_col, name)}, index=frame.index
+        )
         values = _values(frame[value_col], df, value_col, name)
         meta = dict(meta or {})
         meta.setdefault("warnings", [])
@@ -480,14 +493,16 @@ def _first_unparseable(raw: pd.Series) -> str:
 
 def _values(raw: pd.Series, df: pd.DataFrame, column: str, name: str) -> pd.Series:
     """Numeric float64 values (NaN kept for the NaN policy); booleans, text and infinities refused."""
-    is_bool = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool) \
-        if raw.dtype == object else np.full(len(raw), pd.api.types.is_bool_dtype(raw.dtype))
+    is_bool = (
+        raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+        if raw.dtype == object
+        else np.full(len(raw), pd.api.types.is_bool_dtype(raw.dtype))
+    )
     if is_bool.any():
         raise PanelValidationError(
             f"panel {name!r}: column {column!r} holds booleans (True/False), not quantities; convert them "
             "to numbers if they are 0/1 demand: "
-            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[is_bool],
-                        ["series_id", "value"])
+            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[is_bool], ["series_id", "value"])
         )
     numeric = pd.to_numeric(raw, errors="coerce")
     bad = numeric.isna() & raw.notna()
@@ -500,14 +515,14 @@ def _values(raw: pd.Series, df: pd.DataFrame, column: str, name: str) -> pd.Seri
     inf = np.isinf(values.to_numpy())
     if inf.any():
         raise PanelValidationError(
-            f"panel {name!r}: infinite values are not accepted: "
-            + _examples(df[inf], ["series_id", "period"])
+            f"panel {name!r}: infinite values are not accepted: " + _examples(df[inf], ["series_id", "period"])
         )
     return values
 
 
-def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name: str,
-                      meta: dict[str, Any]) -> pd.DataFrame:
+def _apply_nan_policy(
+    df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name: str, meta: dict[str, Any]
+) -> pd.DataFrame:
     """Apply the edge rule, then the NaN policy, to the sorted long table; record what was done in meta."""
     dropped: list[str] = []
     nan = df["value"].isna()
@@ -530,8 +545,12 @@ def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name:
                 f"panel {name!r}: {len(nan_rows)} NaN value(s) under nan_policy='raise', the first in series "
                 f"{first['series_id']!r} at period {first['period'].date()} (use nan_policy='zero' to read "
                 "them as zero demand, 'drop_series' to drop those series"
-                + ("" if edge_nan == "unlisted" else ", or edge_nan='unlisted' for missing periods before "
-                   "listing / after delisting") + "): "
+                + (
+                    ""
+                    if edge_nan == "unlisted"
+                    else ", or edge_nan='unlisted' for missing periods before listing / after delisting"
+                )
+                + "): "
                 + _examples(nan_rows, ["series_id", "period"])
             )
         if nan_policy == "drop_series":
@@ -545,9 +564,11 @@ def _apply_nan_policy(df: pd.DataFrame, *, nan_policy: str, edge_nan: str, name:
         dropped = sorted(set(dropped))
         meta["dropped_series"] = dropped
         shown = ", ".join(dropped)  # all of them: the warning is where results list the dropped series
-        meta["warnings"] = [*meta.get("warnings", []),
-                            f"dropped series: {len(dropped)} series without usable values were dropped "
-                            f"(nan_policy={nan_policy!r}, edge_nan={edge_nan!r}): {shown}"]
+        meta["warnings"] = [
+            *meta.get("warnings", []),
+            f"dropped series: {len(dropped)} series without usable values were dropped "
+            f"(nan_policy={nan_policy!r}, edge_nan={edge_nan!r}): {shown}",
+        ]
     if len(df) == 0:
         raise PanelValidationError(
             f"panel {name!r}: no rows left after the NaN policy ({nan_policy!r}, edge_nan={edge_nan!r}); "
@@ -569,17 +590,15 @@ def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[BaseOf
                 inferred[str(sid)] = f
         kinds = sorted(set(inferred.values()))
         if not kinds:
-            raise PanelValidationError(
-                f"panel {name!r}: no series has 3 periods to infer a frequency from; pass freq="
-            )
+            raise PanelValidationError(f"panel {name!r}: no series has 3 periods to infer a frequency from; pass freq=")
         if len(kinds) > 1:
             by_kind = {k: [s for s, v in inferred.items() if v == k][:3] for k in kinds}
             raise PanelValidationError(
                 f"panel {name!r}: mixed frequency across series {by_kind}; one panel holds one frequency"
             )
         freq = kinds[0]
-    multiple = freq[:len(freq) - len(freq.lstrip("0123456789"))]  # "2ME" is as end-anchored as "ME"
-    base = freq[len(multiple):].split("-")[0]
+    multiple = freq[: len(freq) - len(freq.lstrip("0123456789"))]  # "2ME" is as end-anchored as "ME"
+    base = freq[len(multiple) :].split("-")[0]
     if base in _END_ANCHORED:
         raise PanelValidationError(
             f"panel {name!r}: frequency {freq!r} stamps periods at their end; a panel's period stamps are "
@@ -624,8 +643,7 @@ def _validate_attributes(
     missing_levels = [lv for lv in levels if lv not in attrs.columns]
     if missing_levels:
         raise PanelValidationError(
-            f"panel {name!r}: hierarchy level(s) {missing_levels} are not attribute columns "
-            f"{list(attrs.columns)}"
+            f"panel {name!r}: hierarchy level(s) {missing_levels} are not attribute columns {list(attrs.columns)}"
         )
     for lv in levels:
         if attrs[lv].isna().any():

@@ -65,9 +65,7 @@ def read_user_file(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     kind = _READERS.get(path.suffix.lower())
     if kind is None:
-        raise UserFileError(
-            f"{path.name}: unknown file type {path.suffix!r}; accepted suffixes: {sorted(_READERS)}"
-        )
+        raise UserFileError(f"{path.name}: unknown file type {path.suffix!r}; accepted suffixes: {sorted(_READERS)}")
     if not path.is_file():
         raise UserFileError(f"{path}: no such file")
     try:
@@ -128,8 +126,12 @@ def panel_from_frame(
 
     warnings: list[Caveat | str] = []
     if not redistributable:
-        warnings.append(Caveat("not_redistributable",
-                               f"not redistributable: {name} is user data from {source}; do not publish raw values"))
+        warnings.append(
+            Caveat(
+                "not_redistributable",
+                f"not redistributable: {name} is user data from {source}; do not publish raw values",
+            )
+        )
     if static_universe:
         warnings.append(Caveat("survivorship", f"{name}: {SURVIVORSHIP_WARNING}"))
     meta: dict[str, Any] = {
@@ -231,9 +233,21 @@ def load_user_file(
     path = Path(path)
     frame = read_user_file(path)
     return panel_from_frame(
-        frame, series_col=series_col, period_col=period_col, value_col=value_col,
-        available_at_col=available_at_col, freq=freq, season_length=season_length, level_cols=level_cols,
-        weight_col=weight_col, static_universe=static_universe, nan_policy=nan_policy, edge_nan=edge_nan,
-        redistributable=redistributable, licence=licence, source=f"file {path.name}",
-        file={"name": path.name, "sha256": file_sha256(path)}, name=name,
+        frame,
+        series_col=series_col,
+        period_col=period_col,
+        value_col=value_col,
+        available_at_col=available_at_col,
+        freq=freq,
+        season_length=season_length,
+        level_cols=level_cols,
+        weight_col=weight_col,
+        static_universe=static_universe,
+        nan_policy=nan_policy,
+        edge_nan=edge_nan,
+        redistributable=redistributable,
+        licence=licence,
+        source=f"file {path.name}",
+        file={"name": path.name, "sha256": file_sha256(path)},
+        name=name,
     )

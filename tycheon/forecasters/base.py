@@ -254,7 +254,7 @@ class Forecaster(ABC):
     capabilities: ClassVar[Capabilities] = Capabilities()
     forecaster_id: ClassVar[str] = ""
 
-    def __init__(self) -> None:  # parameters only; subclasses store theirs
+    def __init__(self) -> None:  # noqa: B027 - parameters only; subclasses store theirs
         pass
 
     @classmethod
@@ -325,13 +325,14 @@ class Forecaster(ABC):
         if any(not 0.0 < q < 1.0 for q in levels) or list(levels) != sorted(set(levels)):
             raise ValueError(f"quantile levels must be strictly increasing in (0, 1), got {levels}")
         start = time.perf_counter()
-        forecast = self._predict(history, horizon=horizon, quantile_levels=levels,
-                                 n_samples=n_samples, rng=as_generator(seed))
+        forecast = self._predict(
+            history, horizon=horizon, quantile_levels=levels, n_samples=n_samples, rng=as_generator(seed)
+        )
         self.predict_seconds_ = time.perf_counter() - start
         forecast.validate(n_series=history.n_series, horizon=horizon, owner=type(self).__name__)
         return forecast
 
-    def _fit(self, history: History) -> None:
+    def _fit(self, history: History) -> None:  # noqa: B027 - a hook with a do-nothing default
         """Hook: learn from ``history`` (default: nothing to learn)."""
 
     @abstractmethod
@@ -377,8 +378,11 @@ class LocalForecaster(Forecaster):
         with_q = np.zeros(n, dtype=bool)
         for i in range(n):
             p, q = self._predict_series(
-                history.series(i), horizon=horizon, season_length=history.season_length,
-                quantile_levels=quantile_levels, rng=rng,
+                history.series(i),
+                horizon=horizon,
+                season_length=history.season_length,
+                quantile_levels=quantile_levels,
+                rng=rng,
             )
             point[i] = p
             if q is not None and quantiles is not None:
@@ -391,7 +395,6 @@ class LocalForecaster(Forecaster):
             # look like quantiles but are not.
             missing = history.series_ids[~with_q][:5].tolist()
             raise ForecasterError(
-                f"{type(self).__name__}: quantiles for {int(with_q.sum())} of {n} series only; "
-                f"none for e.g. {missing}"
+                f"{type(self).__name__}: quantiles for {int(with_q.sum())} of {n} series only; none for e.g. {missing}"
             )
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)

@@ -54,9 +54,7 @@ def get(forecaster_id: str) -> type[Forecaster]:
         return _REGISTRY[forecaster_id]
     except KeyError as err:
         known = ", ".join(sorted(_REGISTRY))
-        raise UnknownForecasterError(
-            f"unknown forecaster id {forecaster_id!r}; registered ids are: {known}"
-        ) from err
+        raise UnknownForecasterError(f"unknown forecaster id {forecaster_id!r}; registered ids are: {known}") from err
 
 
 def available() -> list[str]:

@@ -92,7 +92,7 @@ def check_scale_consistency(table: pd.DataFrame) -> None:
         if len(bad):
             raise ScaleMismatchError(
                 f"{len(bad)} block(s) carry more than one {col} across models/steps, first "
-                f"{dict(zip(SCALE_KEYS, bad.index[0]))}: every model of a block, a combination included, "
+                f"{dict(zip(SCALE_KEYS, bad.index[0], strict=False))}: every model of a block, a combination included, "
                 "must be scaled by the same in-sample scales recorded by the engine"
             )
 
@@ -167,7 +167,8 @@ def row_crps(
     kind = crps_kind or ("exact_samples" if samples is not None else "approx_quantiles")
     if kind not in ("exact_samples", "approx_quantiles", "band_quantiles"):
         raise MetricInputError(
-            f"crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'; got {kind!r}")
+            f"crps_kind must be 'exact_samples', 'approx_quantiles' or 'band_quantiles'; got {kind!r}"
+        )
     if "actual" not in table.columns:
         raise MetricInputError("score-set table lacks column 'actual'")
     y = table["actual"].to_numpy(dtype=np.float64)
@@ -202,8 +203,9 @@ def row_crps(
 _CRPS_CHUNK = 1 << 18  # rows per pass: the kernel's [row, level] temporaries stay a few tens of MB
 
 
-def _quantile_crps_into(out: np.ndarray, y: np.ndarray, table: pd.DataFrame, cols: list[str],
-                        levels: np.ndarray, *, sort: bool) -> None:
+def _quantile_crps_into(
+    out: np.ndarray, y: np.ndarray, table: pd.DataFrame, cols: list[str], levels: np.ndarray, *, sort: bool
+) -> None:
     """Quantile CRPS of the rows whose quantile columns ``cols`` are all finite, written into ``out``,
     in chunks of rows so that memory does not grow with the table (values are row-wise: identical)."""
     for start in range(0, len(table), _CRPS_CHUNK):
@@ -275,8 +277,10 @@ def block_scores(
         crps = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
     missing_band = sorted(t for t in needed if t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:]))
     if missing_band:
-        raise MetricInputError(f"metric(s) {[m for m in metrics if set(get_metric(m).terms) & set(missing_band)]} "
-                               "need columns the table lacks (lo/hi bands)")
+        raise MetricInputError(
+            f"metric(s) {[m for m in metrics if set(get_metric(m).terms) & set(missing_band)]} "
+            "need columns the table lacks (lo/hi bands)"
+        )
     frame = pd.DataFrame(step_terms(table, needed, crps=None if crps is None else crps.values))
     keys = [table[k].to_numpy() for k in BLOCK_KEYS]
     g = frame.groupby(keys, sort=False)
@@ -300,9 +304,11 @@ def block_scores(
             out[c] = first[c].to_numpy()
     raw = {c: first[c].to_numpy(dtype=np.float64) for c in ("scale_mae", "scale_rmse")}
     out["zero_scale"] = ~(raw["scale_mae"] > 0) | ~(raw["scale_rmse"] > 0)
-    terms = BlockTerms(mean={c: mean[c].to_numpy() for c in mean.columns},
-                       total={c: total[c].to_numpy() for c in total.columns},
-                       scale={c: np.where(v > 0, v, np.nan) for c, v in raw.items()})
+    terms = BlockTerms(
+        mean={c: mean[c].to_numpy() for c in mean.columns},
+        total={c: total[c].to_numpy() for c in total.columns},
+        scale={c: np.where(v > 0, v, np.nan) for c, v in raw.items()},
+    )
     for spec in specs:
         out[spec.name] = spec.block(terms)
     if "mape" in metrics:
@@ -312,9 +318,7 @@ def block_scores(
     return out.reset_index()
 
 
-def summarize(
-    blocks: pd.DataFrame, *, metrics: Sequence[str], by: Sequence[str] = ("model", "unit")
-) -> pd.DataFrame:
+def summarize(blocks: pd.DataFrame, *, metrics: Sequence[str], by: Sequence[str] = ("model", "unit")) -> pd.DataFrame:
     r"""Mean and median of block metrics per group, with block counts.
 
     .. math:: \overline{M} = \frac{1}{|B|}\sum_{b \in B} M_b, \qquad \tilde M = \operatorname{median}_{b\in B} M_b
@@ -353,11 +357,18 @@ def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | 
     :func:`tycheon.metrics.registry.term_values`.
     """
     terms = list(terms)
-    bands = {level: (table[f"lo{level}"].to_numpy(dtype=np.float64), table[f"hi{level}"].to_numpy(dtype=np.float64))
-             for level in ("80", "95") if _has_band(table, level)
-             and any(t[:-2] in _BAND_TERMS and t[-2:] == level for t in terms)}
-    return term_values(terms, actual=table["actual"].to_numpy(dtype=np.float64),
-                       point=table["point"].to_numpy(dtype=np.float64), bands=bands, crps=crps)
+    bands = {
+        level: (table[f"lo{level}"].to_numpy(dtype=np.float64), table[f"hi{level}"].to_numpy(dtype=np.float64))
+        for level in ("80", "95")
+        if _has_band(table, level) and any(t[:-2] in _BAND_TERMS and t[-2:] == level for t in terms)
+    }
+    return term_values(
+        terms,
+        actual=table["actual"].to_numpy(dtype=np.float64),
+        point=table["point"].to_numpy(dtype=np.float64),
+        bands=bands,
+        crps=crps,
+    )
 
 
 def row_scales(table: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -384,10 +395,13 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
     """
     spec = get_metric(metric)
     if spec.step_loss is None:
-        raise MetricInputError(f"{metric!r} is not a loss a test can compare; losses: "
-                               f"{[n for n, m in METRICS.items() if m.step_loss is not None]}")
-    return np.asarray(spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), row_scales(table))),
-                      dtype=np.float64)
+        raise MetricInputError(
+            f"{metric!r} is not a loss a test can compare; losses: "
+            f"{[n for n, m in METRICS.items() if m.step_loss is not None]}"
+        )
+    return np.asarray(
+        spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), row_scales(table))), dtype=np.float64
+    )
 
 
 def step_scores(
@@ -395,7 +409,9 @@ def step_scores(
 ) -> pd.DataFrame:
     r"""Per-step metrics (the metric of a one-step block), mean and median over blocks, per group and step.
 
-    .. math:: \mathrm{MASE}_h = \frac{|e_h|}{s_{\mathrm{MAE}}}, \qquad \mathrm{RMSSE}_h = \frac{|e_h|}{s_{\mathrm{RMSE}}}
+    .. math::
+
+        \mathrm{MASE}_h = \frac{|e_h|}{s_{\mathrm{MAE}}}, \qquad \mathrm{RMSSE}_h = \frac{|e_h|}{s_{\mathrm{RMSE}}}
 
     averaged over the blocks with a non-zero scale (``n_zero_scale`` counts the others).
 

@@ -171,9 +171,7 @@ def bias(*, actual: object, point: object) -> float | np.ndarray:
     return as_output(block_value("bias", actual=y, point=f))
 
 
-def scaled_bias(
-    *, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise"
-) -> float | np.ndarray:
+def scaled_bias(*, actual: object, point: object, scale: object, zero_scale: ZeroScale = "raise") -> float | np.ndarray:
     r"""Bias over the in-sample seasonal-naive MAE, comparable across series.
 
     .. math:: \mathrm{sbias} = \frac{\frac1H\sum_h (\hat y_h - y_h)}{s_{\mathrm{MAE}}}

@@ -217,7 +217,8 @@ def pit_from_quantiles(*, actual: object, quantiles: object, levels: object) -> 
         \quad q_{ik} \le y_i < q_{i,k+1}
 
     so the CDF passes through every knot, :math:`\mathrm{PIT} = \tau_K` at :math:`y = q_K` included
-    (tied knots at :math:`y`: the largest such level). Outside the knots the tail is not known; the value is put at the middle of the tail,
+    (tied knots at :math:`y`: the largest such level). Outside the knots the tail is not known; the value is put at
+    the middle of the tail,
     :math:`\tau_1/2` below :math:`q_1` and :math:`(1+\tau_K)/2` above :math:`q_K`, so a calibrated
     forecast still gives a uniform histogram on bins aligned with the levels.
 

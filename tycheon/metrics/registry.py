@@ -124,15 +124,19 @@ def _ratio_of_sums(b: BlockTerms) -> np.ndarray:
 
 def _mean_of(term: str, scale: str | None = None) -> Callable[[BlockTerms], np.ndarray]:
     """Block mean of ``term``, divided by the block's ``scale`` column when given."""
+
     def block(b: BlockTerms) -> np.ndarray:
         return b.mean[term] if scale is None else b.mean[term] / b.scale[scale]
+
     return block
 
 
 def _term_of(term: str, scale: str | None = None) -> Callable[[StepTerms], np.ndarray]:
     """Per-step ``term``, divided by the row's ``scale`` column when given."""
+
     def step(s: StepTerms) -> np.ndarray:
         return s.term[term] if scale is None else s.term[term] / s.scale[scale]
+
     return step
 
 
@@ -140,93 +144,171 @@ def _interval(level: str) -> list[MetricSpec]:
     alpha = {"80": 0.2, "95": 0.05}[level]
     return [
         MetricSpec(
-            name=f"msis{level}", display_name=f"MSIS {level}%", kind="interval", lower_is_better=True,
-            scale_column="scale_mae", terms=(f"is{level}",),
-            definition=(f"mean interval score of the {level}% band, (u-l) + (2/{alpha:g})·(distance outside "
-                        "the band), divided by the in-sample seasonal-naive MAE; lower is better"),
-            block=_mean_of(f"is{level}", "scale_mae"), step=_term_of(f"is{level}", "scale_mae"),
+            name=f"msis{level}",
+            display_name=f"MSIS {level}%",
+            kind="interval",
+            lower_is_better=True,
+            scale_column="scale_mae",
+            terms=(f"is{level}",),
+            definition=(
+                f"mean interval score of the {level}% band, (u-l) + (2/{alpha:g})·(distance outside "
+                "the band), divided by the in-sample seasonal-naive MAE; lower is better"
+            ),
+            block=_mean_of(f"is{level}", "scale_mae"),
+            step=_term_of(f"is{level}", "scale_mae"),
             step_loss=_term_of(f"is{level}", "scale_mae"),
         ),
         MetricSpec(
-            name=f"coverage{level}", display_name=f"Coverage {level}%", kind="interval", lower_is_better=False,
-            scale_column=None, terms=(f"cov{level}",),
+            name=f"coverage{level}",
+            display_name=f"Coverage {level}%",
+            kind="interval",
+            lower_is_better=False,
+            scale_column=None,
+            terms=(f"cov{level}",),
             definition=f"share of steps whose actual lies inside the {level}% band; nominal {level}%",
-            block=_mean_of(f"cov{level}"), step=_term_of(f"cov{level}"),
+            block=_mean_of(f"cov{level}"),
+            step=_term_of(f"cov{level}"),
         ),
         MetricSpec(
-            name=f"width{level}", display_name=f"Width {level}%", kind="interval", lower_is_better=False,
-            scale_column=None, terms=(f"width{level}",),
+            name=f"width{level}",
+            display_name=f"Width {level}%",
+            kind="interval",
+            lower_is_better=False,
+            scale_column=None,
+            terms=(f"width{level}",),
             definition=f"mean width u - l of the {level}% band, in the series' units",
-            block=_mean_of(f"width{level}"), step=_term_of(f"width{level}"),
+            block=_mean_of(f"width{level}"),
+            step=_term_of(f"width{level}"),
         ),
     ]
 
 
 _SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
-        name="mae", display_name="MAE", kind="point", lower_is_better=True, scale_column=None, terms=("abs_err",),
+        name="mae",
+        display_name="MAE",
+        kind="point",
+        lower_is_better=True,
+        scale_column=None,
+        terms=("abs_err",),
         definition="mean absolute error over the horizon, in the series' units; lower is better",
-        block=lambda b: b.mean["abs_err"], step=lambda s: s.term["abs_err"], step_loss=lambda s: s.term["abs_err"],
+        block=lambda b: b.mean["abs_err"],
+        step=lambda s: s.term["abs_err"],
+        step_loss=lambda s: s.term["abs_err"],
     ),
     MetricSpec(
-        name="rmse", display_name="RMSE", kind="point", lower_is_better=True, scale_column=None, terms=("sq_err",),
+        name="rmse",
+        display_name="RMSE",
+        kind="point",
+        lower_is_better=True,
+        scale_column=None,
+        terms=("sq_err",),
         definition="root mean squared error over the horizon, in the series' units; lower is better",
-        block=lambda b: np.sqrt(b.mean["sq_err"]), step=lambda s: np.sqrt(s.term["sq_err"]),
+        block=lambda b: np.sqrt(b.mean["sq_err"]),
+        step=lambda s: np.sqrt(s.term["sq_err"]),
         step_loss=lambda s: s.term["sq_err"],
     ),
     MetricSpec(
-        name="mase", display_name="MASE", kind="point", lower_is_better=True, scale_column="scale_mae",
+        name="mase",
+        display_name="MASE",
+        kind="point",
+        lower_is_better=True,
+        scale_column="scale_mae",
         terms=("abs_err",),
-        definition=("mean absolute error divided by the in-sample seasonal-naive MAE of the training window; "
-                    "1.0 = as good as the in-sample seasonal naive, lower is better"),
+        definition=(
+            "mean absolute error divided by the in-sample seasonal-naive MAE of the training window; "
+            "1.0 = as good as the in-sample seasonal naive, lower is better"
+        ),
         block=lambda b: b.mean["abs_err"] / b.scale["scale_mae"],
         step=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
         step_loss=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
     ),
     MetricSpec(
-        name="rmsse", display_name="RMSSE", kind="point", lower_is_better=True, scale_column="scale_rmse",
+        name="rmsse",
+        display_name="RMSSE",
+        kind="point",
+        lower_is_better=True,
+        scale_column="scale_rmse",
         terms=("sq_err",),
-        definition=("root mean squared error divided by the in-sample seasonal-naive RMSE of the training "
-                    "window; 1.0 = as good as the in-sample seasonal naive, lower is better"),
+        definition=(
+            "root mean squared error divided by the in-sample seasonal-naive RMSE of the training "
+            "window; 1.0 = as good as the in-sample seasonal naive, lower is better"
+        ),
         block=lambda b: np.sqrt(b.mean["sq_err"]) / b.scale["scale_rmse"],
         step=lambda s: np.sqrt(s.term["sq_err"]) / s.scale["scale_rmse"],
         step_loss=lambda s: s.term["sq_err"] / (s.scale["scale_rmse"] * s.scale["scale_rmse"]),
     ),
     MetricSpec(
-        name="wape", display_name="WAPE", kind="point", lower_is_better=True, scale_column=None,
+        name="wape",
+        display_name="WAPE",
+        kind="point",
+        lower_is_better=True,
+        scale_column=None,
         terms=("abs_err", "abs_y"),
         definition="sum of absolute errors divided by the sum of absolute actuals over the horizon; lower is better",
-        block=_ratio_of_sums, step_loss=lambda s: s.term["abs_err"],
+        block=_ratio_of_sums,
+        step_loss=lambda s: s.term["abs_err"],
     ),
     MetricSpec(
-        name="smape", display_name="sMAPE", kind="point", lower_is_better=True, scale_column=None, terms=("smape",),
+        name="smape",
+        display_name="sMAPE",
+        kind="point",
+        lower_is_better=True,
+        scale_column=None,
+        terms=("smape",),
         definition="mean of 2|y - f| / (|y| + |f|) over the horizon (0 where both are 0), 0 to 2; lower is better",
-        block=lambda b: b.mean["smape"], step=lambda s: s.term["smape"], step_loss=lambda s: s.term["smape"],
+        block=lambda b: b.mean["smape"],
+        step=lambda s: s.term["smape"],
+        step_loss=lambda s: s.term["smape"],
     ),
     MetricSpec(
-        name="mape", display_name="MAPE", kind="point", lower_is_better=True, scale_column=None,
+        name="mape",
+        display_name="MAPE",
+        kind="point",
+        lower_is_better=True,
+        scale_column=None,
         terms=("ape", "zero_y"),
         definition="mean of |y - f| / |y| over the horizon; undefined for a block with a zero actual; lower is better",
         block=lambda b: np.where(b.total["zero_y"] == 0, b.mean["ape"], np.nan),
-        step=lambda s: s.term["ape"], step_loss=lambda s: s.term["ape"],
+        step=lambda s: s.term["ape"],
+        step_loss=lambda s: s.term["ape"],
     ),
     MetricSpec(
-        name="bias", display_name="Bias", kind="point", lower_is_better=False, scale_column=None, terms=("err",),
+        name="bias",
+        display_name="Bias",
+        kind="point",
+        lower_is_better=False,
+        scale_column=None,
+        terms=("err",),
         definition="mean error f - y over the horizon; positive = over-forecast, 0 is best",
-        block=lambda b: b.mean["err"], step=lambda s: s.term["err"],
+        block=lambda b: b.mean["err"],
+        step=lambda s: s.term["err"],
     ),
     MetricSpec(
-        name="scaled_bias", display_name="Scaled bias", kind="point", lower_is_better=False,
-        scale_column="scale_mae", terms=("err",),
+        name="scaled_bias",
+        display_name="Scaled bias",
+        kind="point",
+        lower_is_better=False,
+        scale_column="scale_mae",
+        terms=("err",),
         definition="mean error divided by the in-sample seasonal-naive MAE; positive = over-forecast, 0 is best",
-        block=lambda b: b.mean["err"] / b.scale["scale_mae"], step=lambda s: s.term["err"] / s.scale["scale_mae"],
+        block=lambda b: b.mean["err"] / b.scale["scale_mae"],
+        step=lambda s: s.term["err"] / s.scale["scale_mae"],
     ),
     MetricSpec(
-        name="crps", display_name="CRPS", kind="probabilistic", lower_is_better=True, scale_column=None,
+        name="crps",
+        display_name="CRPS",
+        kind="probabilistic",
+        lower_is_better=True,
+        scale_column=None,
         terms=("crps",),
-        definition=("continuous ranked probability score of the predictive distribution (one kind per table: "
-                    "exact from samples or approximate from quantiles), in the series' units; lower is better"),
-        block=lambda b: b.mean["crps"], step=lambda s: s.term["crps"], step_loss=lambda s: s.term["crps"],
+        definition=(
+            "continuous ranked probability score of the predictive distribution (one kind per table: "
+            "exact from samples or approximate from quantiles), in the series' units; lower is better"
+        ),
+        block=lambda b: b.mean["crps"],
+        step=lambda s: s.term["crps"],
+        step_loss=lambda s: s.term["crps"],
     ),
     *_interval("80"),
     *_interval("95"),
@@ -284,8 +366,10 @@ def term_values(
             else:
                 out[t] = hi - lo
         else:
-            raise MetricInputError(f"unknown per-step term {t!r}; terms: abs_err, sq_err, err, abs_y, zero_y, "
-                                   "smape, ape, crps, is80/95, cov80/95, width80/95")
+            raise MetricInputError(
+                f"unknown per-step term {t!r}; terms: abs_err, sq_err, err, abs_y, zero_y, "
+                "smape, ape, crps, is80/95, cov80/95, width80/95"
+            )
     return out
 
 
@@ -299,14 +383,22 @@ def block_value(name: str, *, actual: np.ndarray, point: np.ndarray, scale: np.n
     spec = get_metric(name)
     terms = term_values(spec.terms, actual=actual, point=point)
     scales = {} if spec.scale_column is None or scale is None else {spec.scale_column: np.asarray(scale)}
-    return np.asarray(spec.block(BlockTerms(mean={t: v.mean(axis=-1) for t, v in terms.items()},
-                                            total={t: v.sum(axis=-1) for t, v in terms.items()}, scale=scales)))
+    return np.asarray(
+        spec.block(
+            BlockTerms(
+                mean={t: v.mean(axis=-1) for t, v in terms.items()},
+                total={t: v.sum(axis=-1) for t, v in terms.items()},
+                scale=scales,
+            )
+        )
+    )
 
 
 def metric_names(*, kind: MetricKind | None = None, ranked: bool | None = None) -> tuple[str, ...]:
     """Registered metric names, optionally only of one ``kind`` or only those a leaderboard ranks."""
-    return tuple(n for n, s in METRICS.items()
-                 if (kind is None or s.kind == kind) and (ranked is None or s.ranked == ranked))
+    return tuple(
+        n for n, s in METRICS.items() if (kind is None or s.kind == kind) and (ranked is None or s.ranked == ranked)
+    )
 
 
 def get_metric(name: str) -> MetricSpec:
@@ -319,6 +411,15 @@ def get_metric(name: str) -> MetricSpec:
 
 def glossary() -> list[dict[str, object]]:
     """Plain records of every metric (name, display name, kind, direction, scale, definition) for pages."""
-    return [{"name": s.name, "display_name": s.display_name, "kind": s.kind, "lower_is_better": s.lower_is_better,
-             "ranked": s.ranked, "scale_column": s.scale_column, "definition": s.definition}
-            for s in METRICS.values()]
+    return [
+        {
+            "name": s.name,
+            "display_name": s.display_name,
+            "kind": s.kind,
+            "lower_is_better": s.lower_is_better,
+            "ranked": s.ranked,
+            "scale_column": s.scale_column,
+            "definition": s.definition,
+        }
+        for s in METRICS.values()
+    ]

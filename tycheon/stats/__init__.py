@@ -1,7 +1,13 @@
 """Statistical inference on score sets: DM tests and the verdict, Friedman/Nemenyi, multiplicity,
 bootstraps and ranking comparison."""
 
-from tycheon.stats.bootstrap import BootstrapResult, RankingBootstrap, paired_block_bootstrap, ranking_bootstrap
+from tycheon.stats.bootstrap import (
+    BootstrapResult,
+    RankingBootstrap,
+    paired_block_bootstrap,
+    paired_means_bootstrap,
+    ranking_bootstrap,
+)
 from tycheon.stats.dm import DMResult, diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
 from tycheon.stats.friedman import FriedmanResult, conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
@@ -10,17 +16,51 @@ from tycheon.stats.ranking import (
     kendall_tau_b,
     pss,
     pss_resolution,
+    rank_by_mean,
     spearman,
     spearman_test,
     tost_equivalence,
     winner_swap,
 )
-from tycheon.stats.verdict import Verdict, verdict_from_scores, verdict_vs_random_walk
+from tycheon.stats.verdict import (
+    FamilyVerdict,
+    Verdict,
+    family_verdicts,
+    verdict_from_scores,
+    verdict_vs_random_walk,
+)
 
 __all__ = [
-    "BootstrapResult", "DMResult", "FriedmanResult", "RankingBootstrap", "TOSTResult", "Verdict",
-    "benjamini_hochberg", "conservative_cd", "critical_difference", "diebold_mariano", "dm_cross_sectional",
-    "dm_pooled", "friedman_nemenyi", "holm", "kendall_tau_b", "nemenyi_q", "overlap_lags",
-    "paired_block_bootstrap", "pooled_layout", "pss", "pss_resolution", "ranking_bootstrap", "spearman", "spearman_test",
-    "tost_equivalence", "verdict_from_scores", "verdict_vs_random_walk", "winner_swap",
-]  # fmt: skip
+    "BootstrapResult",
+    "DMResult",
+    "FamilyVerdict",
+    "FriedmanResult",
+    "RankingBootstrap",
+    "TOSTResult",
+    "Verdict",
+    "benjamini_hochberg",
+    "conservative_cd",
+    "critical_difference",
+    "diebold_mariano",
+    "dm_cross_sectional",
+    "dm_pooled",
+    "family_verdicts",
+    "friedman_nemenyi",
+    "holm",
+    "kendall_tau_b",
+    "nemenyi_q",
+    "overlap_lags",
+    "paired_block_bootstrap",
+    "paired_means_bootstrap",
+    "pooled_layout",
+    "pss",
+    "pss_resolution",
+    "rank_by_mean",
+    "ranking_bootstrap",
+    "spearman",
+    "spearman_test",
+    "tost_equivalence",
+    "verdict_from_scores",
+    "verdict_vs_random_walk",
+    "winner_swap",
+]

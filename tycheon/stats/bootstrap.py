@@ -14,8 +14,14 @@ from tycheon._validate import as_float_array, check_finite, label_codes, same_sh
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
-__all__ = ["BootstrapResult", "PairedMeans", "RankingBootstrap", "paired_block_bootstrap", "paired_means_bootstrap",
-           "ranking_bootstrap"]
+__all__ = [
+    "BootstrapResult",
+    "PairedMeans",
+    "RankingBootstrap",
+    "paired_block_bootstrap",
+    "paired_means_bootstrap",
+    "ranking_bootstrap",
+]
 
 _WEIGHT_CELLS = 1 << 24  # draws per chunk of resamples: bounds the [resample, block] weights at ~128 MiB
 
@@ -194,11 +200,11 @@ def paired_means_bootstrap(
     k = x.shape[1]
     boot = np.concatenate([w @ sums for w in _weight_chunks(g, int(n_resamples), as_generator(seed))])
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = boot[:, :k] / boot[:, k:2 * k]  # [resample, column]
-        deltas = boot[:, 2 * k:3 * k] / boot[:, 3 * k:]
+        means = boot[:, :k] / boot[:, k : 2 * k]  # [resample, column]
+        deltas = boot[:, 2 * k : 3 * k] / boot[:, 3 * k :]
         full = sums.sum(axis=0)
-        mean = full[:k] / full[k:2 * k]
-        delta = full[2 * k:3 * k] / full[3 * k:]
+        mean = full[:k] / full[k : 2 * k]
+        delta = full[2 * k : 3 * k] / full[3 * k :]
     delta[r] = np.nan
     tail = (1.0 - confidence) / 2.0
     m_lo, m_hi = _nan_quantiles(means, tail)
@@ -209,8 +215,22 @@ def paired_means_bootstrap(
         se = np.nanstd(deltas, axis=0, ddof=1) if n_resamples > 1 else np.zeros(k)
     p = np.where(np.isfinite(delta), p, np.nan)
     se = np.where(np.isfinite(delta), se, np.nan)
-    return PairedMeans([str(c) for c in values.columns], str(reference), mean, m_lo, m_hi, delta, d_lo, d_hi, se,
-                       p, present.sum(axis=0), g, int(n_resamples), confidence)
+    return PairedMeans(
+        [str(c) for c in values.columns],
+        str(reference),
+        mean,
+        m_lo,
+        m_hi,
+        delta,
+        d_lo,
+        d_hi,
+        se,
+        p,
+        present.sum(axis=0),
+        g,
+        int(n_resamples),
+        confidence,
+    )
 
 
 def _nan_quantiles(boot: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:

@@ -54,7 +54,15 @@ from tycheon.contract import overlap_lags
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import autocov_sums, long_run_variance
 
-__all__ = ["DMResult", "PooledLayout", "diebold_mariano", "dm_cross_sectional", "dm_pooled", "overlap_lags", "pooled_layout"]
+__all__ = [
+    "DMResult",
+    "PooledLayout",
+    "diebold_mariano",
+    "dm_cross_sectional",
+    "dm_pooled",
+    "overlap_lags",
+    "pooled_layout",
+]
 
 VarianceMethod = Literal["rectangular", "bartlett"]
 
@@ -187,8 +195,9 @@ def diebold_mariano(
     d = _losses(loss_a, loss_b)
     _check_n(d.size, lags)
     stat, fallback = _dm_rows(d, lags, hln)
-    return _result(float(stat), bool(fallback), n=d.size, n_blocks=d.size, lags=lags, alternative=alternative,
-                   mean=float(d.mean()))
+    return _result(
+        float(stat), bool(fallback), n=d.size, n_blocks=d.size, lags=lags, alternative=alternative, mean=float(d.mean())
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,8 +290,7 @@ def dm_pooled(
     stat = _statistic(np.asarray(mean), np.asarray(v) / (n * n))
     if hln:
         stat = stat * _hln_factor(g, lags + 1)  # the variance is estimated from g block sums, not n losses
-    return _result(float(stat), bool(fallback), n=n, n_blocks=g, lags=lags, alternative=alternative,
-                   mean=float(mean))
+    return _result(float(stat), bool(fallback), n=n, n_blocks=g, lags=lags, alternative=alternative, mean=float(mean))
 
 
 def dm_cross_sectional(

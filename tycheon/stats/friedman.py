@@ -19,8 +19,14 @@ from tycheon._validate import label_codes
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
-__all__ = ["FriedmanResult", "conservative_cd", "critical_difference", "friedman_nemenyi", "iman_davenport",
-           "nemenyi_q"]
+__all__ = [
+    "FriedmanResult",
+    "conservative_cd",
+    "critical_difference",
+    "friedman_nemenyi",
+    "iman_davenport",
+    "nemenyi_q",
+]
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,8 +13,15 @@ from tycheon.errors import StatisticInputError
 
 __all__ = [
     "rank_by_mean",
-    "TOSTResult", "UnitDisplacement", "kendall_tau_b", "pss", "pss_resolution", "pss_units", "spearman",
-    "spearman_test", "tost_equivalence",
+    "TOSTResult",
+    "UnitDisplacement",
+    "kendall_tau_b",
+    "pss",
+    "pss_resolution",
+    "pss_units",
+    "spearman",
+    "spearman_test",
+    "tost_equivalence",
     "winner_swap",
 ]
 
@@ -129,7 +136,9 @@ def pss(losses_p: object, losses_q: object, *, weights: object = None) -> float:
     p, q, w = _coords(losses_p, losses_q, weights)
     tau = _tau_b_rows(p, q)
     if np.isnan(tau).any():
-        raise StatisticInputError(f"tau-b undefined at coordinate(s) {np.flatnonzero(np.isnan(tau)).tolist()}: all tied")
+        raise StatisticInputError(
+            f"tau-b undefined at coordinate(s) {np.flatnonzero(np.isnan(tau)).tolist()}: all tied"
+        )
     return float(np.sum(w * (1.0 - tau)))
 
 
@@ -234,6 +243,11 @@ def rank_by_mean(means: dict[str, float]) -> dict[str, int]:
     -------
     dict
         Model -> rank, 1 for the best.
+
+    References
+    ----------
+    Evaluation-choices paper, Table 2 (models ranked by mean loss); ties as ``scipy.stats.rankdata``'s
+    ``method="min"``.
     """
     ordered = sorted(means, key=lambda m: (np.isnan(means[m]), means[m], m))
     ranks: dict[str, int] = {}
@@ -311,8 +325,9 @@ def pss_units(losses_p: object, losses_q: object, *, chunk: int = 4096) -> UnitD
     n_def = defined.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         pss_u = np.where(defined, 1.0 - tau, 0.0).sum(axis=1) / n_def
-        differ = (np.argmin(np.where(np.isnan(p), np.inf, p), axis=2)
-                  != np.argmin(np.where(np.isnan(q), np.inf, q), axis=2))  # [unit, coord]
+        differ = np.argmin(np.where(np.isnan(p), np.inf, p), axis=2) != np.argmin(
+            np.where(np.isnan(q), np.inf, q), axis=2
+        )  # [unit, coord]
         share = np.where(defined, differ, False).sum(axis=1) / n_def
     swap = np.where(n_def > 0, share > 0.5, False)
     return UnitDisplacement(np.where(n_def > 0, pss_u, np.nan), swap, n_def, n_c - n_def)

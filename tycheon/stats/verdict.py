@@ -35,9 +35,7 @@ VerdictLabel = Literal["beats", "worse", "indistinguishable"]
 Adjustment = Literal["bh", "holm", "none"]
 
 
-def verdict_vs_random_walk(
-    p_squared_error: float, p_crps: float, *, alpha: float = 0.05
-) -> VerdictLabel:
+def verdict_vs_random_walk(p_squared_error: float, p_crps: float, *, alpha: float = 0.05) -> VerdictLabel:
     r"""Combine the two one-sided DM p-values (challenger more accurate than the random walk).
 
     .. math::
@@ -144,9 +142,15 @@ def family_verdicts(
             label = "worse"
         else:
             label = "indistinguishable"
-        out[m] = FamilyVerdict(verdict=label, p_se=float(raw["se"][i]), p_crps=float(raw["crps"][i]),
-                               p_se_adj=float(better["se"][i]), p_crps_adj=float(better["crps"][i]),
-                               p_se_worse_adj=float(worse["se"][i]), p_crps_worse_adj=float(worse["crps"][i]))
+        out[m] = FamilyVerdict(
+            verdict=label,
+            p_se=float(raw["se"][i]),
+            p_crps=float(raw["crps"][i]),
+            p_se_adj=float(better["se"][i]),
+            p_crps_adj=float(better["crps"][i]),
+            p_se_worse_adj=float(worse["se"][i]),
+            p_crps_worse_adj=float(worse["crps"][i]),
+        )
     return out
 
 
@@ -217,7 +221,9 @@ def verdict_from_scores(
     for role, name in (("challenger", challenger), ("baseline", baseline)):
         part = frame[frame["model"] == name].drop(columns="model")
         if part.empty:
-            raise StatisticInputError(f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}")
+            raise StatisticInputError(
+                f"{role} model {name!r} has no rows; models present: {sorted(table['model'].unique())}"
+            )
         sides[role] = part
     pairs = sides["challenger"].merge(sides["baseline"], on=keys, suffixes=("_c", "_b"), validate="one_to_one")
     if pairs.empty:
@@ -230,7 +236,16 @@ def verdict_from_scores(
         )
     series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
     layout = pooled_layout(series, pairs["origin"].to_numpy())
-    dm_se, dm_crps = (dm_pooled(pairs[f"{leg}_c"].to_numpy(), pairs[f"{leg}_b"].to_numpy(), layout=layout,
-                                horizon=horizon, stride=stride, alternative="less") for leg in ("se", "crps"))
+    dm_se, dm_crps = (
+        dm_pooled(
+            pairs[f"{leg}_c"].to_numpy(),
+            pairs[f"{leg}_b"].to_numpy(),
+            layout=layout,
+            horizon=horizon,
+            stride=stride,
+            alternative="less",
+        )
+        for leg in ("se", "crps")
+    )
     label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
     return Verdict(label, dm_se, dm_crps, kind, len(pairs))

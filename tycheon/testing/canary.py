@@ -30,9 +30,28 @@ from tycheon.forecasters.base import Forecaster
 
 __all__ = ["CanaryFailure", "assert_canary", "poison_after"]
 
-_COMPARED = ("model", "unit", "series_id", "origin", "step", "target_period", "point", "available_at",
-             "demand_class", "season_length", "scale_mae", "scale_rmse", "weight", "lo80", "hi80", "lo95",
-             "hi95", "has_band", "has_quantiles", "has_samples")
+_COMPARED = (
+    "model",
+    "unit",
+    "series_id",
+    "origin",
+    "step",
+    "target_period",
+    "point",
+    "available_at",
+    "demand_class",
+    "season_length",
+    "scale_mae",
+    "scale_rmse",
+    "weight",
+    "lo80",
+    "hi80",
+    "lo95",
+    "hi95",
+    "has_band",
+    "has_quantiles",
+    "has_samples",
+)
 
 
 class CanaryFailure(TycheonError, AssertionError):
@@ -53,9 +72,16 @@ def poison_after(panel: Panel, origin_index: int, *, seed: int = 0) -> Panel:
     late = (data["available_at"] > origin).to_numpy()
     rng = np.random.default_rng(seed)
     data.loc[late, "value"] = np.round(rng.uniform(-1e9, 1e9, size=int(late.sum())), 3)
-    return Panel.from_long(data, available_at_col="available_at", freq=panel.freq,
-                           season_length=panel.season_length, attributes=panel.attributes,
-                           levels=panel.levels, name=f"{panel.name}-poisoned", meta=dict(panel.meta))
+    return Panel.from_long(
+        data,
+        available_at_col="available_at",
+        freq=panel.freq,
+        season_length=panel.season_length,
+        attributes=panel.attributes,
+        levels=panel.levels,
+        name=f"{panel.name}-poisoned",
+        meta=dict(panel.meta),
+    )
 
 
 def _as_factory(model: str | Forecaster | Factory, params: dict[str, Any] | None) -> Factory:
@@ -82,9 +108,11 @@ def _diff_report(clean: ScoreSet, poisoned: ScoreSet, column: str) -> str:
     same = (a == b) | (pd.isna(a) & pd.isna(b))
     k = int(np.argmin(same))
     row = clean.table.iloc[k]
-    return (f"column {column!r} differs in {int((~same).sum())} of {len(a)} rows, e.g. series "
-            f"{row['series_id']!r} origin {pd.Timestamp(row['origin']).date()} step {row['step']}: "
-            f"{a[k]!r} (clean) vs {b[k]!r} (poisoned)")
+    return (
+        f"column {column!r} differs in {int((~same).sum())} of {len(a)} rows, e.g. series "
+        f"{row['series_id']!r} origin {pd.Timestamp(row['origin']).date()} step {row['step']}: "
+        f"{a[k]!r} (clean) vs {b[k]!r} (poisoned)"
+    )
 
 
 def assert_canary(
@@ -136,13 +164,23 @@ def assert_canary(
     while first < max(min_history, 1):
         first += stride
     k = (origin_index - first) // stride + 1
-    protocol = RollingOrigin(horizon=horizon, stride=stride, n_origins=k, first_origin=first,
-                             mode="benchmark" if stride >= horizon else "analysis")
-    options = dict(units=units, quantile_levels=quantile_levels, n_samples=n_samples, min_history=min_history,
-                   seed=seed, backend="sequential")
+    protocol = RollingOrigin(
+        horizon=horizon,
+        stride=stride,
+        n_origins=k,
+        first_origin=first,
+        mode="benchmark" if stride >= horizon else "analysis",
+    )
+    options = dict(
+        units=units,
+        quantile_levels=quantile_levels,
+        n_samples=n_samples,
+        min_history=min_history,
+        seed=seed,
+        backend="sequential",
+    )
     clean = run(panel, protocol, {"model": factory}, **options)  # type: ignore[arg-type]
-    poisoned = run(poison_after(panel, origin_index, seed=seed + 1), protocol, {"model": factory},
-                   **options)  # type: ignore[arg-type]
+    poisoned = run(poison_after(panel, origin_index, seed=seed + 1), protocol, {"model": factory}, **options)  # type: ignore[arg-type]
     status = clean.meta["models"]["model"]
     if status["status"] != "ran":
         raise CanaryFailure(f"the canary cannot check {model!r}: it did not run on the clean panel ({status})")
@@ -155,8 +193,7 @@ def assert_canary(
         raise CanaryFailure(f"the canary is vacuous for {model!r}: it forecast nothing on this panel")
     if len(clean.table) != len(poisoned.table):
         raise CanaryFailure(
-            f"{model!r} scored {len(clean.table)} rows on the clean panel and {len(poisoned.table)} on the "
-            "poisoned one"
+            f"{model!r} scored {len(clean.table)} rows on the clean panel and {len(poisoned.table)} on the poisoned one"
         )
     if _equal(clean.table["actual"], poisoned.table["actual"]):
         raise CanaryFailure("the canary is vacuous: poisoning changed no scored actual")
@@ -164,8 +201,13 @@ def assert_canary(
     for column in columns:
         if not _equal(clean.table[column], poisoned.table[column]):
             raise CanaryFailure(f"{model!r} looks ahead: " + _diff_report(clean, poisoned, column))
-    if clean.samples is not None and (poisoned.samples is None or
-                                      not np.array_equal(clean.samples, poisoned.samples, equal_nan=True)):
+    if clean.samples is not None and (
+        poisoned.samples is None or not np.array_equal(clean.samples, poisoned.samples, equal_nan=True)
+    ):
         raise CanaryFailure(f"{model!r} looks ahead: its sample paths changed")
-    return {"rows": len(clean.table), "origins": clean.meta["origins"],
-            "guard_checks": clean.meta["guard_checks"], "status": status}
+    return {
+        "rows": len(clean.table),
+        "origins": clean.meta["origins"],
+        "guard_checks": clean.meta["guard_checks"],
+        "status": status,
+    }

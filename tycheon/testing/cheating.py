@@ -43,8 +43,15 @@ class CheatingForecaster(Forecaster):
 
     capabilities: ClassVar[Capabilities] = Capabilities(vectorised=True)
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         idx = history.n_periods - 1 - np.argmax(history.observed[:, ::-1], axis=1)
         point = np.repeat(history.values[np.arange(history.n_series), idx][:, None], horizon, axis=1)
         panel = _panel_in_stack()

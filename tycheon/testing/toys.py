@@ -36,8 +36,15 @@ class NaiveForecaster(Forecaster):
     def min_history(self, season_length: int) -> int:
         return self.min_obs
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         last = _last_observed(history)
         point = np.repeat(last[:, None], horizon, axis=1)  # [series, horizon]
         diffs = np.diff(history.values, axis=1)  # [series, time - 1], NaN across a ragged start
@@ -55,8 +62,12 @@ class NaiveForecaster(Forecaster):
         if n_samples:
             noise = rng.standard_normal((len(last), horizon, n_samples))
             samples = point[:, :, None] + sd[:, None, None] * grow[None, :, None] * noise
-        return Forecast(point=point, quantile_levels=quantile_levels if quantiles is not None else (),
-                        quantiles=quantiles, samples=samples)
+        return Forecast(
+            point=point,
+            quantile_levels=quantile_levels if quantiles is not None else (),
+            quantiles=quantiles,
+            samples=samples,
+        )
 
 
 class MeanForecaster(Forecaster):
@@ -64,8 +75,15 @@ class MeanForecaster(Forecaster):
 
     capabilities: ClassVar[Capabilities] = Capabilities(vectorised=True)
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         mean = np.nanmean(history.values, axis=1)
         return Forecast(point=np.repeat(mean[:, None], horizon, axis=1))
 
@@ -78,8 +96,15 @@ class ConstantForecaster(Forecaster):
     def __init__(self, *, value: float = 0.0) -> None:
         self.value = value
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         return Forecast(point=np.full((history.n_series, horizon), float(self.value)))
 
 
@@ -91,8 +116,15 @@ class GlobalMeanForecaster(Forecaster):
     def _fit(self, history: History) -> None:
         self.level_ = float(np.nanmean(history.values)) if history.observed.any() else 0.0
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         mean = 0.5 * np.nanmean(history.values, axis=1) + 0.5 * self.level_
         return Forecast(point=np.repeat(mean[:, None], horizon, axis=1))
 
@@ -127,8 +159,12 @@ def toy_panel(
     lv: tuple[str, ...] = ()
     if levels:
         ids = [f"s{k:03d}" for k in range(n_series)]
-        attrs = pd.DataFrame({"series_id": ids, "region": [f"r{k % 2}" for k in range(n_series)],
-                              "store": [f"st{k % 4}" for k in range(n_series)]})
+        attrs = pd.DataFrame(
+            {
+                "series_id": ids,
+                "region": [f"r{k % 2}" for k in range(n_series)],
+                "store": [f"st{k % 4}" for k in range(n_series)],
+            }
+        )
         lv = ("region", "store")
-    return Panel.from_long(frame, freq=freq, attributes=attrs, levels=lv, name="toy",
-                           meta={"synthetic": True})
+    return Panel.from_long(frame, freq=freq, attributes=attrs, levels=lv, name="toy", meta={"synthetic": True})

@@ -100,25 +100,21 @@ def window_median(values: FloatArray, *, window: int) -> FloatArray:
     return np.nanmedian(values[:, -window:], axis=1)
 
 
-def _clipped_ratio(
-    recent: FloatArray, year_ago: FloatArray, *, clip_low: float, clip_high: float
-) -> FloatArray:
+def _clipped_ratio(recent: FloatArray, year_ago: FloatArray, *, clip_low: float, clip_high: float) -> FloatArray:
     # recent / year_ago, 1 where year_ago is 0 (no base to grow from), clipped to [clip_low, clip_high]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(year_ago != 0, recent / np.where(year_ago != 0, year_ago, 1.0), 1.0)
     return np.clip(ratio, clip_low, clip_high)
 
 
-def momentum_ratio(
-    values: FloatArray, *, season: int, k: int, clip_low: float, clip_high: float
-) -> FloatArray:
+def momentum_ratio(values: FloatArray, *, season: int, k: int, clip_low: float, clip_high: float) -> FloatArray:
     """Year-over-year momentum :math:`r = \\mathrm{clip}(\\sum_{j=0}^{k-1} y_{T-j} /
     \\sum_{j=0}^{k-1} y_{T-m-j},\\ [c_\\ell, c_u])`, with :math:`r = 1` when the denominator is 0.
 
     Needs ``season + k`` observations per series (the forecaster declares it): ``[series]``.
     """
     recent = values[:, -k:].sum(axis=1)
-    year_ago = values[:, -season - k: values.shape[1] - season].sum(axis=1)
+    year_ago = values[:, -season - k : values.shape[1] - season].sum(axis=1)
     return _clipped_ratio(recent, year_ago, clip_low=clip_low, clip_high=clip_high)  # [series]
 
 

@@ -103,7 +103,7 @@ def ses_level(values: np.ndarray, starts: np.ndarray, alpha: float) -> np.ndarra
     """SES with a fixed ``alpha`` for every series: ``[series]`` one-step forecasts."""
     out = np.empty(values.shape[0])
     for i in range(values.shape[0]):
-        out[i] = ses_one(values[i, starts[i]:], alpha)
+        out[i] = ses_one(values[i, starts[i] :], alpha)
     return out
 
 
@@ -138,7 +138,7 @@ def croston_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Croston's classic estimate (alpha 0.1 for sizes and intervals): ``[series]``."""
     out = np.empty(values.shape[0])
     for i in range(values.shape[0]):
-        y = values[i, starts[i]:]
+        y = values[i, starts[i] :]
         demand, intervals = _demand_and_intervals(y)
         if demand.size == 0:
             out[i] = y[y.size - 1]
@@ -154,7 +154,7 @@ def tsb_level(values: np.ndarray, starts: np.ndarray, alpha_d: float, alpha_p: f
     """TSB: SES(alpha_p) of the occurrence indicator times SES(alpha_d) of the positive sizes."""
     out = np.empty(values.shape[0])
     for i in range(values.shape[0]):
-        y = values[i, starts[i]:]
+        y = values[i, starts[i] :]
         demand, _ = _demand_and_intervals(y)
         if demand.size == 0:
             out[i] = 0.0
@@ -205,7 +205,7 @@ def adida_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """ADIDA: optimised SES on block sums at the rounded mean interval, divided by the block length."""
     out = np.empty(values.shape[0])
     for i in range(values.shape[0]):
-        y = values[i, starts[i]:]
+        y = values[i, starts[i] :]
         if _all_zero(y):
             out[i] = 0.0
             continue
@@ -223,7 +223,7 @@ def imapa_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """IMAPA: the mean over block lengths 1..round(mean interval) of ADIDA's per-period estimate."""
     out = np.empty(values.shape[0])
     for i in range(values.shape[0]):
-        y = values[i, starts[i]:]
+        y = values[i, starts[i] :]
         if _all_zero(y):
             out[i] = 0.0
             continue

@@ -89,14 +89,18 @@ class PanelForecaster(Forecaster):
         quantiles = None
         if quantile_levels:
             counts = error_counts(horizon=horizon, pattern=self.step_pattern, season=season)
-            quantiles = gaussian_quantiles(point, residual_sigma(residuals), counts=counts,
-                                           levels=quantile_levels)
+            quantiles = gaussian_quantiles(point, residual_sigma(residuals), counts=counts, levels=quantile_levels)
         samples = None
         if n_samples > 0:
-            samples = bootstrap_paths(point, residuals, pattern=self.step_pattern, season=season,
-                                      n_samples=n_samples, rng=rng)
-        return Forecast(point=point, quantile_levels=quantile_levels if quantiles is not None else (),
-                        quantiles=quantiles, samples=samples)
+            samples = bootstrap_paths(
+                point, residuals, pattern=self.step_pattern, season=season, n_samples=n_samples, rng=rng
+            )
+        return Forecast(
+            point=point,
+            quantile_levels=quantile_levels if quantiles is not None else (),
+            quantiles=quantiles,
+            samples=samples,
+        )
 
 
 def check_history_length(forecaster: Forecaster, history: History) -> None:
@@ -191,8 +195,7 @@ class SnaiveMomentumForecaster(PanelForecaster):
     def __init__(self, *, k: int = 3, clip_low: float = 0.5, clip_high: float = 2.0) -> None:
         check_positive_int("k", k)
         if not (0.0 < float(clip_low) <= 1.0 <= float(clip_high)):
-            raise ValueError(f"need 0 < clip_low <= 1 <= clip_high, got clip_low={clip_low}, "
-                             f"clip_high={clip_high}")
+            raise ValueError(f"need 0 < clip_low <= 1 <= clip_high, got clip_low={clip_low}, clip_high={clip_high}")
         self.k = k
         self.clip_low = clip_low
         self.clip_high = clip_high
@@ -201,13 +204,15 @@ class SnaiveMomentumForecaster(PanelForecaster):
         return season_length + self.k + 1
 
     def _point(self, values, starts, *, season, horizon):
-        ratio = kb.momentum_ratio(values, season=season, k=self.k, clip_low=self.clip_low,
-                                  clip_high=self.clip_high)  # [series]
+        ratio = kb.momentum_ratio(
+            values, season=season, k=self.k, clip_low=self.clip_low, clip_high=self.clip_high
+        )  # [series]
         return ratio[:, None] * kb.seasonal_naive_forecast(values, season=season, horizon=horizon)
 
     def _residuals(self, values, starts, *, season):
-        return kb.momentum_residuals(values, starts, season=season, k=self.k, clip_low=self.clip_low,
-                                     clip_high=self.clip_high)
+        return kb.momentum_residuals(
+            values, starts, season=season, k=self.k, clip_low=self.clip_low, clip_high=self.clip_high
+        )
 
 
 @register("drift")

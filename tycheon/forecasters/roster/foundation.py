@@ -67,12 +67,17 @@ class FoundationForecaster(Forecaster):
     @classmethod
     def _check(cls, weights: str) -> Availability:
         if importlib.util.find_spec(cls.module) is None:
-            return Availability(ok=False, reason=f"package '{cls.distribution}' is not installed "
-                                                 f"(module '{cls.module}' not importable)")
+            return Availability(
+                ok=False, reason=f"package '{cls.distribution}' is not installed (module '{cls.module}' not importable)"
+            )
         if not _weights_cached(weights):
-            return Availability(ok=False, reason=(
-                f"weights '{weights}' must be downloaded from the Hugging Face hub and are not in the "
-                f"local cache ({hub_cache_dir()}); this environment has no network access"))
+            return Availability(
+                ok=False,
+                reason=(
+                    f"weights '{weights}' must be downloaded from the Hugging Face hub and are not in the "
+                    f"local cache ({hub_cache_dir()}); this environment has no network access"
+                ),
+            )
         return Availability(ok=True)
 
     @classmethod
@@ -87,8 +92,15 @@ class FoundationForecaster(Forecaster):
         if not status.ok:
             raise FoundationModelUnavailableError(f"{self.forecaster_id}: {status.reason}")
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         self._require()
         raise FoundationModelUnavailableError(
             f"{self.forecaster_id}: package and weights are present, but tycheon has no inference adapter "
@@ -111,14 +123,20 @@ class ChronosBoltForecaster(FoundationForecaster):
     distribution = "chronos-forecasting"
     default_weights = "amazon/chronos-bolt-small"
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         self._require()
         import torch  # the chronos package depends on torch
         from chronos import BaseChronosPipeline
 
-        pipeline = BaseChronosPipeline.from_pretrained(self._weights(), device_map="cpu",
-                                                       local_files_only=True)
+        pipeline = BaseChronosPipeline.from_pretrained(self._weights(), device_map="cpu", local_files_only=True)
         context = [torch.tensor(history.series(i)) for i in range(history.n_series)]
         levels = sorted(set(quantile_levels) | {0.5})
         q, _ = pipeline.predict_quantiles(context, prediction_length=horizon, quantile_levels=levels)

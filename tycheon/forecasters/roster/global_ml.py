@@ -91,9 +91,18 @@ class LightGbmGlobalForecaster(Forecaster):
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=1, is_global=True)
 
-    def __init__(self, *, n_lags: int | None = None, n_estimators: int = 200, learning_rate: float = 0.05,
-                 num_leaves: int = 15, min_child_samples: int = 10, subsample: float = 0.8,
-                 colsample: float = 0.8, seed: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        n_lags: int | None = None,
+        n_estimators: int = 200,
+        learning_rate: float = 0.05,
+        num_leaves: int = 15,
+        min_child_samples: int = 10,
+        subsample: float = 0.8,
+        colsample: float = 0.8,
+        seed: int = 0,
+    ) -> None:
         if n_lags is not None and (isinstance(n_lags, bool) or not isinstance(n_lags, int) or n_lags < 1):
             raise ValueError(f"n_lags must be a positive integer or None, got {n_lags!r}")
         check_unit_interval("subsample", subsample)
@@ -123,7 +132,7 @@ class LightGbmGlobalForecaster(Forecaster):
         s, t = y.shape
         padded = np.concatenate([np.full((s, n_lags), np.nan), y], axis=1)
         # lag j of target column c is padded[:, n_lags + c - j]
-        lag_cols = np.stack([padded[:, n_lags - j: n_lags - j + t] for j in range(1, n_lags + 1)], axis=2)
+        lag_cols = np.stack([padded[:, n_lags - j : n_lags - j + t] for j in range(1, n_lags + 1)], axis=2)
         keep = np.isfinite(y) & np.isfinite(lag_cols[:, :, 0])  # [series, time]
         if keep.sum() < 2 * self.min_child_samples:
             raise ValueError(
@@ -134,16 +143,32 @@ class LightGbmGlobalForecaster(Forecaster):
         x, scale = _features(lag_cols[keep], position[keep], season)
         target = y[keep] / scale
         params: dict[str, Any] = dict(
-            objective="regression", n_estimators=self.n_estimators, learning_rate=self.learning_rate,
-            num_leaves=self.num_leaves, min_child_samples=self.min_child_samples,
-            subsample=float(self.subsample), subsample_freq=1, colsample_bytree=float(self.colsample),
-            random_state=self.seed, deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1,
+            objective="regression",
+            n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate,
+            num_leaves=self.num_leaves,
+            min_child_samples=self.min_child_samples,
+            subsample=float(self.subsample),
+            subsample_freq=1,
+            colsample_bytree=float(self.colsample),
+            random_state=self.seed,
+            deterministic=True,
+            force_row_wise=True,
+            n_jobs=1,
+            verbose=-1,
         )
         self.model_ = lgb.LGBMRegressor(**params).fit(x, target)
         self.n_train_rows_ = int(keep.sum())
 
-    def _predict(self, history: History, *, horizon: int, quantile_levels: tuple[float, ...], n_samples: int,
-                 rng: np.random.Generator) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         model = getattr(self, "model_", None)
         if model is None:
             raise NotFittedError("lightgbm_global must be fit on the history before the origin; call fit first")
@@ -167,5 +192,5 @@ class LightGbmGlobalForecaster(Forecaster):
         for step in range(horizon):
             x, scale = _features(window, np.full(s, positions[step]), season)
             point[:, step] = model.predict(x) * scale
-            window = np.concatenate([point[:, step: step + 1], window[:, :-1]], axis=1)
+            window = np.concatenate([point[:, step : step + 1], window[:, :-1]], axis=1)
         return Forecast(point=point)

@@ -17,8 +17,7 @@ from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import check_unit_interval, flat
 from tycheon.forecasters.roster.baselines import PanelForecaster
 
-__all__ = ["AdidaForecaster", "CrostonForecaster", "CrostonSbaForecaster", "ImapaForecaster",
-           "TsbForecaster"]
+__all__ = ["AdidaForecaster", "CrostonForecaster", "CrostonSbaForecaster", "ImapaForecaster", "TsbForecaster"]
 
 _CAPS = Capabilities(min_obs=1, vectorised=True)
 

@@ -91,17 +91,24 @@ class SktimeForecaster(Forecaster):
         """The sktime class named by ``estimator`` (raises :class:`UnknownSktimeEstimatorError`)."""
         return _resolve(self.estimator)
 
-    def _predict(self, history: History, *, horizon, quantile_levels, n_samples, rng) -> Forecast:
+    def _predict(
+        self,
+        history: History,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> Forecast:
         check_history_length(self, history)
         cls = self.estimator_class()
-        gives_q = bool(quantile_levels) and bool(cls.get_class_tag("capability:pred_int", False))
+        gives_q = bool(quantile_levels) and bool(cls.get_class_tag("capability:pred_int", False))  # type: ignore[attr-defined]
         index = period_index(history.periods, history.freq)
         point = np.empty((history.n_series, horizon))  # [series, horizon]
         quantiles = np.empty((history.n_series, horizon, len(quantile_levels))) if gives_q else None
         for i in range(history.n_series):
             series = pd.Series(history.series(i), index=index[history.observed[i]])
-            p, q = self._forecast_one(cls, series, horizon=horizon,
-                                      quantile_levels=quantile_levels if gives_q else ())
+            p, q = self._forecast_one(cls, series, horizon=horizon, quantile_levels=quantile_levels if gives_q else ())
             point[i] = p
             if quantiles is not None:
                 quantiles[i] = q
@@ -109,8 +116,9 @@ class SktimeForecaster(Forecaster):
             return Forecast(point=point)
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)
 
-    def _forecast_one(self, cls: type, series: pd.Series, *, horizon: int,
-                      quantile_levels: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray | None]:
+    def _forecast_one(
+        self, cls: type, series: pd.Series, *, horizon: int, quantile_levels: tuple[float, ...]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         from sktime.forecasting.base import ForecastingHorizon
 
         fh = ForecastingHorizon(np.arange(1, horizon + 1), is_relative=True)

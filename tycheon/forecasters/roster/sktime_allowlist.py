@@ -21,8 +21,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALLOWLIST_PATH", "ParamRule", "SktimeAllowListError", "allowed_class", "allowed_estimators",
-           "check_params", "rules"]
+__all__ = [
+    "ALLOWLIST_PATH",
+    "ParamRule",
+    "SktimeAllowListError",
+    "allowed_class",
+    "allowed_estimators",
+    "check_params",
+    "rules",
+]
 
 ALLOWLIST_PATH = Path(__file__).with_name("sktime_allowlist.toml")
 _TYPES = ("int", "float", "bool", "str")
@@ -78,9 +85,13 @@ def _load() -> dict[str, _Entry]:
         for param, rule in spec.get("params", {}).items():
             if rule.get("type") not in _TYPES:  # a broken list is a bug in the repository, said loudly
                 raise SktimeAllowListError(f"{ALLOWLIST_PATH}: {name}.params.{param}: type must be one of {_TYPES}")
-            rules[param] = ParamRule(type=rule["type"], min=rule.get("min"), max=rule.get("max"),
-                                     choices=tuple(rule["choices"]) if "choices" in rule else None,
-                                     nullable=bool(rule.get("nullable", False)))
+            rules[param] = ParamRule(
+                type=rule["type"],
+                min=rule.get("min"),
+                max=rule.get("max"),
+                choices=tuple(rule["choices"]) if "choices" in rule else None,
+                nullable=bool(rule.get("nullable", False)),
+            )
         out[name] = _Entry(module=spec["module"], params=rules)
     return out
 

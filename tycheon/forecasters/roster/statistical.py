@@ -82,8 +82,7 @@ class StatsforecastForecaster(LocalForecaster):
 
     def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
         check_history_length(self, history)
-        return super()._predict(history, horizon=horizon, quantile_levels=quantile_levels,
-                                n_samples=n_samples, rng=rng)
+        return super()._predict(history, horizon=horizon, quantile_levels=quantile_levels, n_samples=n_samples, rng=rng)
 
     def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
         levels = levels_for_quantiles(quantile_levels)
