@@ -304,7 +304,7 @@ def test_no_serious_or_critical_accessibility_violations(browser, committed, com
         if bad:
             found[path] = bad
     context.close()
-    assert found == {}
+    assert found == {}, "\n".join(f"{p}: {v}" for p, v in found.items())
 
 
 def test_every_glossary_link_resolves(committed):
