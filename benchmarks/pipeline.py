@@ -234,9 +234,7 @@ def _run_model(
         cached = None  # an entry for another model under this key cannot be this model's result
     if cached is not None and not inputs.cache.should_verify(key):
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
-    # Split local models into one chunk of series per worker, so that every core is busy; the chunking is
-    # a function of the config alone, so the results stay deterministic.
-    chunk = None if cfg.backend == "sequential" else max(32, -(-panel.n_series // cfg.n_jobs))
+    chunk = engine.worker_chunk_size(panel.n_series, n_jobs=cfg.n_jobs, backend=cfg.backend)
     run = functools.partial(
         engine.run,
         panel,

@@ -409,8 +409,7 @@ def _run_one(
 ) -> tuple[pd.DataFrame | None, dict[str, Any]]:
     """One model through the engine, the pipeline's way: a failure is recorded, a leak is raised."""
     s = plan.settings
-    # one chunk of series per worker: the benchmark pipeline's rule, so the rows equal the pipeline's
-    chunk = None if s.backend == "sequential" else max(32, -(-panel.n_series // s.n_jobs))
+    chunk = engine.worker_chunk_size(panel.n_series, n_jobs=s.n_jobs, backend=s.backend)
     protocol = s.protocol()
     try:
         scores = engine.run(

@@ -20,6 +20,7 @@ import pandas as pd
 
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores
+from tycheon.metrics.registry import term_values
 from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
@@ -168,7 +169,9 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     cells, cell_idx = np.unique(cell, return_inverse=True)
     m_codes, models = unit._codes()
     loss = np.full((len(cells), len(models)), np.nan)  # [cell, model]
-    loss[cell_idx, m_codes] = np.abs(unit.column("point").astype(np.float64) - unit.column("actual").astype(np.float64))
+    loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
+        ("abs_err",), actual=unit.column("actual").astype(np.float64), point=unit.column("point").astype(np.float64)
+    )["abs_err"]
     first = np.zeros(len(cells), dtype=np.int64)
     first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
     p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)

@@ -333,6 +333,13 @@ def run(
     )
 
 
+def worker_chunk_size(n_series: int, *, n_jobs: int, backend: Backend) -> int | None:
+    """Series per task when a run uses worker processes: one chunk per worker (at least 32 series), so that
+    every core is busy; a function of the run's settings alone, so results stay deterministic. ``None``
+    (the engine's default) for the sequential backend."""
+    return None if backend == "sequential" else max(32, -(-int(n_series) // int(n_jobs)))
+
+
 def _availability(factories: Mapping[str, Factory]) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The models that can run here, and the skip record (with its reason) of each that cannot."""
     models_meta: dict[str, dict[str, Any]] = {}
