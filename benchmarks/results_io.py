@@ -1,8 +1,11 @@
 """Results files: canonical JSON, append-only versions, atomic writes, a hashed parquet sidecar, validation.
 
 Layout: ``benchmarks/results/<name>/<version>.json`` with ``<version>`` = ``v0001``, ``v0002``, ... (the
-next free number in that folder), and its sidecar ``<version>-<sha256>.parquet`` holding the per-record
-scores; the JSON's ``sidecar`` block names the file and its sha256.
+next free number in that folder), and its sidecar holding the per-record scores, stored **once per content
+hash** as ``<name>/sidecars/<sha256>.parquet``: two versions whose score tables are byte-equal share one
+file. The JSON's ``sidecar`` block records the sha256 (and the path, ``sidecars/<sha256>.parquet``); readers
+find the file by its hash (:func:`sidecar_file`). Folders written before this layout hold
+``<version>-<sha256>.parquet`` beside the JSON; those are still found (the recorded path) and read.
 
 Guarantees:
 
@@ -12,12 +15,16 @@ Guarantees:
 - **atomic**: both files are written to temp files in the same folder and moved into place only when
   complete; temp files are removed in ``finally``, so Ctrl-C leaves no partial version behind (a sidecar
   without its JSON is inert: nothing references it);
+- **no overwrite of a sidecar either**: a sidecar whose hash is already stored is not written again; the
+  stored file is hashed and must match (else :class:`ResultsValidationError` names it), and the new
+  version references it;
 - **canonical**: ``json.dumps(sort_keys=True)`` with NaN/inf written as ``null``, so equal results give
   equal bytes; wall-clock facts live only under keys named ``timings`` (see :func:`strip_volatile`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -45,9 +52,13 @@ __all__ = [
     "ResultsValidationError",
     "canonical_json",
     "file_sha256",
+    "find_sidecar",
     "next_version",
     "read_results",
     "schema",
+    "SIDECAR_DIR",
+    "sidecar_file",
+    "stored_sidecar_name",
     "to_json_value",
     "strip_volatile",
     "validate_document",
@@ -58,7 +69,10 @@ __all__ = [
 BENCHMARKS_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCHMARKS_DIR / "results"
 VOLATILE_KEYS = frozenset({"timings", "cache"})
+SIDECAR_DIR = "sidecars"
 _VERSION = re.compile(r"^v(\d{4})\.json$")
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_LEGACY_SIDECAR = re.compile(r"^v\d{4}-([0-9a-f]{64})\.parquet$")
 
 
 class ResultsExistError(FileExistsError):
@@ -153,37 +167,126 @@ def next_version(folder: str | Path) -> str:
     return f"v{max(numbers, default=0) + 1:04d}"
 
 
-def _write_sidecar(frame: pd.DataFrame, folder: Path, version: str) -> tuple[Path, str]:
+def stored_sidecar_name(sha256: str) -> str:
+    """The recorded path of a sidecar with this hash, relative to its results folder:
+    ``sidecars/<sha256>.parquet``."""
+    return f"{SIDECAR_DIR}/{sha256}.parquet"
+
+
+def find_sidecar(json_path: str | Path, *, sha256: str, recorded: str | None = None) -> Path | None:
+    """The sidecar of a results file, found by its hash, or None when neither layout has it.
+
+    Looks first in the content-addressed store (``<folder>/sidecars/<sha256>.parquet``), then at the
+    recorded path when it is the pre-store layout (``<folder>/vNNNN-<sha256>.parquet`` beside the JSON,
+    with the same hash in its name). The file's content is not hashed here (see
+    :func:`validate_results_file`)."""
+    folder = Path(json_path).parent
+    if not _SHA.match(sha256):
+        return None
+    stored = folder / stored_sidecar_name(sha256)
+    if stored.is_file():
+        return stored
+    if recorded:
+        legacy = _LEGACY_SIDECAR.match(recorded)
+        if legacy and legacy.group(1) == sha256 and (folder / recorded).is_file():
+            return folder / recorded
+    return None
+
+
+def sidecar_file(json_path: str | Path, sidecar: Any) -> Path:
+    """The sidecar file of a results file, by the hash its ``sidecar`` block records.
+
+    Parameters
+    ----------
+    json_path : path
+        The results JSON.
+    sidecar : Sidecar or dict
+        Its ``sidecar`` block (``sha256`` and ``path``).
+
+    Raises
+    ------
+    ResultsValidationError
+        No file with that hash in either layout (the message names where it was looked for).
+    """
+    block = sidecar if isinstance(sidecar, dict) else sidecar.model_dump()
+    sha, recorded = str(block.get("sha256", "")), block.get("path")
+    found = find_sidecar(json_path, sha256=sha, recorded=recorded)
+    if found is None:
+        folder = Path(json_path).parent
+        where = [str(folder / stored_sidecar_name(sha))]
+        if recorded and recorded != stored_sidecar_name(sha):
+            where.append(str(folder / recorded))
+        raise ResultsValidationError(f"{json_path}: sidecar {' or '.join(where)} is missing (sha256 {sha})")
+    return found
+
+
+def _write_sidecar(frame: pd.DataFrame, folder: Path) -> tuple[Path, str, bool]:
+    """Write ``frame`` into the sidecar store under its hash; ``(path, sha256, created)``.
+
+    The table is written to a temp file inside the store, hashed, and linked to ``<sha256>.parquet``
+    only if no file of that name exists; an existing one is hashed and must match (it is never rewritten).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".parquet.tmp", dir=folder)
+    store = folder / SIDECAR_DIR
+    store.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".parquet.tmp", dir=store)
     os.close(fd)
     try:
         pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
         sha = file_sha256(tmp)
-        final = folder / f"{version}-{sha}.parquet"
-        os.replace(tmp, final)
+        final = folder / stored_sidecar_name(sha)
+        try:
+            _link_no_clobber(tmp, final)
+            created = True
+        except FileExistsError:
+            created = False
+            stored = file_sha256(final)
+            if stored != sha:
+                raise ResultsValidationError(
+                    f"refusing to write: the stored sidecar {final} has sha256 {stored}, not the {sha} its name "
+                    "says: it was modified or replaced (it is not overwritten; restore it from version control)"
+                ) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return final, sha
+    return final, sha, created
+
+
+def _link_no_clobber(tmp: str, final: Path) -> None:
+    """Place ``tmp`` at ``final`` atomically; :class:`FileExistsError` if ``final`` exists."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise
+    except OSError as err:  # a filesystem without hard links: check, then rename atomically
+        if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        if final.exists():
+            raise FileExistsError(errno.EEXIST, "exists", str(final)) from err
+        os.replace(tmp, final)
+
+
+def _referenced(folder: Path, sha256: str) -> bool:
+    """Whether a results version in ``folder`` records this sidecar hash."""
+    for path in existing_versions(folder):
+        try:
+            if json.loads(path.read_text(encoding="utf-8")).get("sidecar", {}).get("sha256") == sha256:
+                return True
+        except (OSError, ValueError, AttributeError):
+            continue
+    return False
 
 
 def _place_no_clobber(tmp: str, final: Path) -> None:
     try:
-        os.link(tmp, final)  # atomic and refuses an existing target
+        _link_no_clobber(tmp, final)  # atomic and refuses an existing target
     except FileExistsError as err:
         raise ResultsExistError(
             f"results version {final} already exists; versions are append-only, so it is never "
             "overwritten (run again to write the next version)"
         ) from err
-    except OSError as err:  # a filesystem without hard links: check, then rename atomically
-        if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-            raise
-        if final.exists():
-            raise ResultsExistError(f"results version {final} already exists; versions are append-only") from err
-        os.replace(tmp, final)
 
 
 def write_results(
@@ -225,7 +328,7 @@ def write_results(
         raise ResultsExistError(
             f"results version {final} already exists; versions are append-only, so it is never overwritten"
         )
-    sidecar, sha = _write_sidecar(scores, folder, version)
+    sidecar, sha, created = _write_sidecar(scores, folder)
     tmp = None
     try:
         full = {
@@ -233,7 +336,7 @@ def write_results(
             "version": version,
             "schema_version": SCHEMA_VERSION,
             "sidecar": {
-                "path": sidecar.name,
+                "path": stored_sidecar_name(sha),
                 "sha256": sha,
                 "format": "parquet",
                 "n_rows": int(len(scores)),
@@ -254,8 +357,12 @@ def write_results(
             os.fsync(fh.fileno())
         _place_no_clobber(tmp, final)
     except BaseException:
-        if not final.exists() or final.stat().st_size == 0:
-            sidecar.unlink(missing_ok=True)  # never leave an unreferenced sidecar from a failed write
+        # never leave an unreferenced sidecar from a failed write; one stored before (or by another
+        # version meanwhile) stays
+        if created and (not final.exists() or final.stat().st_size == 0) and not _referenced(folder, sha):
+            sidecar.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the store folder too, if this write made it and it is empty
+                sidecar.parent.rmdir()
         raise
     finally:
         if tmp and os.path.exists(tmp):
@@ -264,8 +371,8 @@ def write_results(
 
 
 def validate_results_file(path: str | Path) -> list[str]:
-    """Every reason a results file is not valid: JSON syntax, schema, sidecar presence, name, hash and
-    row count. Empty when the file is valid."""
+    """Every reason a results file is not valid: JSON syntax, schema, sidecar presence (found by its
+    hash, :func:`find_sidecar`), name, hash and row count. Empty when the file is valid."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -277,29 +384,37 @@ def validate_results_file(path: str | Path) -> list[str]:
     side = doc.get("sidecar") if isinstance(doc, dict) else None
     if not isinstance(side, dict) or "path" not in side or "sha256" not in side:
         return problems
-    sidecar = path.parent / side["path"]
-    if Path(side["path"]).name != side["path"]:
-        problems.append(f"{path}: sidecar path {side['path']!r} must be a file name beside the JSON")
-    elif not sidecar.exists():
-        problems.append(f"{path}: sidecar {sidecar} is missing")
-    else:
-        actual = file_sha256(sidecar)
-        if actual != side["sha256"]:
-            problems.append(
-                f"{path}: sidecar {sidecar.name} has sha256 {actual}, but the results record "
-                f"{side['sha256']}: the sidecar was modified or replaced"
-            )
-        if side["sha256"] not in sidecar.name:
-            problems.append(f"{path}: sidecar name {sidecar.name} does not contain its sha256")
-        try:
-            import pyarrow.parquet as pq
+    recorded, sha = str(side["path"]), str(side["sha256"])
+    if recorded != stored_sidecar_name(sha) and not _LEGACY_SIDECAR.match(recorded):
+        problems.append(
+            f"{path}: sidecar path {recorded!r} must be {stored_sidecar_name(sha)!r} (or, written before the "
+            "sidecar store, vNNNN-<sha256>.parquet beside the JSON)"
+        )
+        return problems
+    if sha not in recorded:
+        problems.append(f"{path}: sidecar name {recorded} does not contain its sha256 {sha}")
+        return problems
+    sidecar = find_sidecar(path, sha256=sha, recorded=recorded)
+    if sidecar is None:
+        where = path.parent / stored_sidecar_name(sha)
+        legacy = f" (nor {path.parent / recorded})" if recorded != stored_sidecar_name(sha) else ""
+        problems.append(f"{path}: sidecar {where} is missing{legacy}")
+        return problems
+    actual = file_sha256(sidecar)
+    if actual != sha:
+        problems.append(
+            f"{path}: sidecar {sidecar} has sha256 {actual}, but the results record "
+            f"{sha}: the sidecar was modified or replaced"
+        )
+    try:
+        import pyarrow.parquet as pq
 
-            n_rows = pq.ParquetFile(sidecar).metadata.num_rows
-        except Exception as err:  # noqa: BLE001 - any unreadable sidecar is reported, not raised
-            problems.append(f"{path}: sidecar {sidecar.name} is not readable parquet: {err}")
-        else:
-            if n_rows != side.get("n_rows"):
-                problems.append(f"{path}: sidecar has {n_rows} rows, the results record {side.get('n_rows')}")
+        n_rows = pq.ParquetFile(sidecar).metadata.num_rows
+    except Exception as err:  # noqa: BLE001 - any unreadable sidecar is reported, not raised
+        problems.append(f"{path}: sidecar {sidecar} is not readable parquet: {err}")
+    else:
+        if n_rows != side.get("n_rows"):
+            problems.append(f"{path}: sidecar has {n_rows} rows, the results record {side.get('n_rows')}")
     return problems
 
 

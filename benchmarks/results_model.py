@@ -222,7 +222,11 @@ class ModelEntry(_Model):
 
 
 class Sidecar(_Model):
-    path: str = Field(description="File name relative to the results JSON; the name contains the sha256.")
+    path: str = Field(
+        description="Where the sidecar is stored, relative to the results JSON's folder: "
+        "sidecars/<sha256>.parquet, one file per content hash shared by every version with equal scores "
+        "(written before that store: vNNNN-<sha256>.parquet beside the JSON). Readers find it by sha256."
+    )
     sha256: Sha256
     format: Literal["parquet"]
     n_rows: int = Field(ge=0)

@@ -19,7 +19,7 @@ __all__ = ["main", "verify_file"]
 def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     """``(problems, note)`` for one results file: schema, sidecar hash and every table recomputed; the
     note says when the tables could not be recomputed (an older sidecar)."""
-    from benchmarks.results_io import read_results
+    from benchmarks.results_io import read_results, sidecar_file
     from benchmarks.verify import recompute_problems
 
     problems = validate_results_file(path)
@@ -27,7 +27,7 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
         return problems, None
     doc = read_results(path)
     try:
-        return [f"{path}: {p}" for p in recompute_problems(doc, Path(path).parent / doc.sidecar.path)], None
+        return [f"{path}: {p}" for p in recompute_problems(doc, sidecar_file(path, doc.sidecar))], None
     except ValueError as err:
         return [], f"tables not recomputed: {err}"
 

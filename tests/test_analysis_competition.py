@@ -115,10 +115,12 @@ def test_the_published_competition_values_are_recomputed_exactly_from_the_commit
     import json
     from pathlib import Path
 
+    from benchmarks.results_io import sidecar_file
+
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "small"
     doc = json.loads((results / "v0004.json").read_text())
     sidecar = pd.read_parquet(
-        results / doc["sidecar"]["path"],
+        sidecar_file(results / "v0004.json", doc["sidecar"]),
         columns=["dataset", "protocol", "model", "unit", "series_id", "step", "actual", "point", "scale_mae"],
     )
     for published in doc["competition"]:

@@ -75,7 +75,8 @@ def test_write_then_validate_and_versions_are_appended(tmp_path):
     assert validate_results_file(first) == [] and validate_results_file(second) == []
     doc = json.loads(first.read_text())
     assert doc["version"] == "v0001" and doc["sidecar"]["n_rows"] == 2
-    assert doc["sidecar"]["path"] == f"v0001-{doc['sidecar']['sha256']}.parquet"
+    assert doc["sidecar"]["path"] == f"sidecars/{doc['sidecar']['sha256']}.parquet"
+    assert (first.parent / doc["sidecar"]["path"]).is_file()
     assert not list(tmp_path.rglob("*.tmp"))
 
 
@@ -85,7 +86,7 @@ def test_when_version_exists_then_writer_refuses_and_names_the_path(tmp_path):
     with pytest.raises(ResultsExistError, match=rf"results version {path} already exists; versions are append-only"):
         write_results(_doc(), _scores(), results_dir=tmp_path, version="v0001")
     assert path.read_bytes() == before
-    assert len(list(path.parent.glob("*.parquet"))) == 1
+    assert len(list(path.parent.rglob("*.parquet"))) == 1
 
 
 def test_when_document_breaks_the_schema_then_nothing_is_written(tmp_path):
@@ -111,7 +112,7 @@ def test_when_interrupted_mid_write_then_no_partial_version_is_left(tmp_path, mo
 
 def test_when_sidecar_is_tampered_then_validator_reports_the_hash_mismatch(tmp_path, capsys):
     path = write_results(_doc(), _scores(), results_dir=tmp_path)
-    sidecar = next(path.parent.glob("*.parquet"))
+    sidecar = next(path.parent.rglob("*.parquet"))
     tampered = _scores().assign(point=[1.5, 9.9])
     tampered.to_parquet(sidecar, index=False)
     problems = validate_results_file(path)
@@ -122,7 +123,7 @@ def test_when_sidecar_is_tampered_then_validator_reports_the_hash_mismatch(tmp_p
 
 def test_when_sidecar_is_missing_then_validator_says_so(tmp_path):
     path = write_results(_doc(), _scores(), results_dir=tmp_path)
-    next(path.parent.glob("*.parquet")).unlink()
+    next(path.parent.rglob("*.parquet")).unlink()
     assert any("is missing" in p for p in validate_results_file(path))
     assert validate_main([str(path)]) == 1
 

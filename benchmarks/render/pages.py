@@ -17,6 +17,7 @@ from benchmarks.results_model import (
     LeaderboardRow,
     ModelEntry,
     RunWarning,
+    Sidecar,
     TableKey,
 )
 
@@ -270,11 +271,24 @@ class SiteModel:
             "file": f"benchmarks/results/{run.name}/{run.version}.json",
             "download": SiteModel.results_download(run.name, run.version),
             "prov": prov,
-            "sidecar": run.data.sidecar,
+            "sidecar": SiteModel.stored_sidecar(run),
             "runtime": prov.timings.get("runtime_seconds"),
             "packages": sorted(prov.environment.packages.items()),
             "seeds": sorted(prov.seeds.items()),
         }
+
+    @staticmethod
+    def stored_sidecar(run: Run) -> Sidecar:
+        """The run's sidecar block with ``path`` where the file is stored now, found by its sha256 (a
+        version written before the sidecar store records ``vNNNN-<sha>.parquet``, since moved to
+        ``sidecars/<sha>.parquet``), so the page links the file that exists."""
+        from benchmarks.results_io import find_sidecar
+
+        side = run.data.sidecar
+        found = find_sidecar(run.path, sha256=side.sha256, recorded=side.path)
+        if found is None:
+            return side
+        return side.model_copy(update={"path": found.relative_to(run.path.parent).as_posix()})
 
     @staticmethod
     def verdict_counts(lb: Leaderboard) -> dict[str, int]:

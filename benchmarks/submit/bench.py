@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmarks.cache import ScoreCache
 from benchmarks.config import BenchmarkConfig, ConfigError, ModelConfig, resolve_benchmark_config
 from benchmarks.owned_dir import reset_owned_dir
-from benchmarks.results_io import read_results, write_results
+from benchmarks.results_io import SIDECAR_DIR, read_results, write_results
 from benchmarks.results_model import ResultsDocument
 from benchmarks.submit.tomlout import write_benchmark_config
 
@@ -68,9 +68,9 @@ def seed_results(committed: Path, results_dir: Path) -> None:
     results_dir.mkdir(parents=True, exist_ok=True)
     if not committed.is_dir():
         return
-    for path in sorted(committed.glob("*/v*")):
+    for path in sorted([*committed.glob("*/v*"), *committed.glob(f"*/{SIDECAR_DIR}/*.parquet")]):
         if path.suffix in (".json", ".parquet"):
-            target = results_dir / path.parent.name / path.name
+            target = results_dir / path.relative_to(committed)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
 

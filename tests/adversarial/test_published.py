@@ -77,10 +77,10 @@ def test_a_tampered_sidecar_with_its_hash_updated_is_caught_by_the_recomputation
     tmp = published.parent / "tmp.parquet"
     frame.to_parquet(tmp)
     digest = file_sha256(tmp)
-    new = published.parent / f"v0001-{digest}.parquet"
+    new = published.parent / "sidecars" / f"{digest}.parquet"
     tmp.rename(new)
     old.unlink()
-    doc["sidecar"].update(path=new.name, sha256=digest)
+    doc["sidecar"].update(path=f"sidecars/{new.name}", sha256=digest)
     published.write_text(json.dumps(doc))
     assert validate_main([str(published)]) == 1
     assert "the published numbers are not those of the sidecar" in capsys.readouterr().out
