@@ -360,14 +360,33 @@ class BenchmarkConfig(_Strict):
     )
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
-    backend: Literal["sequential", "joblib", "dask"] = "sequential"
+    backend: Literal["sequential", "joblib", "dask"] = Field(
+        "sequential",
+        description="where the engine's tasks run: in process, local joblib processes, or a Dask cluster (a "
+        "local one sized to the machine unless `scheduler` names one); results are identical",
+    )
+    scheduler: str | None = Field(
+        None,
+        exclude=True,  # where a run computed is not part of its results (the same scores anywhere)
+        description="address tcp://HOST:PORT of an existing Dask scheduler for backend = 'dask' (default: start "
+        "a local cluster); `benchmarks.run --scheduler` overrides it",
+    )
     datasets: list[DatasetEntry] = Field(min_length=1)
     competition: list[CompetitionEntry] = Field(default_factory=list)
     replay: ReplayConfig = Field(default_factory=ReplayConfig)
     sensitivity: SensitivityConfig = Field(default_factory=SensitivityConfig)
 
+    @pydantic.field_validator("scheduler")
+    @classmethod
+    def _scheduler_address(cls, value: str | None) -> str | None:
+        from benchmarks.cluster import parse_scheduler_address
+
+        return None if value is None else parse_scheduler_address(value)
+
     @pydantic.model_validator(mode="after")
     def _check(self) -> BenchmarkConfig:
+        if self.scheduler is not None and self.backend != "dask":
+            raise ValueError(f"scheduler = {self.scheduler!r} needs backend = 'dask' (the backend is {self.backend!r})")
         if self.stride < self.horizon:
             raise ValueError(
                 f"origins overlap: stride {self.stride} < horizon {self.horizon}; a benchmark requires "

@@ -102,6 +102,7 @@ class RunInputs:
     cache: ScoreCache = field(default_factory=lambda: ScoreCache(enabled=False))
     progress: bool = False
     manifest: Path = MANIFEST
+    dask_client: Any = None  # a distributed.Client for backend = "dask" (benchmarks.cluster.dask_client)
 
 
 def subsample(panel: Panel, n: int) -> Panel:
@@ -235,6 +236,9 @@ def _run_model(
     if cached is not None and not inputs.cache.should_verify(key):
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
     chunk = engine.worker_chunk_size(panel.n_series, n_jobs=cfg.n_jobs, backend=cfg.backend)
+    # an isolated (contributed) model runs its tasks inside its limited child, which has no cluster client
+    backend = "sequential" if cfg.backend == "dask" and contributed(model) else cfg.backend
+    client = inputs.dask_client if backend == "dask" else None
     run = functools.partial(
         engine.run,
         panel,
@@ -245,8 +249,9 @@ def _run_model(
         quantile_levels=cfg.quantile_levels,
         n_samples=cfg.n_samples,
         min_history=min_history,
-        backend=cfg.backend,
+        backend=backend,
         n_jobs=cfg.n_jobs,
+        dask_client=client,
         seed=cfg.seed,
         time_budget=cfg.time_budget_seconds,
         progress=inputs.progress,
@@ -479,6 +484,7 @@ def _rolling_part(
             factories=ran,
             min_history=min_history,
             protocol="rolling_origin",
+            dask_client=inputs.dask_client,
         )
         sensitivity = [audit] if audit is not None else []
         warnings += notes

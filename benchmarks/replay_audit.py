@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -81,6 +82,7 @@ def sensitivity_section(
     factories: Mapping[str, Factory],
     min_history: int,
     protocol: str,
+    dask_client: Any = None,
 ) -> tuple[SensitivityTable | None, list[RunWarning], float]:
     """The protocol-sensitivity audit of one dataset's per-series unit with the models that ran, or a
     warning saying why there is none (a pairing failure, e.g. a model that failed in one run only)."""
@@ -120,6 +122,7 @@ def sensitivity_section(
             quantile_levels=(),
             backend=cfg.backend,
             n_jobs=cfg.n_jobs,
+            dask_client=dask_client,
             seed=cfg.seed,
             time_budget=cfg.time_budget_seconds,
         )

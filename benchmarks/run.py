@@ -9,6 +9,12 @@ Before computing, the run takes the results directory's lock (a second run refus
 ``--verify-cache FRACTION`` recomputes that share of the cache hits and stops (exit 1) if one differs bit
 for bit. A run in which the random walk or the production baseline failed, or that built no table, writes
 nothing and exits 1 naming the failures.
+
+With ``backend = "dask"`` the run starts a local Dask cluster sized to the machine and shuts it down when
+it ends (also on an error or Ctrl-C); ``--scheduler tcp://HOST:PORT`` (or the config's ``scheduler``)
+uses an existing cluster instead, which is never shut down (:mod:`benchmarks.cluster`). A cluster that
+cannot be reached within ``--connect-timeout`` seconds, or whose workers run another tycheon, writes
+nothing and exits 1.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.cache import CACHE_DIR, ScoreCache
+from benchmarks.cluster import CONNECT_TIMEOUT_SECONDS, ClusterError, dask_client, parse_scheduler_address
 from benchmarks.config import ConfigError, resolve_benchmark_config
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results, write_results
 
@@ -51,8 +58,31 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FRACTION",
         help="recompute this share (0..1) of cache hits and compare bit for bit (publishing runs)",
     )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the engine's tasks on this existing Dask cluster (needs backend = 'dask'; overrides the "
+        "config's scheduler); default for backend = 'dask': a local cluster sized to the machine",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=CONNECT_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help=f"seconds to reach the Dask scheduler and its first worker (default {CONNECT_TIMEOUT_SECONDS:g})",
+    )
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.scheduler is not None:
+        try:
+            parse_scheduler_address(args.scheduler)
+        except ValueError as err:
+            print(f"--scheduler: {err}", file=sys.stderr)
+            return 2
+    if not args.connect_timeout > 0:
+        print(f"--connect-timeout: must be a positive number of seconds, got {args.connect_timeout}", file=sys.stderr)
+        return 2
     from benchmarks import config as config_module
 
     try:
@@ -61,6 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ConfigError as err:
         print(f"config error: {err}", file=sys.stderr)
+        return 2
+    scheduler = args.scheduler if args.scheduler is not None else cfg.scheduler
+    if scheduler is not None and cfg.backend != "dask":
+        print(
+            f"--scheduler: {scheduler} is only used with backend = 'dask'; {path} has backend = {cfg.backend!r}",
+            file=sys.stderr,
+        )
         return 2
     from benchmarks.pipeline import MANIFEST, RunInputs, build_results
     from benchmarks.provenance import fingerprint as run_fingerprint
@@ -81,9 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"--verify-cache: {err}", file=sys.stderr)
         return 2
-    inputs = RunInputs(path, cfg, models, cache, args.progress)
     try:
-        with results_lock(args.results_dir / cfg.name):
+        with (
+            results_lock(args.results_dir / cfg.name),
+            dask_client(backend=cfg.backend, scheduler=scheduler, timeout=args.connect_timeout) as client,
+        ):
+            inputs = RunInputs(path, cfg, models, cache, args.progress, dask_client=client)
             doc, sidecar = build_results(inputs)
             problems = ranking_failures(doc, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
             if problems:
@@ -97,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     except ResultsLocked as err:
         print(f"[benchmarks.run] refused: {err}", file=sys.stderr)
         return 3
+    except ClusterError as err:
+        print(f"[benchmarks.run] nothing written; the Dask cluster cannot be used: {err}", file=sys.stderr)
+        return 1
     except CacheMismatchError as err:
         print(f"[benchmarks.run] nothing written; the score cache failed verification: {err}", file=sys.stderr)
         return 1

@@ -88,7 +88,9 @@ def run_tasks(
 
             futures = [dask_client.submit(_call, t, pure=False) for t in tasks]
             position = {f.key: i for i, f in enumerate(futures)}
-            for future in as_completed(futures):
+            # the client's own loop: as_completed would otherwise look for a default client, and a caller's
+            # client need not be the default one (benchmarks.cluster makes none)
+            for future in as_completed(futures, loop=dask_client.loop):
                 i = position[future.key]
                 results[i] = future.result()
                 _report(on_result, i, results[i])
