@@ -214,8 +214,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _external_cluster(tmp: Path, n_workers: int = 2) -> Iterator[External]:
-    """``dask scheduler`` and ``n_workers`` × ``dask worker`` (no nanny, one thread) on 127.0.0.1."""
+def _external_cluster(tmp: Path, n_workers: int = 2, env: dict[str, str] | None = None) -> Iterator[External]:
+    """``dask scheduler`` and ``n_workers`` × ``dask worker`` (no nanny, one thread) on 127.0.0.1, with
+    ``env`` (default :func:`_env`)."""
     procs: list[subprocess.Popen] = []
     logs = []
     try:
@@ -228,7 +229,7 @@ def _external_cluster(tmp: Path, n_workers: int = 2) -> Iterator[External]:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "dask", *args],
                 cwd=tmp,
-                env=_env(),
+                env=env or _env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -304,9 +305,9 @@ def test_an_external_cluster_gives_the_in_process_score_set_bit_for_bit_and_is_l
 def test_a_worker_killed_mid_run_is_survived_with_the_same_score_set(in_process, tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
-    with _external_cluster(tmp_path) as cluster:
+    env = _env(**{_dask_slow.MARKS: str(marks)})
+    with _external_cluster(tmp_path, env=env) as cluster:
         workers = {w.pid for w in cluster.workers}
-        env = _env(**{_dask_slow.MARKS: str(marks)})
         code, path, killed = _run(
             tmp_path, "dask", "--scheduler", cluster.address, env=env, kill=marks, killable=workers
         )
