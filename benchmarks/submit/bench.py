@@ -121,10 +121,13 @@ def run_benchmark(
         work_dir / "config" / f"{cfg.name}.toml",
         header=f"{source.name} with the submitted model(s) {ids} added to its roster by benchmarks.submit",
     )
-    inputs = RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress)
+    from benchmarks.cluster import dask_client
     from benchmarks.run_guard import ranking_failures
 
-    doc, sidecar = build_results(inputs)
+    with dask_client(backend=cfg.backend, scheduler=cfg.scheduler) as client:  # None unless backend = "dask"
+        doc, sidecar = build_results(
+            RunInputs(config_path, cfg, models, ScoreCache(cache_dir), progress, dask_client=client)
+        )
     problems = ranking_failures(doc, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
     if problems:
         raise CannotRankError("the benchmark cannot rank, so nothing was written: " + "; ".join(problems))
