@@ -20,14 +20,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
 import pytest
 
-from benchmarks.cluster import ClusterError, dask_client, parse_scheduler_address
-from benchmarks.config import MODELS_DIR, ConfigError, resolve_benchmark_config
-from benchmarks.results_io import sidecar_file, strip_volatile
-from benchmarks.run import main as run_main
-from tests import _dask_slow
+pytest.importorskip("distributed")  # the dask extra (make install installs it; it brings psutil)
+import psutil  # noqa: E402
+
+from benchmarks.cluster import ClusterError, check_workers, dask_client, parse_scheduler_address  # noqa: E402
+from benchmarks.config import MODELS_DIR, ConfigError, resolve_benchmark_config  # noqa: E402
+from benchmarks.results_io import sidecar_file, strip_volatile  # noqa: E402
+from benchmarks.run import main as run_main  # noqa: E402
+from tests import _dask_slow  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).parent / "fixtures" / "tiny_benchmark.toml"
@@ -461,3 +463,28 @@ def test_other_backends_start_no_cluster():
     ):
         pass
     assert issubclass(ClusterError, RuntimeError)
+
+
+class _FakeClient:
+    """What :func:`check_workers` asks of a client: ``run`` on every worker and the scheduler's address."""
+
+    def __init__(self, facts):
+        self.facts = facts
+        self.scheduler = type("S", (), {"address": "tcp://10.0.0.1:8786"})()
+
+    def run(self, fn):
+        fn()  # the probe runs here too (it is what a worker runs)
+        return self.facts
+
+
+def test_workers_with_another_tycheon_or_python_are_refused_naming_them():
+    import platform
+
+    import tycheon
+
+    ours = (tycheon.__version__, platform.python_version())
+    assert check_workers(_FakeClient({"tcp://a:1": ours, "tcp://b:1": ours})) == 2
+    with pytest.raises(ClusterError, match=r"tcp://b:1: tycheon 0\.0\.9, Python 3\.0\.0; install the same tycheon"):
+        check_workers(_FakeClient({"tcp://a:1": ours, "tcp://b:1": ("0.0.9", "3.0.0")}))
+    with pytest.raises(ClusterError, match="has no worker"):
+        check_workers(_FakeClient({}))
