@@ -181,3 +181,15 @@ def test_the_submit_seed_copies_the_store(tmp_path):
     assert validate_results_file(copied) == []
     assert file_sha256(sidecar_file(copied, _sidecar_block(copied))) == _sidecar_block(path)["sha256"]
     shutil.rmtree(src)
+
+
+def test_the_site_links_where_a_committed_sidecar_is_stored_now_not_the_path_its_json_recorded():
+    from benchmarks.render.load import load_file
+    from benchmarks.render.pages import SiteModel
+
+    path = max(COMMITTED.glob("small/v*.json"))
+    run = load_file(path)
+    assert run.data.sidecar.path.startswith(f"{path.stem}-")  # written before the store, not rewritten
+    linked = SiteModel.stored_sidecar(run)
+    assert linked.path == f"sidecars/{run.data.sidecar.sha256}.parquet" and (path.parent / linked.path).is_file()
+    assert linked.sha256 == run.data.sidecar.sha256
