@@ -3,7 +3,7 @@
    The esbuild settings are plotly.js's own for its dist bundles (esbuild-config.js, tasks/util/
    bundle_wrapper.mjs), including its compress-attributes step, which strips the attribute descriptions that
    only the schema browser reads (tasks/compress_attributes.js). For checks only: BUNDLE_ENTRY=<file>
-   builds another entry (node_modules/plotly.js/lib/index-basic.js: 1,106,288 B, the basic bundle's traces
+   builds another entry (node_modules/plotly.js/lib/index-basic.js: 1,106,714 B, the basic bundle's traces
    and components through this pipeline), BUNDLE_OUT=<file> writes elsewhere, BUNDLE_MINIFY=0 keeps the
    code readable (for stack traces). */
 'use strict';
