@@ -19,3 +19,24 @@ def test_the_committed_results_render_with_every_version_in_the_history(tmp_path
         latest = read_results(folder / f"{versions[-1]}.json")
         for lb in latest.leaderboards:
             assert (out / SiteModel.leaderboard_page(folder.name, lb.key)).is_file()
+
+
+def test_the_uncertainty_tables_have_their_own_page_linked_from_the_robustness_page(tmp_path):
+    """The bootstrap tables are most of the analyses' HTML; the robustness page, which loads plotly.js for
+    its dial chart, links to them instead of carrying them (the 1.6 MB chart-page limit)."""
+    out = tmp_path / "docs"
+    render_site(results_dir=RESULTS_DIR, out=out)
+    checked = 0
+    for folder in sorted(p for p in RESULTS_DIR.iterdir() if p.is_dir()):
+        latest = read_results(max(folder.glob("v*.json")))
+        for dataset in sorted({t.dataset for t in latest.analyses.uncertainty}):
+            page = out / "benchmarks" / folder.name / dataset / "uncertainty.md"
+            robustness = (page.parent / "robustness.md").read_text(encoding="utf-8")
+            text = page.read_text(encoding="utf-8")
+            tables = [t for t in latest.analyses.uncertainty if t.dataset == dataset]
+            assert text.count('<table class="tyc-table tyc-sortable"') == len(tables)
+            assert all(f"<h3>{t.unit} / {t.demand_class} / {t.metric}</h3>" in text for t in tables)
+            assert 'href="uncertainty.html"' in robustness and "Bootstrap p" not in robustness
+            assert 'href="robustness.html"' in text
+            checked += 1
+    assert checked >= 1

@@ -110,3 +110,24 @@ def test_durations_read_in_ms_under_a_second():
 def test_unit_pages_have_readable_paths(tmp_path):
     out = _render(tmp_path, _fixture())
     assert not [p for p in out.rglob("*.md") if re.search(r"-[0-9a-f]{8}(\.md|/)", str(p.relative_to(out)) + "/")]
+
+
+def test_the_commit_is_linked_only_to_a_repository_url_the_project_metadata_gives(tmp_path):
+    from benchmarks.render.site import ROOT, repository_url
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    assert repository_url(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.urls]\nRepository = "https://example.org/x/"\n', encoding="utf-8"
+    )
+    assert repository_url(tmp_path) == "https://example.org/x"
+    (tmp_path / "pyproject.toml").write_text('[project.urls]\nRepository = "javascript:alert(1)"\n', encoding="utf-8")
+    assert repository_url(tmp_path) is None
+
+    out = _render(tmp_path / "site", _fixture())
+    board = next(p for p in sorted(out.rglob("*.md")) if "Git commit" in p.read_text(encoding="utf-8"))
+    row = next(line for line in board.read_text(encoding="utf-8").splitlines() if "<th>Git commit</th>" in line)
+    if repository_url(ROOT) is None:  # this checkout names no repository: the commit is printed, not linked
+        assert "<code>" in row and "/commit/" not in row
+    else:
+        assert f'href="{repository_url(ROOT)}/commit/' in row

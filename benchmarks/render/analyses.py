@@ -1,6 +1,8 @@
 """Pages of the issue-16 analyses: one "how much the answer moves" page per dataset (inversion, dial with
-its chart, spikiness sweep, class winners, uncertainty, horizon) and one across-datasets page. The values
-are read from the results document; nothing is recomputed here."""
+its chart, spikiness sweep, class winners, horizon, and a link to the uncertainty page), one uncertainty
+page per dataset (the bootstrap tables: four fifths of the analyses' HTML, kept off the page that loads
+plotly.js), and one across-datasets page. The values are read from the results document; nothing is
+recomputed here."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from benchmarks.render.load import Run
 from benchmarks.render.pages import Page, SiteModel
 from benchmarks.results_model import DialTable
 
-__all__ = ["across_page", "across_path", "dial_figure", "robustness_page", "robustness_path"]
+__all__ = [
+    "across_page",
+    "across_path",
+    "dial_figure",
+    "robustness_page",
+    "robustness_path",
+    "uncertainty_page",
+    "uncertainty_path",
+]
 
 _CONVENTIONS = (("friedman", "Friedman mean rank"), ("mean_rmsse", "mean RMSSE"), ("median_wape", "median WAPE"))
 _DASH = {"size": "solid", "random": "dash", "hierarchy": "dot"}
@@ -21,6 +31,10 @@ _KIND = {"size": "size-sorted groups", "random": "random groups", "hierarchy": "
 
 def robustness_path(name: str, dataset: str) -> str:
     return f"benchmarks/{slugify(name)}/{slugify(dataset)}/robustness.md"
+
+
+def uncertainty_path(name: str, dataset: str) -> str:
+    return f"benchmarks/{slugify(name)}/{slugify(dataset)}/uncertainty.md"
 
 
 def across_path(name: str) -> str:
@@ -98,7 +112,29 @@ def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
             "names": names,
             "figures": figures,
             "conventions": _CONVENTIONS,
+            "uncertainty_page": uncertainty_path(run.name, dataset) if sections["uncertainty"] else None,
             "dataset_page": site.dataset_page(run.name, dataset),
+            "provenance": site.provenance(run),
+        },
+    )
+
+
+def uncertainty_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
+    """The dataset's bootstrap tables on their own page (linked from its robustness page), or None."""
+    tables = [t for t in run.data.analyses.uncertainty if t.dataset == dataset]
+    if not tables:
+        return None
+    return Page(
+        path=uncertainty_path(run.name, dataset),
+        template="uncertainty.md.j2",
+        title="Uncertainty of every ranking",
+        context={
+            "run": run,
+            "dataset": dataset,
+            "uncertainty": tables,
+            "names": {mid: m.display_name for mid, m in site.models(run).items()},
+            "dataset_page": site.dataset_page(run.name, dataset),
+            "robustness_page": robustness_path(run.name, dataset),
             "provenance": site.provenance(run),
         },
     )

@@ -20,7 +20,7 @@ from benchmarks.results_model import (
 )
 
 from . import charts
-from .analyses import across_page, robustness_page
+from .analyses import across_page, robustness_page, uncertainty_page
 from .definitions import forecaster_docs, model_columns, read_package, registry_glossary
 from .fmt import safe_label
 from .load import Run
@@ -178,9 +178,14 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             pages.append(competition_page(site, run, dataset, competition, path))
             ds_nav.children.append(NavNode(title="Competition", page=path))
         robustness = robustness_page(site, run, dataset)
+        uncertainty = None
         if robustness is not None:
             pages.append(robustness)
             ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
+            uncertainty = uncertainty_page(site, run, dataset)
+            if uncertainty is not None:
+                pages.append(uncertainty)
+                ds_nav.children.append(NavNode(title=uncertainty.title, page=uncertainty.path))
         class_counts = next(
             (
                 cw.class_counts
@@ -210,6 +215,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                     "class_counts": class_counts,
                     "intervals_page": site.intervals_page(name, dataset) if intervals else None,
                     "robustness_page": robustness.path if robustness is not None else None,
+                    "uncertainty_page": uncertainty.path if uncertainty is not None else None,
                     "competition_page": site.competition_page(name, dataset) if competition else None,
                     "replay_page": site.replay_page(name, dataset) if replays else None,
                     "sensitivity_page": site.sensitivity_page(name, dataset) if audit is not None else None,

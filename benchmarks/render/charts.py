@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Trace types the shipped plotly.js bundle draws (plotly.js's "basic" bundle: scatter, bar, pie). A figure
-# with any other trace type is refused by to_json, so a chart can never silently fail to draw.
-TRACE_TYPES = frozenset({"scatter", "bar", "pie"})
+# Trace types the site's charts use, and the only ones the shipped plotly.js build registers
+# (templates/vendor/plotly-build/entry.js; tests/test_render_bundle.py holds the two equal). to_json refuses
+# a figure with any other trace type, or with an attribute the build does not hold (bundle.check_figure),
+# so a chart can never silently fail to draw.
+TRACE_TYPES = frozenset({"scatter", "bar"})
 
 # Okabe & Ito (2008), "Color Universal Design"; yellow last because it is faint on white.
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442")
@@ -301,13 +303,17 @@ def to_json(figure: dict[str, Any]) -> str:
     """Canonical JSON (sorted keys, no spaces, ``<``, ``>`` and ``&`` as ``\\u`` escapes) for a
     ``<script type="application/json">`` block beside its chart; byte-stable.
 
-    Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES` (the shipped bundle lacks it).
+    Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES`, or a trace, layout or axis
+    attribute the shipped plotly.js build does not hold (:func:`bundle.check_figure`).
     """
     unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
     if unknown:
         raise ValueError(
             f"figure uses trace types {unknown}; the site's plotly.js bundle draws only {sorted(TRACE_TYPES)}"
         )
+    from .bundle import check_figure  # here, not at the top: `python -m benchmarks.render.bundle` stays clean
+
+    check_figure(figure)
     text = json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     # shipped inside <script type="application/json">: no "<" may close it; \u003c is the same JSON string
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

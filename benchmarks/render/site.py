@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import importlib.util
 import io
 import json
 import os
@@ -43,19 +42,16 @@ class RenderTargetError(RuntimeError):
 def plotly_bundle() -> Path:
     """The plotly.js bundle the chart pages load (no CDN, works offline).
 
-    The vendored *basic* bundle (``templates/vendor/plotly-basic.min.js``, 1.2 MB: scatter, bar and pie
-    traces, every trace type :data:`charts.TRACE_TYPES` allows) when present, else the full
-    ``plotly.min.js`` (4.8 MB) shipped inside the installed ``plotly`` package.
+    The vendored site build ``templates/vendor/plotly-tycheon.min.js`` (0.9 MB: plotly.js with only the
+    scatter and bar traces, :data:`charts.TRACE_TYPES`, and the components the charts use; how it is built
+    is in ``templates/vendor/plotly-build/README.md``). Raises ``ResultsFileError`` when it is missing, rather
+    than shipping a bundle whose trace types ``charts.to_json`` does not check against.
     """
-    basic = TEMPLATES / "vendor" / "plotly-basic.min.js"
-    if basic.exists():
-        return basic
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise ResultsFileError("the plotly package is not installed; install the 'site' extra")
-    bundle = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    bundle = TEMPLATES / "vendor" / "plotly-tycheon.min.js"
     if not bundle.exists():
-        raise ResultsFileError(f"plotly is installed but {bundle} is missing")
+        raise ResultsFileError(
+            f"the site's plotly.js bundle {bundle} is missing; rebuild it with templates/vendor/plotly-build/build.js"
+        )
     return bundle
 
 

@@ -82,7 +82,7 @@
       var source = el.hasAttribute("data-figure") ? el.getAttribute("data-figure")
         : document.getElementById(el.getAttribute("data-figure-id")).textContent;
       var figure = narrow(JSON.parse(source), el.clientWidth);
-      window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true });
+      window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true, showSendToCloud: false });
     });
   }
 
