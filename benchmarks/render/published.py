@@ -1,0 +1,38 @@
+"""The "Published vs ours" page of a benchmark: every competition category of its latest run, with the
+published values stored as cited data in ``benchmarks/published/competitions.toml`` beside ours from the
+run (:func:`benchmarks.published.compare.compare`); a category without a published table says so."""
+
+from __future__ import annotations
+
+from benchmarks.published.catalogue import PUBLISHED_PATH, load_published
+from benchmarks.published.compare import NO_TABLE, compare
+from benchmarks.render.fmt import slugify
+from benchmarks.render.load import Run
+from benchmarks.render.pages import Page, SiteModel
+
+__all__ = ["published_page", "published_path"]
+
+TITLE = "Published vs ours"
+
+
+def published_path(name: str) -> str:
+    return f"benchmarks/{slugify(name)}/published.md"
+
+
+def published_page(site: SiteModel, run: Run) -> Page | None:
+    """The page for ``run``, or None when the run scored no competition category."""
+    if not run.data.competition:
+        return None
+    catalogue = load_published(PUBLISHED_PATH)
+    return Page(
+        path=published_path(run.name),
+        template="published.md.j2",
+        title=TITLE,
+        context={
+            "run": run,
+            "categories": compare(run.data.competition, catalogue),
+            "no_table": NO_TABLE,
+            "bench_page": site.bench_page(run.name),
+            "provenance": site.provenance(run),
+        },
+    )

@@ -1,0 +1,168 @@
+"""Published competition results as cited data: the strict loader, the comparison with a run, the page.
+
+Oracle: the Tourism competition's published MAPE of the seasonal naive forecasts (Athanasopoulos et al.
+2011, Tables 4-6, as reprinted by the Tcomp R package's test-naive-mape.R, whose vignette says they are
+exact matches of the paper) is recomputed here from the data with plain numpy, independently of the
+engine and the metric code, and must equal the printed numbers at their printed precision.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks.published.catalogue import PUBLISHED_PATH, PublishedDataError, load_published
+from benchmarks.published.compare import compare
+from benchmarks.render.load import load_file
+from benchmarks.results_model import CompetitionTable
+from tycheon.data.datasets import load
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL = REPO / "benchmarks" / "results" / "small" / "v0005.json"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "published.toml"
+    path.write_text(text)
+    return path
+
+
+_SOURCE = """
+[[sources]]
+id = "paper"
+kind = "printed_table"
+citation = "A paper"
+"""
+_VALUE = """
+[[values]]
+competition = "M3"
+datasets = ["m3_yearly"]
+metric = "smape"
+method = "NAIVE2"
+model = "naive2"
+source = "paper"
+table = "Table 1"
+row = "Naive2"
+column = "Average"
+value = 17.88
+precision = 2
+"""
+
+
+def test_the_committed_file_loads_and_every_reprint_is_traceable():
+    catalogue = load_published()
+    assert catalogue.values
+    for value in catalogue.values:
+        source = catalogue.source(value.source)
+        assert source.kind == "printed_table" or (source.repository and source.commit and source.path and source.quote)
+        assert round(float(value.value), value.precision) == float(value.value)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            _SOURCE + _VALUE.replace('row = "Naive2"', 'row = "Naive2"\ncolour = "red"'),
+            r"unknown field 'values\.0\.colour'",
+        ),
+        (_SOURCE + _VALUE.replace("value = 17.88", "value = 17.883"), r"more than its printed 2 decimal place"),
+        (
+            _SOURCE + _VALUE.replace('source = "paper"', 'source = "memory"'),
+            r"sources \['memory'\] that are not defined",
+        ),
+        (_SOURCE.replace('"printed_table"', '"reprint"') + _VALUE, r"a reprint must name \['reprints', 'repository'"),
+        (_SOURCE + _VALUE.replace('metric = "smape"', 'metric = "rmse"'), r"field 'values\.0\.metric'"),
+    ],
+)
+def test_when_the_published_file_is_wrong_then_loading_names_the_field(tmp_path, text, message):
+    with pytest.raises(PublishedDataError, match=message):
+        load_published(_write(tmp_path, text))
+
+
+def _table(dataset: str, metric: str, rows: list[tuple[str, float | None, int, str]]) -> CompetitionTable:
+    return CompetitionTable(
+        dataset=dataset,
+        protocol="competition",
+        competition="M3",
+        horizon=6,
+        metric=metric,
+        metric_definition="d",
+        rows=[
+            {"rank": None, "model": m, "display_name": m.upper(), "value": v, "n_series": n, "status": s}
+            for m, v, n, s in rows
+        ],
+    )
+
+
+def test_a_category_value_is_held_against_the_run_at_its_printed_precision(tmp_path):
+    catalogue = load_published(_write(tmp_path, _SOURCE + _VALUE))
+    tables = [_table("m3_yearly", "smape", [("naive2", 17.8799, 645, "ran")]), _table("m3_yearly", "mase", [])]
+    first, second = compare(tables, catalogue)
+    (row,) = first.rows
+    assert row.ours == 17.8799 and row.matches is True and row.display_name == "NAIVE2"
+    assert row.difference == pytest.approx(-0.0001) and row.relative == pytest.approx(-0.0001 / 17.88)
+    assert second.rows == ()  # no published table for this category: the page says so
+    off = compare([_table("m3_yearly", "smape", [("naive2", 17.8749, 645, "ran")])], catalogue)[0].rows[0]
+    assert off.matches is False  # 17.87 printed: not the published 17.88
+
+
+def test_a_pooled_value_is_held_against_the_series_weighted_mean_of_its_categories(tmp_path):
+    pooled = _VALUE.replace('["m3_yearly"]', '["m3_yearly", "m3_other"]')
+    catalogue = load_published(_write(tmp_path, _SOURCE + pooled))
+    tables = [
+        _table("m3_yearly", "smape", [("naive2", 17.0, 645, "ran")]),
+        _table("m3_other", "smape", [("naive2", 6.0, 174, "ran")]),
+    ]
+    pooled_row = compare(tables, catalogue)[-1]
+    assert pooled_row.datasets == ("m3_yearly", "m3_other") and pooled_row.n_series == 819
+    assert pooled_row.rows[0].ours == pytest.approx((17.0 * 645 + 6.0 * 174) / 819)
+    missing = compare(tables[:1], catalogue)[-1].rows[0]
+    assert missing.ours is None and missing.note == "this run has no smape table for m3_other"
+    failed = compare([tables[0], _table("m3_other", "smape", [("naive2", None, 174, "failed")])], catalogue)[-1]
+    assert failed.rows[0].ours is None and failed.rows[0].note == "naive2 failed on m3_other"
+
+
+@pytest.mark.parametrize("dataset", ["tourism_monthly", "tourism_quarterly", "tourism_yearly"])
+def test_seasonal_naive_mape_recomputed_from_the_data_equals_the_published_value(dataset):
+    value = next(v for v in load_published().values if v.datasets == [dataset] and v.model == "seasonal_naive")
+    panel = load(dataset)
+    view = panel.dense()
+    season, horizon = panel.season_length, int(panel.attributes["horizon"].iloc[0])
+    per_series = []
+    for i in range(view.values.shape[0]):
+        y = view.values[i][view.observed[i]]
+        train, test = y[:-horizon], y[-horizon:]
+        forecast = np.resize(train[-season:], horizon)  # the last season repeated (yearly: the last value)
+        per_series.append(100.0 * np.mean(np.abs(test - forecast) / np.abs(test)))
+    assert f"{np.mean(per_series):.{value.precision}f}" == value.printed()
+
+
+def test_the_small_run_shows_every_competition_category_and_says_where_no_table_was_found():
+    run = load_file(SMALL)
+    categories = compare(run.data.competition, load_published())
+    labels = [(c.label, c.metric) for c in categories]
+    assert labels[: len(run.data.competition)] == [(t.dataset, t.metric) for t in run.data.competition]
+    by_label = {(c.label, c.metric): c for c in categories}
+    assert by_label[("m3_monthly", "smape")].rows == ()
+    (snaive,) = by_label[("tourism_monthly", "mape")].rows
+    assert snaive.matches is True and snaive.published.printed() == "22.56"
+    assert snaive.ours == pytest.approx(22.5624, abs=1e-4)
+
+
+def test_the_site_has_a_published_page_per_benchmark_with_competition_tables(tmp_path):
+    from benchmarks.render.site import render_site
+
+    results = tmp_path / "results" / "small"
+    results.mkdir(parents=True)
+    doc = json.loads(SMALL.read_text())
+    (results / "v0005.json").write_text(json.dumps(doc))
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "site" / "docs")
+    page = (tmp_path / "site" / "docs" / "benchmarks" / "small" / "published.md").read_text()
+    assert "## m3_monthly: smape, horizon 18" in page
+    assert "No published table found in the sources available to us" in page
+    assert "<td>22.56</td><td>22.5624</td>" in page
+    assert '"Published vs ours": benchmarks/small/published.md' in (tmp_path / "site" / "mkdocs.yml").read_text()
+    assert PUBLISHED_PATH.name == "competitions.toml"
