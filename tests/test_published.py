@@ -57,7 +57,10 @@ def test_the_committed_file_loads_and_every_reprint_is_traceable():
     assert catalogue.values
     for value in catalogue.values:
         source = catalogue.source(value.source)
-        assert source.kind == "printed_table" or (source.repository and source.commit and source.path and source.quote)
+        if source.kind == "reprint":
+            assert source.repository and source.commit and source.path and source.quote
+        if source.kind == "recomputed":
+            assert source.script and (REPO / source.script).is_file()
         assert round(float(value.value), value.precision) == float(value.value)
 
 
@@ -75,6 +78,7 @@ def test_the_committed_file_loads_and_every_reprint_is_traceable():
         ),
         (_SOURCE.replace('"printed_table"', '"reprint"') + _VALUE, r"a reprint must name \['reprints', 'repository'"),
         (_SOURCE + _VALUE.replace('metric = "smape"', 'metric = "rmse"'), r"field 'values\.0\.metric'"),
+        (_SOURCE.replace('"printed_table"', '"recomputed"') + _VALUE, r"recomputed values must name \['repository'"),
     ],
 )
 def test_when_the_published_file_is_wrong_then_loading_names_the_field(tmp_path, text, message):
@@ -146,7 +150,14 @@ def test_the_small_run_shows_every_competition_category_and_says_where_no_table_
     labels = [(c.label, c.metric) for c in categories]
     assert labels[: len(run.data.competition)] == [(t.dataset, t.metric) for t in run.data.competition]
     by_label = {(c.label, c.metric): c for c in categories}
-    assert by_label[("m3_monthly", "smape")].rows == ()
+    recomputed = by_label[("m3_monthly", "smape")].rows  # no printed table: only the recomputed submissions
+    assert {r.source.kind for r in recomputed} == {"recomputed"} and {r.published.model for r in recomputed} == {
+        "naive2",
+        "ses_classic",
+        "theta_classic",
+    }
+    assert all(r.ours is None and "not in this run's roster" in r.note for r in recomputed)
+    assert by_label[("tourism_monthly", "mase")].rows == ()
     (snaive,) = by_label[("tourism_monthly", "mape")].rows
     assert snaive.matches is True and snaive.published.printed() == "22.56"
     assert snaive.ours == pytest.approx(22.5624, abs=1e-4)
@@ -166,3 +177,48 @@ def test_the_site_has_a_published_page_per_benchmark_with_competition_tables(tmp
     assert "<td>22.56</td><td>22.5624</td>" in page
     assert '"Published vs ours": benchmarks/small/published.md' in (tmp_path / "site" / "mkdocs.yml").read_text()
     assert PUBLISHED_PATH.name == "competitions.toml"
+
+
+def test_a_dataset_scored_only_by_its_competition_gets_a_dataset_and_a_competition_page(tmp_path):
+    # full scores every M1/M3/Tourism category by the competition protocol alone: simulate one such
+    # category by moving small's M3 competition table to a dataset without rolling origins
+    from benchmarks.render.site import render_site
+
+    doc = json.loads(SMALL.read_text())
+    for table in doc["competition"]:
+        if table["dataset"] == "m3_monthly":
+            table["dataset"] = "m3_other"
+    for model in doc["models"]:
+        for run in model["runs"]:
+            if run["dataset"] == "m3_monthly" and run["protocol"] == "competition":
+                run["dataset"] = "m3_other"
+    results = tmp_path / "results" / "small"
+    results.mkdir(parents=True)
+    (results / "v0005.json").write_text(json.dumps(doc))
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "site" / "docs")
+    folder = tmp_path / "site" / "docs" / "benchmarks" / "small" / "m3_other"
+    assert "Scored by the competition protocol only" in (folder / "index.md").read_text()
+    assert "## M3, smape, horizon 18" in (folder / "competition.md").read_text()
+
+
+@pytest.mark.parametrize("dataset", ["m3_yearly", "m3_other"])
+def test_naive2_on_the_non_seasonal_m3_categories_equals_the_submitted_naive2_at_four_decimals(dataset):
+    # the M3 NAIVE2 submission (Mcomp data/M3Forecast.rda) scored by extract_m3_submissions.py is the
+    # reference; yearly and "other" data are never seasonally adjusted, so Naive2 is the last value
+    from tests._forecasters_support import make_history
+    from tycheon.forecasters import create
+
+    value = next(
+        v for v in load_published().values if v.datasets == [dataset] and v.model == "naive2" and v.metric == "smape"
+    )
+    panel = load(dataset)
+    view = panel.dense()
+    horizon = int(panel.attributes["horizon"].iloc[0])
+    model = create("naive2")
+    per_series = []
+    for i in range(view.values.shape[0]):
+        y = view.values[i][view.observed[i]]
+        test = y[-horizon:]
+        f = model.predict(make_history(y[None, :-horizon], season=panel.season_length), horizon=horizon).point[0]
+        per_series.append(np.mean(200.0 * np.abs(test - f) / (np.abs(test) + np.abs(f))))
+    assert f"{np.mean(per_series):.{value.precision}f}" == value.printed()

@@ -2,8 +2,10 @@
 
 Each value is a number copied from a printed table, or from a later source that reprints one (named as
 such, with the repository, commit and path it was read from and the sentence in which that source says it
-reprints the paper). A value names the paper's table, row and column, the number as printed and its
-printed precision (decimal places), and the model of our roster it is held against. Nothing is ever
+reprints the paper), or, kept apart as ``recomputed``, the competition participants' own submitted
+forecasts scored by a committed script (no paper printed those numbers; the page says so). A value names
+the paper's table, row and column, the number as printed and its printed precision (decimal places), and
+the model of our roster it is held against. Nothing is ever
 filled in from memory: a category without a value has no entry, and the page says so.
 
 Every table is strict (pydantic ``extra="forbid"``): an unknown or missing field, a value that does not
@@ -47,13 +49,20 @@ class PublishedSource(_Strict):
     """Where values were read: the paper's own table, or a named later source that reprints it."""
 
     id: Annotated[str, Field(pattern=_SLUG)]
-    kind: Literal["printed_table", "reprint"]
+    kind: Literal["printed_table", "reprint", "recomputed"] = Field(
+        description="printed_table: the paper's own table; reprint: a later source that reprints it; recomputed: "
+        "not printed anywhere, the participants' submitted forecasts scored by our script (a reference, never "
+        "called published)"
+    )
     citation: Text = Field(description="the document the numbers were read from, as it is cited")
     reprints: Text | None = Field(None, description="for a reprint: the paper and tables it reprints")
     repository: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")] | None = None
     commit: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")] | None = None
     path: Annotated[str, Field(min_length=1, max_length=300)] | None = None
     quote: Text | None = Field(None, description="the reprint's own words saying what it reprints")
+    script: Annotated[str, Field(min_length=1, max_length=300)] | None = Field(
+        None, description="for recomputed values: the repository script that computed them"
+    )
 
     @pydantic.model_validator(mode="after")
     def _reprint_is_traceable(self) -> PublishedSource:
@@ -61,6 +70,10 @@ class PublishedSource(_Strict):
             missing = [f for f in ("reprints", "repository", "commit", "path", "quote") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"source {self.id!r}: a reprint must name {missing}")
+        if self.kind == "recomputed":
+            missing = [f for f in ("repository", "commit", "path", "script") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"source {self.id!r}: recomputed values must name {missing}")
         return self
 
 

@@ -13,6 +13,11 @@ from benchmarks.render.pages import Page, SiteModel
 __all__ = ["published_page", "published_path"]
 
 TITLE = "Published vs ours"
+KINDS = {
+    "printed_table": "printed table",
+    "reprint": "printed table, as reprinted",
+    "recomputed": "recomputed from the submissions (not printed)",
+}
 
 
 def published_path(name: str) -> str:
@@ -32,6 +37,7 @@ def published_page(site: SiteModel, run: Run) -> Page | None:
             "run": run,
             "categories": compare(run.data.competition, catalogue),
             "no_table": NO_TABLE,
+            "kinds": KINDS,
             "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
         },
