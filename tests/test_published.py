@@ -222,3 +222,11 @@ def test_naive2_on_the_non_seasonal_m3_categories_equals_the_submitted_naive2_at
         f = model.predict(make_history(y[None, :-horizon], season=panel.season_length), horizon=horizon).point[0]
         per_series.append(np.mean(200.0 * np.abs(test - f) / (np.abs(test) + np.abs(f))))
     assert f"{np.mean(per_series):.{value.precision}f}" == value.printed()
+
+
+def test_a_subsampled_category_is_shown_but_not_compared_with_a_value_over_every_series(tmp_path):
+    catalogue = load_published(_write(tmp_path, _SOURCE + _VALUE))
+    tables = [_table("m3_yearly", "smape", [("naive2", 17.8799, 10, "ran")])]
+    (row,) = compare(tables, catalogue, subsampled={"m3_yearly": 10})[0].rows
+    assert row.ours == 17.8799 and row.matches is None and row.difference is None
+    assert row.note == "not comparable: this run scored a subsample of m3_yearly (10 series)"

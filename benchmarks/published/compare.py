@@ -11,7 +11,7 @@ all their series. Nothing else is computed here.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchmarks.published.catalogue import PublishedCatalogue, PublishedSource, PublishedValue
@@ -72,9 +72,24 @@ def _ours(
     return (total / weight if weight else None), None, name, weight
 
 
-def _compare(value: PublishedValue, catalogue: PublishedCatalogue, tables) -> ValueComparison:
+def _compare(
+    value: PublishedValue, catalogue: PublishedCatalogue, tables, subsampled: Mapping[str, int]
+) -> ValueComparison:
     ours, note, name, _ = _ours(value, tables)
     published = float(value.value)
+    cut = [f"{d} ({subsampled[d]} series)" for d in value.datasets if d in subsampled]
+    if ours is not None and cut:  # a published value covers every series: a subsample is another number
+        return ValueComparison(
+            published=value,
+            source=catalogue.source(value.source),
+            display_name=name,
+            ours=ours,
+            difference=None,
+            relative=None,
+            matches=None,
+            note=f"not comparable: this run scored a subsample of {', '.join(cut)}",
+            in_run=True,
+        )
     difference = None if ours is None else ours - published
     return ValueComparison(
         published=value,
@@ -89,9 +104,18 @@ def _compare(value: PublishedValue, catalogue: PublishedCatalogue, tables) -> Va
     )
 
 
-def compare(competition: Sequence[CompetitionTable], catalogue: PublishedCatalogue) -> list[CategoryComparison]:
+def compare(
+    competition: Sequence[CompetitionTable],
+    catalogue: PublishedCatalogue,
+    *,
+    subsampled: Mapping[str, int] | None = None,
+) -> list[CategoryComparison]:
     """Every competition category of a run, in the run's order, then each pooled category a published
-    value names (the whole of a competition), each with its published values held against ours."""
+    value names (the whole of a competition), each with its published values held against ours.
+
+    ``subsampled`` maps a category the run scored on a subsample to its size: a published value there is
+    shown beside ours but not compared (it covers every series)."""
+    subsampled = dict(subsampled or {})
     tables = {(t.dataset, t.metric): t for t in competition}
     out = []
     for t in competition:
@@ -105,7 +129,7 @@ def compare(competition: Sequence[CompetitionTable], catalogue: PublishedCatalog
                 metric=t.metric,
                 horizon=t.horizon,
                 n_series=n,
-                rows=tuple(_compare(v, catalogue, tables) for v in values),
+                rows=tuple(_compare(v, catalogue, tables, subsampled) for v in values),
             )
         )
     pooled: dict[tuple[str, tuple[str, ...], str], list[PublishedValue]] = {}
@@ -116,7 +140,7 @@ def compare(competition: Sequence[CompetitionTable], catalogue: PublishedCatalog
     for (comp, datasets, metric), values in pooled.items():
         if not run_datasets & set(datasets):
             continue  # the run scores none of this competition
-        rows = tuple(_compare(v, catalogue, tables) for v in values)
+        rows = tuple(_compare(v, catalogue, tables, subsampled) for v in values)
         out.append(
             CategoryComparison(
                 competition=comp,

@@ -10,7 +10,7 @@ from benchmarks.render.fmt import slugify
 from benchmarks.render.load import Run
 from benchmarks.render.pages import Page, SiteModel
 
-__all__ = ["published_page", "published_path"]
+__all__ = ["published_page", "published_path", "subsampled"]
 
 TITLE = "Published vs ours"
 KINDS = {
@@ -24,6 +24,12 @@ def published_path(name: str) -> str:
     return f"benchmarks/{slugify(name)}/published.md"
 
 
+def subsampled(run: Run) -> dict[str, int]:
+    """Competition categories the run scored on a subsample (from its recorded config), and the size."""
+    entries = run.data.config.get("competition", []) if isinstance(run.data.config, dict) else []
+    return {str(e.get("label") or e["dataset"]): int(e["subsample"]) for e in entries if e.get("subsample") is not None}
+
+
 def published_page(site: SiteModel, run: Run) -> Page | None:
     """The page for ``run``, or None when the run scored no competition category."""
     if not run.data.competition:
@@ -35,7 +41,7 @@ def published_page(site: SiteModel, run: Run) -> Page | None:
         title=TITLE,
         context={
             "run": run,
-            "categories": compare(run.data.competition, catalogue),
+            "categories": compare(run.data.competition, catalogue, subsampled=subsampled(run)),
             "no_table": NO_TABLE,
             "kinds": KINDS,
             "bench_page": site.bench_page(run.name),
