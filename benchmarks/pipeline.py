@@ -375,6 +375,7 @@ def _run_models(
     protocol_id: str,
     dataset: str,
     skip: Mapping[str, str],
+    part: str = "",
 ) -> ProtocolRun:
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
@@ -387,8 +388,8 @@ def _run_models(
             outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history, label=label)
         cache[label] = outcome.source
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
-        if inputs.on_model_done is not None:
-            inputs.on_model_done(label, records[model.id], outcome.source)
+        if inputs.on_model_done is not None:  # the dial's and the sweep's extra backtests say which they are
+            inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
     # one table for every later step; the per-model score sets are released as soon as it exists
@@ -544,6 +545,7 @@ def _analyses(
             protocol_id="rolling_origin",
             dataset=dataset,
             skip=entry.skip_models,
+            part="aggregation dial",
         ).table
     analyses = dataset_analyses(
         table,
@@ -576,6 +578,7 @@ def _analyses(
                 protocol_id="rolling_origin",
                 dataset=dataset,
                 skip=entry.skip_models,
+                part=f"spikiness sweep {float(setting):g}",
             ).table
             if t is not None:
                 tables[float(setting)] = t
