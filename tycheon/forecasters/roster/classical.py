@@ -30,6 +30,7 @@ Hyndman, R. J. and Billah, B. (2003). Unmasking the Theta method. IJF 19(2), 287
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import ClassVar
 
 import numpy as np
@@ -50,8 +51,9 @@ class ClassicalForecaster(LocalForecaster):
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=1)
 
+    @abstractmethod
     def _adjusted_forecast(self, x: FloatArray, *, horizon: int) -> FloatArray:
-        raise NotImplementedError
+        """Forecast ``[horizon]`` of the seasonally adjusted series ``x``."""
 
     def _predict(self, history, *, horizon, quantile_levels, n_samples, rng):
         check_history_length(self, history)
