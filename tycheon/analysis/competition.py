@@ -47,8 +47,8 @@ DEFINITIONS = {
 }
 REFERENCES = {
     "M1": "Makridakis et al. (1982), J. Forecasting 1(2): the M1 competition accuracy tables",
-    "M3": "Makridakis & Hibon (2000), IJF 16(4): the sMAPE tables by data category (yearly, quarterly, monthly, other)",
-    "Tourism": "Athanasopoulos et al. (2011), IJF 27(3): the MAPE and MASE tables by frequency (Tables 4-6)",
+    "M3": "Makridakis & Hibon (2000), IJF 16(4): sMAPE tables for the monthly series",
+    "Tourism": "Athanasopoulos et al. (2011), IJF 27(3): MAPE and MASE tables for the monthly series",
 }
 _PERCENT = {"smape": 100.0, "mape": 100.0, "mase": 1.0}
 COMPETITION_METRICS = tuple(DEFINITIONS)
