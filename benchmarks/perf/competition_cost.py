@@ -7,7 +7,8 @@ series. For the statsforecast models the peer is statsforecast itself in the sam
 ``forecast`` called on each training part directly, with the same interval levels, so the ratio is the
 engine's overhead around the same work. ``--profile-arima N`` then profiles AutoARIMA on ``N`` series
 and reports how many candidate orders its stepwise search fits per series and which share of the time
-is statsforecast's C++ likelihood and which scipy's finite-difference gradients for the BFGS fits around it.
+is statsforecast's C++ likelihood and which scipy's finite-difference gradients for the BFGS fits around it
+(the two overlap: the gradients call the likelihood; the rest of the gradients' share is scipy's Python).
 Each model is warmed up on two series (imports, first-call set-up) before either side is timed.
 
 The machine is shared: read the ratios within one run, not the seconds across runs.
