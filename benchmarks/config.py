@@ -76,6 +76,12 @@ ParamValue = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
 
 CompetitionMetric = Literal["smape", "mape", "mase"]
 
+SkipModels = dict[Annotated[str, Field(pattern=SLUG)], Annotated[str, Field(min_length=1, max_length=300)]]
+_SKIP_DESCRIPTION = (
+    "models of the roster left out on this dataset, each with the reason (too slow for its size, no seasonal "
+    "period for a seasonal method); they are recorded as skipped with that reason, never silently dropped"
+)
+
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message names the file, the field and what is accepted."""
@@ -247,6 +253,7 @@ class DatasetEntry(_Strict):
         default_factory=list,
         description=("Spikiness settings of the synthetic marketplace to sweep (units total and series); empty: none."),
     )
+    skip_models: SkipModels = Field(default_factory=dict, description=_SKIP_DESCRIPTION)
 
     @pydantic.model_validator(mode="after")
     def _check_sweep(self) -> DatasetEntry:
@@ -289,6 +296,7 @@ class CompetitionEntry(_Strict):
     options: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Scalar] = Field(default_factory=dict)
     metrics: list[CompetitionMetric] = Field(min_length=1)
     subsample: Annotated[int, Field(ge=1)] | None = None
+    skip_models: SkipModels = Field(default_factory=dict, description=_SKIP_DESCRIPTION)
 
     @property
     def key(self) -> str:
@@ -419,6 +427,16 @@ class BenchmarkConfig(_Strict):
         unknown = sorted(set(self.sensitivity.models or ()) - set(self.models))
         if unknown:
             raise ValueError(f"sensitivity.models {unknown} are not models of this config; models: {self.models}")
+        for entry in [*self.datasets, *self.competition]:
+            unknown = sorted(set(entry.skip_models) - set(self.models))
+            if unknown:
+                raise ValueError(f"dataset {entry.key!r}: skip_models {unknown} are not models of this config")
+            mandatory = sorted(set(entry.skip_models) & {self.random_walk, self.production_baseline})
+            if mandatory:
+                raise ValueError(
+                    f"dataset {entry.key!r}: skip_models {mandatory}: the random walk and the production "
+                    "baseline run on every dataset (ADR-0006)"
+                )
         return self
 
 

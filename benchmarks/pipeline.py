@@ -19,7 +19,7 @@ import functools
 import hashlib
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,7 +81,15 @@ from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.data.userfile import load_user_file
 from tycheon.metrics.registry import glossary as metric_glossary
 
-__all__ = ["LoadedDataset", "RunInputs", "build_results", "contributed", "load_dataset", "subsample"]
+__all__ = [
+    "LoadedDataset",
+    "RunInputs",
+    "build_results",
+    "contributed",
+    "load_dataset",
+    "rolling_protocol",
+    "subsample",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "datasets.toml"
@@ -103,6 +111,9 @@ class RunInputs:
     progress: bool = False
     manifest: Path = MANIFEST
     dask_client: Any = None  # a distributed.Client for backend = "dask" (benchmarks.cluster.dask_client)
+    # called once per finished (dataset, protocol, model) with its label, run record and source
+    # ("cache", "computed", "skipped"): the runner prints a progress line from it
+    on_model_done: Callable[[str, ModelRun, str], None] | None = None
 
 
 def subsample(panel: Panel, n: int) -> Panel:
@@ -197,7 +208,7 @@ class ModelOutcome:
 
     scores: ScoreSet | None
     status: dict[str, Any]
-    source: str  # "cache", "cache (verified)" or "computed"
+    source: str  # "cache", "cache (verified)", "computed" or "skipped" (left out by the config)
 
 
 def _run_model(
@@ -368,15 +379,22 @@ def _run_models(
     min_history: int,
     protocol_id: str,
     dataset: str,
+    skip: Mapping[str, str],
+    part: str = "",
 ) -> ProtocolRun:
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
     for model in inputs.models.values():
         label = f"{dataset}/{protocol_id}/{model.id}"
-        outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history, label=label)
+        if model.id in skip:  # left out of this dataset's roster by the config, with its reason
+            outcome = ModelOutcome(None, {"status": "skipped", "reason": f"left out here: {skip[model.id]}"}, "skipped")
+        else:
+            outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history, label=label)
         cache[label] = outcome.source
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
+        if inputs.on_model_done is not None:  # the dial's and the sweep's extra backtests say which they are
+            inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
     # one table for every later step; the per-model score sets are released as soon as it exists
@@ -444,6 +462,7 @@ def _rolling_part(
         min_history=min_history,
         protocol_id="rolling_origin",
         dataset=dataset,
+        skip=entry.skip_models,
     )
     info = DatasetInfo.model_validate(
         {
@@ -524,7 +543,15 @@ def _analyses(
     units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
     if units:
         dial_table = _run_models(
-            inputs, loaded, rolling, units=units, min_history=min_history, protocol_id="rolling_origin", dataset=dataset
+            inputs,
+            loaded,
+            rolling,
+            units=units,
+            min_history=min_history,
+            protocol_id="rolling_origin",
+            dataset=dataset,
+            skip=entry.skip_models,
+            part="aggregation dial",
         ).table
     analyses = dataset_analyses(
         table,
@@ -556,6 +583,8 @@ def _analyses(
                 min_history=min_history,
                 protocol_id="rolling_origin",
                 dataset=dataset,
+                skip=entry.skip_models,
+                part=f"spikiness sweep {float(setting):g}",
             ).table
             if t is not None:
                 tables[float(setting)] = t
@@ -571,7 +600,14 @@ def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict
     loaded = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=inputs.manifest)
     protocol = CompetitionHoldout.from_panel(loaded.panel)
     run = _run_models(
-        inputs, loaded, protocol, units=["series"], min_history=1, protocol_id="competition", dataset=centry.key
+        inputs,
+        loaded,
+        protocol,
+        units=["series"],
+        min_history=1,
+        protocol_id="competition",
+        dataset=centry.key,
+        skip=centry.skip_models,
     )
     table = run.table if run.table is not None else pd.DataFrame(columns=list(SCORESET_COLUMNS))
     tag = {"dataset": centry.key, "protocol": "competition", "horizon": protocol.horizon}
@@ -627,6 +663,18 @@ def _model_warnings(models: Iterable[str], parts: list[DatasetPart]) -> list[Run
     return out
 
 
+def rolling_protocol(cfg: BenchmarkConfig) -> RollingOrigin:
+    """The rolling-origin protocol a config asks for (benchmark mode: origins never overlap)."""
+    return RollingOrigin(
+        horizon=cfg.horizon,
+        stride=cfg.stride,
+        n_origins=cfg.n_origins,
+        embargo=cfg.embargo,
+        mode="benchmark",
+        n_calibration_origins=cfg.n_calibration_origins,
+    )
+
+
 def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     """Run the benchmark and return the results document (without version/sidecar) and the sidecar frame."""
     started = datetime.now(UTC)
@@ -635,14 +683,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     commit, dirty = git_state()
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
-    rolling = RollingOrigin(
-        horizon=cfg.horizon,
-        stride=cfg.stride,
-        n_origins=cfg.n_origins,
-        embargo=cfg.embargo,
-        mode="benchmark",
-        n_calibration_origins=cfg.n_calibration_origins,
-    )
+    rolling = rolling_protocol(cfg)
     spec = LeaderboardSpec(
         metrics=tuple(cfg.metrics),
         baseline=cfg.production_baseline,

@@ -21,14 +21,41 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from benchmarks.cache import CACHE_DIR, ScoreCache
 from benchmarks.cluster import CONNECT_TIMEOUT_SECONDS, ClusterError, dask_client, parse_scheduler_address
 from benchmarks.config import ConfigError, resolve_benchmark_config
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results, write_results
 
-__all__ = ["find_same_run", "main"]
+if TYPE_CHECKING:
+    from benchmarks.results_model import ModelRun
+
+__all__ = ["ProgressLines", "find_same_run", "main"]
+
+
+class ProgressLines:
+    """One line per finished (dataset, protocol, model) on ``stream``: the count so far, the wall time since
+    the run started, its status, where it came from (computed, cache, skipped) and its model seconds. A
+    killed run's finished models are in the cache, so the rerun's lines for them say ``cache``."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.done = 0
+        self.started = time.perf_counter()
+
+    def __call__(self, label: str, record: ModelRun, source: str) -> None:
+        self.done += 1
+        seconds = sum(v for v in record.timings.values() if v is not None)
+        elapsed = time.perf_counter() - self.started
+        print(
+            f"[benchmarks.run] {self.done} done, {elapsed:.0f} s: {label} {record.status} ({source}, "
+            f"model {seconds:.1f} s)" + (f": {record.reason}" if record.status != "ran" and record.reason else ""),
+            file=self.stream or sys.stderr,
+            flush=True,
+        )
 
 
 def find_same_run(results_dir: Path, name: str, fingerprint: dict[str, object]) -> Path | None:
@@ -123,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
             results_lock(args.results_dir / cfg.name),
             dask_client(backend=cfg.backend, scheduler=scheduler, timeout=args.connect_timeout) as client,
         ):
-            inputs = RunInputs(path, cfg, models, cache, args.progress, dask_client=client)
+            inputs = RunInputs(
+                path, cfg, models, cache, args.progress, dask_client=client, on_model_done=ProgressLines()
+            )
             doc, sidecar = build_results(inputs)
             problems = ranking_failures(doc, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
             if problems:

@@ -37,6 +37,9 @@ EXPECTED_IDS = {
     "chronos_bolt",
     "timesfm",
     "moirai",
+    "theta_classic",
+    "naive2",
+    "ses_classic",
 }
 FOUNDATION = ["chronos_bolt", "timesfm", "moirai"]
 FAST = [
@@ -95,7 +98,9 @@ def test_default_construction_and_clone_round_trip(model_id):
     assert isinstance(model, Forecaster) and model.forecaster_id == model_id
 
 
-@pytest.mark.parametrize("model_id", FAST + ["auto_ets", "auto_theta", "mstl", "damped_ets"])
+@pytest.mark.parametrize(
+    "model_id", FAST + ["auto_ets", "auto_theta", "mstl", "damped_ets", "theta_classic", "naive2", "ses_classic"]
+)
 def test_defaults_forecast_a_small_monthly_panel_with_zeros(model_id):
     y = _monthly_panel_with_zeros()
     if model_id not in FAST:

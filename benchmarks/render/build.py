@@ -115,7 +115,12 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     lbs = site.leaderboards(run)
     pages: list[Page] = []
     nav = NavNode(title=safe_label(name), page=site.bench_page(name))
-    dataset_names = list(dict.fromkeys([d.name for d in run.data.datasets] + [lb.dataset for lb in lbs]))
+    # a dataset scored only by a competition protocol (full: every M1/M3/Tourism category) has a page too
+    dataset_names = list(
+        dict.fromkeys(
+            [d.name for d in run.data.datasets] + [lb.dataset for lb in lbs] + [t.dataset for t in run.data.competition]
+        )
+    )
     dataset_entries = []
     for dataset in dataset_names:
         info = next((d for d in run.data.datasets if d.name == dataset), None)

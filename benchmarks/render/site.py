@@ -27,6 +27,7 @@ from . import docstring, fmt
 from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
+from .published import published_page
 
 TEMPLATES = ROOT / "templates"
 MARKER = ".tycheon-render"
@@ -128,6 +129,10 @@ def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNod
     for name in site.names:
         bench, node = benchmark_pages(site, name)
         pages.extend(bench)
+        published = published_page(site, site.latest(name))
+        if published is not None:
+            pages.append(published)
+            node.children.append(NavNode(title=published.title, page=published.path))
         bench_nav.append(node)
     if bench_nav:
         nav.append(NavNode(title="Benchmarks", children=bench_nav))

@@ -2,6 +2,7 @@
 
 from tycheon.forecasters.roster import (  # noqa: F401  (registration)
     baselines,
+    classical,
     foundation,
     global_ml,
     intermittent,

@@ -1,0 +1,155 @@
+"""Published values beside a run's own: every competition category of a run, each with the published
+numbers held against it (or none, said so), our value from the run's competition table, the difference and
+whether ours equals the published number at its printed precision.
+
+Ours is read from the results document's competition tables (the mean over series of the competition's
+metric, :mod:`tycheon.analysis.competition`); a value published for several categories pooled (the whole
+competition) is held against the series-weighted mean of those categories' means, which is the mean over
+all their series. Nothing else is computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from benchmarks.published.catalogue import PublishedCatalogue, PublishedSource, PublishedValue
+from benchmarks.results_model import CompetitionTable
+
+__all__ = ["NO_TABLE", "CategoryComparison", "ValueComparison", "compare"]
+
+NO_TABLE = "no published table found in the sources available to us"
+
+
+@dataclass(frozen=True)
+class ValueComparison:
+    """One published value and ours. ``matches``: ours printed at the published precision is the same
+    number; None when there is no value of ours. ``note`` says why ours is missing."""
+
+    published: PublishedValue
+    source: PublishedSource
+    display_name: str
+    ours: float | None
+    difference: float | None  # ours - published
+    relative: float | None  # difference / published
+    matches: bool | None
+    note: str | None
+    in_run: bool  # the model is in one of the run's competition tables (it has a model page)
+
+
+@dataclass(frozen=True)
+class CategoryComparison:
+    """A competition category (one dataset, or several pooled) under one metric, and its comparisons;
+    no comparisons means no published table was found for it."""
+
+    competition: str
+    label: str
+    datasets: tuple[str, ...]
+    metric: str
+    horizon: int | None
+    n_series: int | None
+    rows: tuple[ValueComparison, ...]
+
+
+def _ours(
+    value: PublishedValue, tables: dict[tuple[str, str], CompetitionTable]
+) -> tuple[float | None, str | None, str, int | None]:
+    """(ours, note when missing, display name, series) for ``value`` from the run's tables."""
+    total, weight, name = 0.0, 0, value.model
+    for dataset in value.datasets:
+        table = tables.get((dataset, value.metric))
+        if table is None:
+            return None, f"this run has no {value.metric} table for {dataset}", name, None
+        row = next((r for r in table.rows if r.model == value.model), None)
+        if row is None:
+            return None, f"{value.model} is not in this run's roster for {dataset}", name, None
+        name = row.display_name
+        if row.status != "ran" or row.value is None or not math.isfinite(row.value):
+            return None, f"{value.model} {row.status} on {dataset}", name, None
+        total += row.value * row.n_series
+        weight += row.n_series
+    return (total / weight if weight else None), None, name, weight
+
+
+def _compare(
+    value: PublishedValue, catalogue: PublishedCatalogue, tables, subsampled: Mapping[str, int]
+) -> ValueComparison:
+    ours, note, name, _ = _ours(value, tables)
+    published = float(value.value)
+    cut = [f"{d} ({subsampled[d]} series)" for d in value.datasets if d in subsampled]
+    if ours is not None and cut:  # a published value covers every series: a subsample is another number
+        return ValueComparison(
+            published=value,
+            source=catalogue.source(value.source),
+            display_name=name,
+            ours=ours,
+            difference=None,
+            relative=None,
+            matches=None,
+            note=f"not comparable: this run scored a subsample of {', '.join(cut)}",
+            in_run=True,
+        )
+    difference = None if ours is None else ours - published
+    return ValueComparison(
+        published=value,
+        source=catalogue.source(value.source),
+        display_name=name,
+        ours=ours,
+        difference=difference,
+        relative=None if difference is None or published == 0 else difference / published,
+        matches=None if ours is None else f"{ours:.{value.precision}f}" == value.printed(),
+        note=note,
+        in_run=any(r.model == value.model for t in tables.values() for r in t.rows),
+    )
+
+
+def compare(
+    competition: Sequence[CompetitionTable],
+    catalogue: PublishedCatalogue,
+    *,
+    subsampled: Mapping[str, int] | None = None,
+) -> list[CategoryComparison]:
+    """Every competition category of a run, in the run's order, then each pooled category a published
+    value names (the whole of a competition), each with its published values held against ours.
+
+    ``subsampled`` maps a category the run scored on a subsample to its size: a published value there is
+    shown beside ours but not compared (it covers every series)."""
+    subsampled = dict(subsampled or {})
+    tables = {(t.dataset, t.metric): t for t in competition}
+    out = []
+    for t in competition:
+        values = [v for v in catalogue.values if v.datasets == [t.dataset] and v.metric == t.metric]
+        n = max((r.n_series for r in t.rows), default=None)
+        out.append(
+            CategoryComparison(
+                competition=t.competition,
+                label=t.dataset,
+                datasets=(t.dataset,),
+                metric=t.metric,
+                horizon=t.horizon,
+                n_series=n,
+                rows=tuple(_compare(v, catalogue, tables, subsampled) for v in values),
+            )
+        )
+    pooled: dict[tuple[str, tuple[str, ...], str], list[PublishedValue]] = {}
+    for v in catalogue.values:
+        if len(v.datasets) > 1:
+            pooled.setdefault((v.competition, tuple(v.datasets), v.metric), []).append(v)
+    run_datasets = {t.dataset for t in competition}
+    for (comp, datasets, metric), values in pooled.items():
+        if not run_datasets & set(datasets):
+            continue  # the run scores none of this competition
+        rows = tuple(_compare(v, catalogue, tables, subsampled) for v in values)
+        out.append(
+            CategoryComparison(
+                competition=comp,
+                label=f"{comp}, all categories ({', '.join(datasets)})",
+                datasets=datasets,
+                metric=metric,
+                horizon=None,
+                n_series=_ours(values[0], tables)[3],
+                rows=rows,
+            )
+        )
+    return out

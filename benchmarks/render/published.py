@@ -1,0 +1,50 @@
+"""The "Published vs ours" page of a benchmark: every competition category of its latest run, with the
+published values stored as cited data in ``benchmarks/published/competitions.toml`` beside ours from the
+run (:func:`benchmarks.published.compare.compare`); a category without a published table says so."""
+
+from __future__ import annotations
+
+from benchmarks.published.catalogue import PUBLISHED_PATH, load_published
+from benchmarks.published.compare import NO_TABLE, compare
+from benchmarks.render.fmt import slugify
+from benchmarks.render.load import Run
+from benchmarks.render.pages import Page, SiteModel
+
+__all__ = ["published_page", "published_path", "subsampled"]
+
+TITLE = "Published vs ours"
+KINDS = {
+    "printed_table": "printed table",
+    "reprint": "printed table, as reprinted",
+    "recomputed": "recomputed from the submissions (not printed)",
+}
+
+
+def published_path(name: str) -> str:
+    return f"benchmarks/{slugify(name)}/published.md"
+
+
+def subsampled(run: Run) -> dict[str, int]:
+    """Competition categories the run scored on a subsample (from its recorded config), and the size."""
+    entries = run.data.config.get("competition", []) if isinstance(run.data.config, dict) else []
+    return {str(e.get("label") or e["dataset"]): int(e["subsample"]) for e in entries if e.get("subsample") is not None}
+
+
+def published_page(site: SiteModel, run: Run) -> Page | None:
+    """The page for ``run``, or None when the run scored no competition category."""
+    if not run.data.competition:
+        return None
+    catalogue = load_published(PUBLISHED_PATH)
+    return Page(
+        path=published_path(run.name),
+        template="published.md.j2",
+        title=TITLE,
+        context={
+            "run": run,
+            "categories": compare(run.data.competition, catalogue, subsampled=subsampled(run)),
+            "no_table": NO_TABLE,
+            "kinds": KINDS,
+            "bench_page": site.bench_page(run.name),
+            "provenance": site.provenance(run),
+        },
+    )
