@@ -56,7 +56,15 @@ import pandas as pd
 from tycheon._typing import Alternative
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
-from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
+from tycheon.metrics.aggregate import (
+    BAND_GRIDS,
+    block_scores,
+    check_scale_consistency,
+    row_crps,
+    row_scales,
+    step_loss,
+    summarize,
+)
 from tycheon.metrics.registry import get_metric
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
@@ -117,11 +125,74 @@ _USED = (
 )
 
 
+_SORT_KEYS = ("unit", "model", "series_id", "origin", "step")
+
+
+def _sort_order(table: pd.DataFrame) -> np.ndarray:
+    """Positions that put ``table`` in key order (unit, model, series, origin, step), stably: the order
+    ``sort_values(keys, kind="stable")`` gives (each key's sorted codes, missing keys last, then
+    ``np.lexsort``), computed on integer codes without copying the table."""
+    codes = []
+    for k in _SORT_KEYS:
+        c, uniques = pd.factorize(table[k], sort=True)
+        codes.append(np.where(c < 0, len(uniques), c))  # a missing key sorts last, as in sort_values
+    return np.lexsort(codes[::-1])
+
+
+def _take(table: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows ``positions`` of ``columns`` (default all) as a new frame with a fresh index, gathered column
+    by column: one copy of only those cells, with no block-wise intermediate (``frame[cols]`` then a
+    row selection then ``reset_index`` copied the rows two or three times)."""
+    out = {}
+    for c in table.columns if columns is None else columns:
+        col = table[c]
+        out[c] = col.to_numpy()[positions] if isinstance(col.dtype, np.dtype) else col.array.take(positions)
+    return pd.DataFrame(out, copy=False)
+
+
 def _canonical(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> pd.DataFrame:
     """The columns the tables read, rows in key order, so that sums (and so every number) do not depend
-    on the input's row order; one copy of only those columns, whatever else the score set carries."""
+    on the input's row order; one copy of only those columns, whatever else the score set carries.
+    ``quantile_levels``: the models' own quantile columns to keep (only a table that ranks CRPS reads
+    them)."""
     cols = [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
-    return table[cols].sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", ignore_index=True)
+    return _take(table, _sort_order(table), cols)
+
+
+def _runs(sorted_values: pd.Series) -> list[tuple[Any, int, int]]:
+    """``(value, start, stop)`` of each run of equal values of a sorted column (each value is one run)."""
+    codes, uniques = pd.factorize(sorted_values)
+    edges = np.flatnonzero(np.diff(codes)) + 1
+    starts = np.concatenate([[0], edges]).astype(np.int64)
+    stops = np.concatenate([edges, [len(codes)]]).astype(np.int64)
+    return [(uniques[codes[a]], int(a), int(b)) for a, b in zip(starts, stops, strict=True)] if len(codes) else []
+
+
+def _rows(table: pd.DataFrame, start: int, stop: int) -> pd.DataFrame:
+    """Rows ``start:stop`` of ``table`` as a view with a fresh index (no copy of the cells)."""
+    view = table.iloc[start:stop]
+    if start == 0 and stop == len(table):
+        return table
+    view.index = pd.RangeIndex(stop - start)
+    return view
+
+
+def _per_model_blocks(unit_rows: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+    """:func:`~tycheon.metrics.aggregate.block_scores` of a unit's rows (in key order), one model at a
+    time: each model's rows are one contiguous run, so the temporaries are one model's, and the blocks
+    come out in the same order with the same values as one call on every model (groups are scored
+    independently). The scales are checked across models once, as that one call would."""
+    check_scale_consistency(unit_rows)
+    parts = [block_scores(_rows(unit_rows, a, b), **kwargs) for _, a, b in _runs(unit_rows["model"])]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _class_rows(unit_rows: pd.DataFrame, demand_class: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """The rows of one demand class as one gather of ``columns`` (default all); ``all``: ``unit_rows``
+    itself, every column, no copy."""
+    if demand_class == "all":
+        return unit_rows
+    return _take(unit_rows, np.flatnonzero((unit_rows["demand_class"] == demand_class).to_numpy()), columns)
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -170,7 +241,7 @@ def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> pd.DataFrame:
 
 def _band_grid(table: pd.DataFrame) -> int:
     """The band level whose quantile grid the table's CRPS uses: 95 where any row has a 95% band, else 80."""
-    return 95 if bool(table[["lo95", "hi95"]].notna().all(axis=1).any()) else 80
+    return 95 if bool((table["lo95"].notna().to_numpy() & table["hi95"].notna().to_numpy()).any()) else 80
 
 
 def _band_crps(table: pd.DataFrame, level: int) -> pd.Series:
@@ -499,28 +570,40 @@ def leaderboard_tables(
         ``random_walk``, ``n_blocks_total``, ranked ``rows`` and ``tests`` (see the module docstring).
     """
     display = display_names or {}
-    table = _canonical(table, spec.quantile_levels)
-    units = sorted(table["unit"].unique())
+    # the models' own quantile columns only where a table ranks their CRPS
+    own_levels = spec.quantile_levels if "crps" in spec.metrics else ()
+    table = _canonical(table, own_levels)
     out: list[dict[str, Any]] = []
-    for unit in units:
-        # no copy of the whole table where no row is filtered out (memory: it is the largest object here)
-        unit_rows = table if len(units) == 1 else table[table["unit"] == unit].reset_index(drop=True)
-        blocks = block_scores(
-            unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels, crps_kind="approx_quantiles"
+    for unit, start, stop in _runs(table["unit"]):  # key order: each unit is one run of rows (a view)
+        unit_rows = _rows(table, start, stop)
+        blocks = _per_model_blocks(
+            unit_rows, metrics=list(spec.metrics), quantile_levels=own_levels, crps_kind="approx_quantiles"
         )
         for dc in _classes(unit_rows):
-            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc].reset_index(drop=True)
+            rows = _class_rows(unit_rows, dc)
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
             out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
+            del rows
     return out
+
+
+def _model_counts(rows: pd.DataFrame, mask: np.ndarray, weights: np.ndarray | None = None) -> pd.Series:
+    """Per model (sorted), the number of ``rows`` where ``mask`` holds, or the sum of ``weights`` over
+    them; models with no such row are left out (as a ``groupby`` of the masked rows leaves them out)."""
+    codes, models = pd.factorize(rows["model"], sort=True)
+    n = np.bincount(codes[mask], minlength=len(models))
+    values = n if weights is None else np.bincount(codes[mask], weights=weights, minlength=len(models))
+    keep = n > 0
+    return pd.Series(values[keep], index=pd.Index(models[keep], name="model"))
 
 
 def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
     """Per model, the share of records with a band whose actual lies in the closed band."""
     lo, hi, y = (rows[c].to_numpy(dtype=np.float64) for c in (f"lo{level}", f"hi{level}", "actual"))
     banded = np.isfinite(lo) & np.isfinite(hi)
-    inside = pd.Series(((lo <= y) & (y <= hi))[banded], index=rows.index[banded])
-    return inside.groupby(rows.loc[banded, "model"]).mean()
+    inside = ((lo <= y) & (y <= hi))[banded].astype(np.float64)
+    hits = _model_counts(rows, banded, inside)
+    return hits / _model_counts(rows, banded)  # 0/1 sums are exact: the groupby mean, bit for bit
 
 
 def interval_tables(
@@ -550,16 +633,18 @@ def interval_tables(
     evaluation-choices paper, Table 5.
     """
     metrics = [point_metric, "msis80", "msis95"]
-    table = _canonical(table, quantile_levels)
+    own_levels = quantile_levels if point_metric == "crps" else ()  # own quantiles only for a CRPS ranking
+    table = _canonical(table, own_levels)
     out = []
-    for unit in sorted(table["unit"].unique()):
-        unit_rows = table[table["unit"] == unit]
-        blocks = block_scores(unit_rows, metrics=metrics, quantile_levels=quantile_levels, crps_kind="approx_quantiles")
+    for unit, start, stop in _runs(table["unit"]):  # key order: each unit is one run of rows (a view)
+        unit_rows = _rows(table, start, stop)
+        blocks = _per_model_blocks(unit_rows, metrics=metrics, quantile_levels=own_levels, crps_kind="approx_quantiles")
         for dc in _classes(unit_rows):
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            rec = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
-            n_rec = rec[rec["has_band"]].groupby("model").size()
+            rec = _class_rows(unit_rows, dc, ["model", "has_band", "actual", "lo80", "hi80", "lo95", "hi95"])
+            n_rec = _model_counts(rec, rec["has_band"].to_numpy(dtype=bool))
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
+            del rec
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
             point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
             interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
