@@ -15,6 +15,11 @@ from tycheon.metrics.aggregate import block_scores
 KEYS = ["unit", "model", "series_id", "origin", "step"]
 
 
+def _canonical(table: pd.DataFrame, levels: tuple[float, ...] = ()) -> pd.DataFrame:
+    """The tables' key-order copy of the columns they read."""
+    return lb._take(table, lb._sort_order(table), lb._read_columns(table, levels))
+
+
 def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
     """A shuffled score-set table with two units, four models, own quantiles and some missing bands."""
     rng = np.random.default_rng(seed)
@@ -45,7 +50,7 @@ def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
 @pytest.mark.parametrize("categorical", [False, True])
 def test_the_key_order_copy_equals_pandas_stable_sort_of_the_read_columns(categorical):
     table = _table(categorical=categorical)
-    got = lb._canonical(table, (0.1, 0.5, 0.9))
+    got = _canonical(table, (0.1, 0.5, 0.9))
     cols = [c for c in (*lb._USED, "q0.1", "q0.5", "q0.9") if c in table.columns]
     expected = table[cols].sort_values(KEYS, kind="stable", ignore_index=True)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
@@ -54,8 +59,8 @@ def test_the_key_order_copy_equals_pandas_stable_sort_of_the_read_columns(catego
 
 def test_the_key_order_copy_leaves_the_quantile_columns_out_unless_asked():
     table = _table()
-    assert not any(c.startswith("q") for c in lb._canonical(table).columns)
-    assert {"q0.1", "q0.5", "q0.9"} <= set(lb._canonical(table, (0.1, 0.5, 0.9)).columns)
+    assert not any(c.startswith("q") for c in _canonical(table).columns)
+    assert {"q0.1", "q0.5", "q0.9"} <= set(_canonical(table, (0.1, 0.5, 0.9)).columns)
 
 
 def test_the_sort_order_puts_a_missing_key_last_as_sort_values_does():
@@ -65,7 +70,7 @@ def test_the_sort_order_puts_a_missing_key_last_as_sort_values_does():
 
 
 def test_per_model_block_scores_equal_one_call_on_every_model():
-    unit_rows = lb._canonical(_table(), (0.1, 0.5, 0.9))
+    unit_rows = _canonical(_table(), (0.1, 0.5, 0.9))
     unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
     kwargs = {"metrics": ["mase", "rmsse", "crps", "msis80"], "quantile_levels": (0.1, 0.5, 0.9)}
     pd.testing.assert_frame_equal(
@@ -74,7 +79,7 @@ def test_per_model_block_scores_equal_one_call_on_every_model():
 
 
 def test_per_model_block_scores_still_refuse_scales_that_differ_between_models():
-    unit_rows = lb._canonical(_table())
+    unit_rows = _canonical(_table())
     unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
     unit_rows.loc[unit_rows["model"] == "tsb", "scale_mae"] += 1.0  # consistent within the model, not across
     with pytest.raises(ScaleMismatchError):
@@ -94,12 +99,24 @@ def test_record_coverage_equals_the_groupby_mean_of_the_banded_records():
 
 
 @pytest.mark.parametrize("categorical", [False, True])
-def test_class_rows_are_one_gather_of_the_class(categorical):
-    table = lb._canonical(_table(categorical=categorical))
-    got = lb._class_rows(table, "lumpy", ["model", "actual", "lo80"])
-    expected = table.loc[table["demand_class"] == "lumpy", ["model", "actual", "lo80"]].reset_index(drop=True)
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
-    assert lb._class_rows(table, "all") is table
+def test_each_unit_and_class_is_its_rows_in_key_order_with_its_blocks(categorical):
+    table = _table(categorical=categorical)
+    cols = lb._read_columns(table)
+    got = list(lb._unit_class_tables(table, cols, ["model", "actual"], metrics=["mase"]))
+    ordered = table.sort_values(KEYS, kind="stable", ignore_index=True)
+    expected = []
+    for unit in ("series", "total"):
+        rows = ordered[ordered["unit"] == unit].reset_index(drop=True)
+        blocks = block_scores(rows[cols], metrics=["mase"])
+        expected.append((unit, "all", rows[cols], blocks))
+        for dc in ("smooth", "intermittent", "lumpy"):  # DEMAND_CLASSES order, those present
+            if (rows["demand_class"] == dc).any():
+                sub = rows.loc[rows["demand_class"] == dc, ["model", "actual"]].reset_index(drop=True)
+                expected.append((unit, dc, sub, blocks[blocks["demand_class"] == dc]))
+    assert [(u, dc) for u, dc, _, _ in got] == [(u, dc) for u, dc, _, _ in expected]
+    for (_, _, rows, bl), (_, _, rows_x, bl_x) in zip(got, expected, strict=True):
+        pd.testing.assert_frame_equal(rows, rows_x, check_exact=True)
+        pd.testing.assert_frame_equal(bl, bl_x, check_exact=True)
 
 
 def test_the_tables_do_not_depend_on_the_text_columns_being_categorical():

@@ -47,6 +47,7 @@ per-origin ADI/CV² classes recorded by the engine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,13 +151,10 @@ def _take(table: pd.DataFrame, positions: np.ndarray, columns: list[str] | None 
     return pd.DataFrame(out, copy=False)
 
 
-def _canonical(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> pd.DataFrame:
-    """The columns the tables read, rows in key order, so that sums (and so every number) do not depend
-    on the input's row order; one copy of only those columns, whatever else the score set carries.
-    ``quantile_levels``: the models' own quantile columns to keep (only a table that ranks CRPS reads
-    them)."""
-    cols = [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
-    return _take(table, _sort_order(table), cols)
+def _read_columns(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> list[str]:
+    """The columns the tables read, whatever else the score set carries; ``quantile_levels``: the models'
+    own quantile columns to read too (only a table that ranks CRPS reads them)."""
+    return [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
 
 
 def _runs(sorted_values: pd.Series) -> list[tuple[Any, int, int]]:
@@ -187,12 +185,34 @@ def _per_model_blocks(unit_rows: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
-def _class_rows(unit_rows: pd.DataFrame, demand_class: str, columns: list[str] | None = None) -> pd.DataFrame:
-    """The rows of one demand class as one gather of ``columns`` (default all); ``all``: ``unit_rows``
-    itself, every column, no copy."""
-    if demand_class == "all":
-        return unit_rows
-    return _take(unit_rows, np.flatnonzero((unit_rows["demand_class"] == demand_class).to_numpy()), columns)
+def _unit_class_tables(
+    table: pd.DataFrame, columns: list[str], class_columns: list[str] | None = None, **block_kwargs: Any
+) -> Iterator[tuple[Any, str, pd.DataFrame, pd.DataFrame]]:
+    """``(unit, demand class, rows, blocks)`` for every unit and its classes (``all`` first), the rows of
+    ``columns`` in key order (unit, model, series, origin, step), so that sums, and so every number, do
+    not depend on the input's row order.
+
+    Memory: a unit's rows are one gather of only ``columns``; its block scores are computed one model at
+    a time (:func:`_per_model_blocks`); each demand class's rows (of ``class_columns``, default
+    ``columns``) are then one gather from ``table`` itself, after the unit's rows are released, so only
+    one class's copy is alive at a time. A caller that ``del``-s its ``rows`` at the end of each step
+    keeps it so.
+    """
+    order = _sort_order(table)
+    for unit, start, stop in _runs(table["unit"].take(order)):
+        positions = order[start:stop]
+        rows = _take(table, positions, columns)
+        blocks = _per_model_blocks(rows, **block_kwargs)
+        classes = _classes(rows)
+        dc = rows["demand_class"]
+        by_class = {c: positions[np.flatnonzero((dc == c).to_numpy())] for c in classes[1:]}
+        del dc
+        yield unit, "all", rows, blocks
+        del rows
+        for c in classes[1:]:
+            rows = _take(table, by_class.pop(c), columns if class_columns is None else class_columns)
+            yield unit, c, rows, blocks[blocks["demand_class"] == c]
+            del rows
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -218,7 +238,7 @@ def _step_grid(table: pd.DataFrame) -> _StepGrid:
     codes, levels = [], []
     for k in _STEP_KEYS:
         c, u = pd.factorize(table[k], sort=True)
-        codes.append(c.astype(np.int64))
+        codes.append(c.astype(np.int64, copy=False))
         levels.append(u)
     key = (codes[0] * len(levels[1]) + codes[1]) * len(levels[2]) + codes[2]
     uniq, row = np.unique(key, return_inverse=True)
@@ -236,6 +256,8 @@ def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> pd.DataFrame:
     arr[grid.row, grid.col] = np.asarray(values, dtype=np.float64)
     present = ~np.isnan(arr)
     rows, cols = present.any(axis=1), present.any(axis=0)
+    if rows.all() and cols.all():  # nothing to leave out: the grid itself, not a copy of it
+        return pd.DataFrame(arr, index=grid.index, columns=grid.models, copy=False)
     return pd.DataFrame(arr[np.ix_(rows, cols)], index=grid.index[rows], columns=grid.models[cols])
 
 
@@ -438,6 +460,7 @@ def _one_class(
     grid = _step_grid(table)
     crps_scaled = _pivot(grid, band_crps / s_mae)
     crps_raw = _pivot(grid, band_crps)
+    del band_crps, s_mae  # the per-row arrays: only their grids are read from here on
     abs_err = _pivot(grid, step_loss(table, "mae"))  # the paper's unscaled per-step absolute error
     dm_unscaled = _dm_column(abs_err, family, spec)
     entries = []
@@ -572,18 +595,17 @@ def leaderboard_tables(
     display = display_names or {}
     # the models' own quantile columns only where a table ranks their CRPS
     own_levels = spec.quantile_levels if "crps" in spec.metrics else ()
-    table = _canonical(table, own_levels)
+    tables = _unit_class_tables(
+        table,
+        _read_columns(table, own_levels),
+        metrics=list(spec.metrics),
+        quantile_levels=own_levels,
+        crps_kind="approx_quantiles",
+    )
     out: list[dict[str, Any]] = []
-    for unit, start, stop in _runs(table["unit"]):  # key order: each unit is one run of rows (a view)
-        unit_rows = _rows(table, start, stop)
-        blocks = _per_model_blocks(
-            unit_rows, metrics=list(spec.metrics), quantile_levels=own_levels, crps_kind="approx_quantiles"
-        )
-        for dc in _classes(unit_rows):
-            rows = _class_rows(unit_rows, dc)
-            bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
-            del rows
+    for unit, dc, rows, bl in tables:
+        out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
+        del rows, bl  # before the next class's rows are gathered
     return out
 
 
@@ -634,43 +656,45 @@ def interval_tables(
     """
     metrics = [point_metric, "msis80", "msis95"]
     own_levels = quantile_levels if point_metric == "crps" else ()  # own quantiles only for a CRPS ranking
-    table = _canonical(table, own_levels)
+    tables = _unit_class_tables(
+        table,
+        _read_columns(table, own_levels),
+        ["model", "has_band", "actual", "lo80", "hi80", "lo95", "hi95"],  # what a class's coverage reads
+        metrics=metrics,
+        quantile_levels=own_levels,
+        crps_kind="approx_quantiles",
+    )
     out = []
-    for unit, start, stop in _runs(table["unit"]):  # key order: each unit is one run of rows (a view)
-        unit_rows = _rows(table, start, stop)
-        blocks = _per_model_blocks(unit_rows, metrics=metrics, quantile_levels=own_levels, crps_kind="approx_quantiles")
-        for dc in _classes(unit_rows):
-            bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            rec = _class_rows(unit_rows, dc, ["model", "has_band", "actual", "lo80", "hi80", "lo95", "hi95"])
-            n_rec = _model_counts(rec, rec["has_band"].to_numpy(dtype=bool))
-            cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
-            del rec
-            s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
-            point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
-            interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
-            msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
-            rows = [
-                {
-                    "model": m,
-                    "n_records": int(n_rec.get(m, 0)),
-                    "coverage80": _or_none(cover["80"].get(m)),
-                    "coverage95": _or_none(cover["95"].get(m)),
-                    "msis80": s.at[m, "msis80_mean"],
-                    "msis95": s.at[m, "msis95_mean"],
-                    "rank_point": point_rank[m],
-                    "rank_interval": msis_rank[m],
-                }
-                for m in s.index
-            ]
-            out.append(
-                {
-                    "unit": unit,
-                    "demand_class": dc,
-                    "band": "conformal",
-                    "rows": rows,
-                    **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
-                }
-            )
+    for unit, dc, rec, bl in tables:
+        n_rec = _model_counts(rec, rec["has_band"].to_numpy(dtype=bool))
+        cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
+        del rec  # before the next class's rows are gathered
+        s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
+        point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
+        interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
+        msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
+        rows = [
+            {
+                "model": m,
+                "n_records": int(n_rec.get(m, 0)),
+                "coverage80": _or_none(cover["80"].get(m)),
+                "coverage95": _or_none(cover["95"].get(m)),
+                "msis80": s.at[m, "msis80_mean"],
+                "msis95": s.at[m, "msis95_mean"],
+                "rank_point": point_rank[m],
+                "rank_interval": msis_rank[m],
+            }
+            for m in s.index
+        ]
+        out.append(
+            {
+                "unit": unit,
+                "demand_class": dc,
+                "band": "conformal",
+                "rows": rows,
+                **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
+            }
+        )
     return out
 
 
