@@ -326,6 +326,14 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
     )
 
 
+def _constant(n: int, text: str) -> np.ndarray:
+    """An object column of ``n`` references to the one string ``text`` (``np.full(n, text, dtype=object)``
+    makes a new string object per row: about 60 bytes a row)."""
+    out = np.empty(n, dtype=object)
+    out[:] = text
+    return out
+
+
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
     """The sidecar rows of one (dataset, protocol): its two tags, then the score-set columns and the
     quantile columns, sharing the table's arrays (no copy of the table; the tags are the only new
@@ -335,10 +343,8 @@ def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.Da
     # the quantile columns too: without them the CRPS of a model's own quantiles, and so the published
     # tables, could not be recomputed from the sidecar (benchmarks.verify)
     quantiles = [c for c in table.columns if c not in SCORESET_COLUMNS and c.startswith("q")]
-    columns: dict[str, Any] = {
-        "dataset": np.full(len(table), dataset, dtype=object),
-        "protocol": np.full(len(table), protocol_id, dtype=object),
-    }
+    n = len(table)
+    columns: dict[str, Any] = {"dataset": _constant(n, dataset), "protocol": _constant(n, protocol_id)}
     for c in [*SCORESET_COLUMNS, *quantiles]:
         col = table[c]
         columns[c] = col.to_numpy() if isinstance(col.dtype, np.dtype) else col.array

@@ -38,6 +38,8 @@ def test_the_sidecar_frame_is_the_tagged_table_without_copying_it():
     assert list(frame.columns[: len(_SIDECAR_COLUMNS)]) == _SIDECAR_COLUMNS
     for c in ("actual", "point", "q0.5", "origin"):
         assert np.shares_memory(frame[c].to_numpy(), table[c].to_numpy()), c
+    # each tag is one string object referenced by every row, not a string per row
+    assert len({id(v) for v in frame["dataset"]}) == len({id(v) for v in frame["protocol"]}) == 1
 
 
 def test_the_sidecar_frame_of_nothing_has_the_sidecar_columns():
