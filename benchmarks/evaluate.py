@@ -31,6 +31,7 @@ from typing import Any
 
 from benchmarks.cache import ScoreCache
 from benchmarks.config import ConfigError, resolve_benchmark_config
+from benchmarks.perf.memory import mark_stage
 from benchmarks.pipeline import RunInputs, build_results
 from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
@@ -177,6 +178,7 @@ def run_file(
     benchmarks.config.ConfigError
         A model id without a model config under ``benchmarks/models``.
     """
+    mark_stage("read and plan")
     out = _check_out(Path(out))
     name = slug(data.name)
     config_dir = out / "config"
@@ -190,12 +192,15 @@ def run_file(
     inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
     body, sidecar = build_results(inputs)
     results = write_results(body, sidecar, results_dir=out / "results")
+    mark_stage("write results")
     doc = json.loads(results.read_text(encoding="utf-8"))  # the document as written (and validated)
     site = None
     if build_site:
         docs = out / "site" / "docs"
         render_site(results_dir=out / "results", out=docs)
+        mark_stage("render site")
         build_html(docs.parent / "mkdocs.yml", quiet=True)
+        mark_stage("build site")
         site = docs.parent / "site"
     tables = [t for t in doc["leaderboards"] if t["dataset"] == name and t["protocol"] == "rolling_origin"]
     return Written(results=results, site=site, summary=summary_lines(tables), doc=doc)

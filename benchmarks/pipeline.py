@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 import tycheon
@@ -38,6 +39,7 @@ from benchmarks.cache import (
     same_scores,
 )
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
+from benchmarks.perf.memory import mark_stage
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.replay_audit import replay_section, sensitivity_datasets, sensitivity_section
 from benchmarks.results_io import to_json_value
@@ -340,16 +342,29 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
     )
 
 
+def _constant(n: int, text: str) -> np.ndarray:
+    """An object column of ``n`` references to the one string ``text`` (``np.full(n, text, dtype=object)``
+    makes a new string object per row: about 60 bytes a row)."""
+    out = np.empty(n, dtype=object)
+    out[:] = text
+    return out
+
+
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
+    """The sidecar rows of one (dataset, protocol): its two tags, then the score-set columns and the
+    quantile columns, sharing the table's arrays (no copy of the table; the tags are the only new
+    columns)."""
     if table is None or not len(table):
         return pd.DataFrame(columns=_SIDECAR_COLUMNS)
     # the quantile columns too: without them the CRPS of a model's own quantiles, and so the published
     # tables, could not be recomputed from the sidecar (benchmarks.verify)
     quantiles = [c for c in table.columns if c not in SCORESET_COLUMNS and c.startswith("q")]
-    frame = table[list(SCORESET_COLUMNS) + quantiles]
-    frame.insert(0, "protocol", protocol_id)
-    frame.insert(0, "dataset", dataset)
-    return frame
+    n = len(table)
+    columns: dict[str, Any] = {"dataset": _constant(n, dataset), "protocol": _constant(n, protocol_id)}
+    for c in [*SCORESET_COLUMNS, *quantiles]:
+        col = table[c]
+        columns[c] = col.to_numpy() if isinstance(col.dtype, np.dtype) else col.array
+    return pd.DataFrame(columns, copy=False)
 
 
 @dataclass(frozen=True)
@@ -397,11 +412,31 @@ def _run_models(
             inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
+        mark_stage(f"backtest {model.id}")
+    if inputs.config.backend == "joblib":
+        _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
     # one table for every later step; the per-model score sets are released as soon as it exists
     table = pd.concat([r.table for r in ran], ignore_index=True) if ran else None
     metas = [r.meta for r in ran]
     ran.clear()
+    mark_stage("concatenate score sets")
     return ProtocolRun(dataset, protocol_id, table, metas, records, cache)
+
+
+def _stop_idle_workers() -> None:
+    """Shut down joblib's reusable loky workers, if any are running (a later backtest starts new ones).
+
+    They stay alive, idle, for joblib's idle timeout (300 s) after the last model, each holding its
+    imports and heap while the leaderboards run in this process. ``get_reusable_executor()`` cannot be
+    asked for the running executor without possibly starting (or restarting) one with other arguments,
+    so the running one is read from loky's module state."""
+    try:
+        from joblib.externals.loky import reusable_executor
+    except ImportError:  # pragma: no cover - joblib is a dependency
+        return
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 @dataclass(frozen=True)
@@ -478,17 +513,21 @@ def _rolling_part(
             Leaderboard.model_validate(to_json_value({**tag, **t}))
             for t in leaderboard_tables(table, spec=spec, display_names=display)
         ]
+        mark_stage("leaderboards")
         intervals = [
             IntervalTable.model_validate(to_json_value({**tag, **t}))
             for t in interval_tables(table, point_metric=cfg.metrics[0], quantile_levels=tuple(cfg.quantile_levels))
         ]
+        mark_stage("interval tables")
     analyses, sweep = DatasetAnalyses(), None
     if table is not None:
         analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
+        mark_stage("analyses")
     warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
     replays, sensitivity, seconds = [], [], {}
     if table is not None:
         replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
+        mark_stage("replay")
     if table is not None and dataset in sensitivity_datasets(cfg):
         ran = {}
         for m, status in run.statuses.items():
@@ -756,8 +795,13 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         replay=[t for p in parts for t in p.replay],
         sensitivity=[t for p in parts for t in p.sensitivity],
     )
+    mark_stage("results document")
     frames = [p.sidecar for p in parts if len(p.sidecar)]
-    sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
+    if len(frames) == 1:
+        sidecar = frames[0]  # one part: its frame as it is (a concatenation would copy every cell)
+    else:
+        sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
+    mark_stage("sidecar frame")
     return doc, sidecar
 
 

@@ -9,20 +9,40 @@ address space. ``getrusage().ru_maxrss`` is not used there: Linux carries the RS
 into a child across ``exec``, so a measuring subprocess started by a large parent (the perf suite, after
 its timed runs) reported the *parent's* size, and a joblib worker reported the main process's size at
 spawn time. Elsewhere ``ru_maxrss`` is the fallback.
+
+The same module holds the whole-tree probe of the cold end-to-end scripts (:func:`tree_rss`, which
+counts a forked child that has not exec'd its own program by its private pages only) and the stage marks
+a measured run writes when :data:`STAGE_LOG_ENV` names a file (:func:`mark_stage`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import json
 import os
 import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["measure", "main", "peak_gib"]
+__all__ = [
+    "STAGE_LOG_ENV",
+    "TreeSample",
+    "main",
+    "mark_stage",
+    "measure",
+    "peak_gib",
+    "read_stage_log",
+    "release_heap",
+    "tree_rss",
+]
+
+#: Environment variable naming the file a measured run appends its stage marks to (one JSON line each).
+STAGE_LOG_ENV = "TYCHEON_PERF_STAGES"
 
 
 def peak_gib(pid: int | None = None) -> float | None:
@@ -35,6 +55,114 @@ def peak_gib(pid: int | None = None) -> float | None:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 2**20  # kB
     return None
+
+
+def _status_kb(pid: int | str = "self") -> dict[str, int]:
+    """``VmHWM`` / ``VmRSS`` of a process in kB from ``/proc/<pid>/status`` (empty where there is none)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        key = line.split(":", 1)[0]
+        if key in ("VmHWM", "VmRSS"):
+            out[key] = int(line.split()[1])
+    return out
+
+
+def release_heap() -> None:
+    """Hand freed memory back to the system between the stages of a run: a full ``gc`` pass, pyarrow's
+    pool's unused memory where pyarrow is loaded, then glibc's ``malloc_trim(0)`` (freed arrays below
+    glibc's adaptive mmap threshold stay in the heap otherwise, and count in the RSS of every later
+    stage). The trim is skipped where the C library is not glibc."""
+    gc.collect()
+    arrow = sys.modules.get("pyarrow")  # only where pyarrow is already in use (parquet reads and writes)
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # musl and others: no malloc_trim
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)
+
+
+def mark_stage(name: str) -> None:
+    """End the stage ``name`` of a run: :func:`release_heap`, then, when :data:`STAGE_LOG_ENV` names a
+    file, append ``{"stage", "t", "hwm_kb", "rss_kb"}`` (the process's peak since the previous mark) and
+    reset the peak (``/proc/self/clear_refs``), so the next mark reports its own stage's peak."""
+    release_heap()
+    path = os.environ.get(STAGE_LOG_ENV)
+    if not path:
+        return
+    status = _status_kb()
+    record = {"stage": name, "t": time.time(), "hwm_kb": status.get("VmHWM"), "rss_kb": status.get("VmRSS")}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS (Linux >= 4.0)
+    except OSError:
+        pass
+
+
+def read_stage_log(path: Path) -> list[dict[str, float | str | None]]:
+    """The stage marks :func:`mark_stage` wrote to ``path``, in order (empty where there is no file)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class TreeSample:
+    """One reading of a process tree: when, the summed RSS (bytes), and each process's own peak
+    (``VmHWM``, bytes) by pid."""
+
+    t: float
+    rss: int
+    peaks: dict[int, int]
+
+
+def tree_rss(pid: int) -> TreeSample:
+    """Summed RSS of ``pid`` and its live descendants, and each one's peak.
+
+    A child that has not exec'd its own program (same command line as its parent: ``subprocess`` or
+    loky between ``fork`` and ``exec``) shares its parent's pages copy-on-write; its RSS counts them a
+    second time (a 1.9 GiB parent read as a 3.9 GiB "tree" for the instant of a fork). Such a child is
+    counted by its private pages only (USS), which is what it adds to the machine's memory.
+    """
+    import psutil
+
+    t = time.time()
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return TreeSample(t, 0, {})
+    cmdlines: dict[int, list[str] | None] = {}
+    for p in procs:
+        try:
+            cmdlines[p.pid] = p.cmdline()
+        except psutil.Error:
+            cmdlines[p.pid] = None
+    total, peaks = 0, {}
+    for p in procs:
+        try:
+            own, parent = cmdlines[p.pid], cmdlines.get(p.ppid())
+            if p.pid != pid and own is not None and own == parent:  # forked, not exec'd: private pages only
+                total += p.memory_full_info().uss
+                continue
+            total += p.memory_info().rss
+            hwm = _status_kb(p.pid).get("VmHWM")
+            if hwm is not None:
+                peaks[p.pid] = hwm * 1024
+        except psutil.Error:
+            pass
+    return TreeSample(t, total, peaks)
 
 
 def _descendants(pid: int) -> list[int]:

@@ -47,6 +47,7 @@ per-origin ADI/CV² classes recorded by the engine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +57,15 @@ import pandas as pd
 from tycheon._typing import Alternative
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
-from tycheon.metrics.aggregate import BAND_GRIDS, block_scores, row_crps, row_scales, step_loss, summarize
+from tycheon.metrics.aggregate import (
+    BAND_GRIDS,
+    block_scores,
+    check_scale_consistency,
+    row_crps,
+    row_scales,
+    step_loss,
+    summarize,
+)
 from tycheon.metrics.registry import get_metric
 from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
@@ -117,11 +126,93 @@ _USED = (
 )
 
 
-def _canonical(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> pd.DataFrame:
-    """The columns the tables read, rows in key order, so that sums (and so every number) do not depend
-    on the input's row order; one copy of only those columns, whatever else the score set carries."""
-    cols = [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
-    return table[cols].sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", ignore_index=True)
+_SORT_KEYS = ("unit", "model", "series_id", "origin", "step")
+
+
+def _sort_order(table: pd.DataFrame) -> np.ndarray:
+    """Positions that put ``table`` in key order (unit, model, series, origin, step), stably: the order
+    ``sort_values(keys, kind="stable")`` gives (each key's sorted codes, missing keys last, then
+    ``np.lexsort``), computed on integer codes without copying the table."""
+    codes = []
+    for k in _SORT_KEYS:
+        c, uniques = pd.factorize(table[k], sort=True)
+        codes.append(np.where(c < 0, len(uniques), c))  # a missing key sorts last, as in sort_values
+    return np.lexsort(codes[::-1])
+
+
+def _take(table: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows ``positions`` of ``columns`` (default all) as a new frame with a fresh index, gathered column
+    by column: one copy of only those cells, with no block-wise intermediate (``frame[cols]`` then a
+    row selection then ``reset_index`` copied the rows two or three times)."""
+    out = {}
+    for c in table.columns if columns is None else columns:
+        col = table[c]
+        out[c] = col.to_numpy()[positions] if isinstance(col.dtype, np.dtype) else col.array.take(positions)
+    return pd.DataFrame(out, copy=False)
+
+
+def _read_columns(table: pd.DataFrame, quantile_levels: tuple[float, ...] = ()) -> list[str]:
+    """The columns the tables read, whatever else the score set carries; ``quantile_levels``: the models'
+    own quantile columns to read too (only a table that ranks CRPS reads them)."""
+    return [c for c in (*_USED, *(quantile_column(q) for q in quantile_levels)) if c in table.columns]
+
+
+def _runs(sorted_values: pd.Series) -> list[tuple[Any, int, int]]:
+    """``(value, start, stop)`` of each run of equal values of a sorted column (each value is one run)."""
+    codes, uniques = pd.factorize(sorted_values)
+    edges = np.flatnonzero(np.diff(codes)) + 1
+    starts = np.concatenate([[0], edges]).astype(np.int64)
+    stops = np.concatenate([edges, [len(codes)]]).astype(np.int64)
+    return [(uniques[codes[a]], int(a), int(b)) for a, b in zip(starts, stops, strict=True)] if len(codes) else []
+
+
+def _rows(table: pd.DataFrame, start: int, stop: int) -> pd.DataFrame:
+    """Rows ``start:stop`` of ``table`` as a view with a fresh index (no copy of the cells)."""
+    view = table.iloc[start:stop]
+    if start == 0 and stop == len(table):
+        return table
+    view.index = pd.RangeIndex(stop - start)
+    return view
+
+
+def _per_model_blocks(unit_rows: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+    """:func:`~tycheon.metrics.aggregate.block_scores` of a unit's rows (in key order), one model at a
+    time: each model's rows are one contiguous run, so the temporaries are one model's, and the blocks
+    come out in the same order with the same values as one call on every model (groups are scored
+    independently). The scales are checked across models once, as that one call would."""
+    check_scale_consistency(unit_rows)
+    parts = [block_scores(_rows(unit_rows, a, b), **kwargs) for _, a, b in _runs(unit_rows["model"])]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _unit_class_tables(
+    table: pd.DataFrame, columns: list[str], class_columns: list[str] | None = None, **block_kwargs: Any
+) -> Iterator[tuple[Any, str, pd.DataFrame, pd.DataFrame]]:
+    """``(unit, demand class, rows, blocks)`` for every unit and its classes (``all`` first), the rows of
+    ``columns`` in key order (unit, model, series, origin, step), so that sums, and so every number, do
+    not depend on the input's row order.
+
+    Memory: a unit's rows are one gather of only ``columns``; its block scores are computed one model at
+    a time (:func:`_per_model_blocks`); each demand class's rows (of ``class_columns``, default
+    ``columns``) are then one gather from ``table`` itself, after the unit's rows are released, so only
+    one class's copy is alive at a time. A caller that ``del``-s its ``rows`` at the end of each step
+    keeps it so.
+    """
+    order = _sort_order(table)
+    for unit, start, stop in _runs(table["unit"].take(order)):
+        positions = order[start:stop]
+        rows = _take(table, positions, columns)
+        blocks = _per_model_blocks(rows, **block_kwargs)
+        classes = _classes(rows)
+        dc = rows["demand_class"]
+        by_class = {c: positions[np.flatnonzero((dc == c).to_numpy())] for c in classes[1:]}
+        del dc
+        yield unit, "all", rows, blocks
+        del rows
+        for c in classes[1:]:
+            rows = _take(table, by_class.pop(c), columns if class_columns is None else class_columns)
+            yield unit, c, rows, blocks[blocks["demand_class"] == c]
+            del rows
 
 
 def _classes(table: pd.DataFrame) -> list[str]:
@@ -147,7 +238,7 @@ def _step_grid(table: pd.DataFrame) -> _StepGrid:
     codes, levels = [], []
     for k in _STEP_KEYS:
         c, u = pd.factorize(table[k], sort=True)
-        codes.append(c.astype(np.int64))
+        codes.append(c.astype(np.int64, copy=False))
         levels.append(u)
     key = (codes[0] * len(levels[1]) + codes[1]) * len(levels[2]) + codes[2]
     uniq, row = np.unique(key, return_inverse=True)
@@ -165,12 +256,14 @@ def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> pd.DataFrame:
     arr[grid.row, grid.col] = np.asarray(values, dtype=np.float64)
     present = ~np.isnan(arr)
     rows, cols = present.any(axis=1), present.any(axis=0)
+    if rows.all() and cols.all():  # nothing to leave out: the grid itself, not a copy of it
+        return pd.DataFrame(arr, index=grid.index, columns=grid.models, copy=False)
     return pd.DataFrame(arr[np.ix_(rows, cols)], index=grid.index[rows], columns=grid.models[cols])
 
 
 def _band_grid(table: pd.DataFrame) -> int:
     """The band level whose quantile grid the table's CRPS uses: 95 where any row has a 95% band, else 80."""
-    return 95 if bool(table[["lo95", "hi95"]].notna().all(axis=1).any()) else 80
+    return 95 if bool((table["lo95"].notna().to_numpy() & table["hi95"].notna().to_numpy()).any()) else 80
 
 
 def _band_crps(table: pd.DataFrame, level: int) -> pd.Series:
@@ -367,6 +460,7 @@ def _one_class(
     grid = _step_grid(table)
     crps_scaled = _pivot(grid, band_crps / s_mae)
     crps_raw = _pivot(grid, band_crps)
+    del band_crps, s_mae  # the per-row arrays: only their grids are read from here on
     abs_err = _pivot(grid, step_loss(table, "mae"))  # the paper's unscaled per-step absolute error
     dm_unscaled = _dm_column(abs_err, family, spec)
     entries = []
@@ -499,28 +593,39 @@ def leaderboard_tables(
         ``random_walk``, ``n_blocks_total``, ranked ``rows`` and ``tests`` (see the module docstring).
     """
     display = display_names or {}
-    table = _canonical(table, spec.quantile_levels)
-    units = sorted(table["unit"].unique())
+    # the models' own quantile columns only where a table ranks their CRPS
+    own_levels = spec.quantile_levels if "crps" in spec.metrics else ()
+    tables = _unit_class_tables(
+        table,
+        _read_columns(table, own_levels),
+        metrics=list(spec.metrics),
+        quantile_levels=own_levels,
+        crps_kind="approx_quantiles",
+    )
     out: list[dict[str, Any]] = []
-    for unit in units:
-        # no copy of the whole table where no row is filtered out (memory: it is the largest object here)
-        unit_rows = table if len(units) == 1 else table[table["unit"] == unit].reset_index(drop=True)
-        blocks = block_scores(
-            unit_rows, metrics=list(spec.metrics), quantile_levels=spec.quantile_levels, crps_kind="approx_quantiles"
-        )
-        for dc in _classes(unit_rows):
-            rows = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc].reset_index(drop=True)
-            bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
+    for unit, dc, rows, bl in tables:
+        out.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
+        del rows, bl  # before the next class's rows are gathered
     return out
+
+
+def _model_counts(rows: pd.DataFrame, mask: np.ndarray, weights: np.ndarray | None = None) -> pd.Series:
+    """Per model (sorted), the number of ``rows`` where ``mask`` holds, or the sum of ``weights`` over
+    them; models with no such row are left out (as a ``groupby`` of the masked rows leaves them out)."""
+    codes, models = pd.factorize(rows["model"], sort=True)
+    n = np.bincount(codes[mask], minlength=len(models))
+    values = n if weights is None else np.bincount(codes[mask], weights=weights, minlength=len(models))
+    keep = n > 0
+    return pd.Series(values[keep], index=pd.Index(models[keep], name="model"))
 
 
 def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
     """Per model, the share of records with a band whose actual lies in the closed band."""
     lo, hi, y = (rows[c].to_numpy(dtype=np.float64) for c in (f"lo{level}", f"hi{level}", "actual"))
     banded = np.isfinite(lo) & np.isfinite(hi)
-    inside = pd.Series(((lo <= y) & (y <= hi))[banded], index=rows.index[banded])
-    return inside.groupby(rows.loc[banded, "model"]).mean()
+    inside = ((lo <= y) & (y <= hi))[banded].astype(np.float64)
+    hits = _model_counts(rows, banded, inside)
+    return hits / _model_counts(rows, banded)  # 0/1 sums are exact: the groupby mean, bit for bit
 
 
 def interval_tables(
@@ -550,42 +655,46 @@ def interval_tables(
     evaluation-choices paper, Table 5.
     """
     metrics = [point_metric, "msis80", "msis95"]
-    table = _canonical(table, quantile_levels)
+    own_levels = quantile_levels if point_metric == "crps" else ()  # own quantiles only for a CRPS ranking
+    tables = _unit_class_tables(
+        table,
+        _read_columns(table, own_levels),
+        ["model", "has_band", "actual", "lo80", "hi80", "lo95", "hi95"],  # what a class's coverage reads
+        metrics=metrics,
+        quantile_levels=own_levels,
+        crps_kind="approx_quantiles",
+    )
     out = []
-    for unit in sorted(table["unit"].unique()):
-        unit_rows = table[table["unit"] == unit]
-        blocks = block_scores(unit_rows, metrics=metrics, quantile_levels=quantile_levels, crps_kind="approx_quantiles")
-        for dc in _classes(unit_rows):
-            bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
-            rec = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
-            n_rec = rec[rec["has_band"]].groupby("model").size()
-            cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
-            s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
-            point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
-            interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
-            msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
-            rows = [
-                {
-                    "model": m,
-                    "n_records": int(n_rec.get(m, 0)),
-                    "coverage80": _or_none(cover["80"].get(m)),
-                    "coverage95": _or_none(cover["95"].get(m)),
-                    "msis80": s.at[m, "msis80_mean"],
-                    "msis95": s.at[m, "msis95_mean"],
-                    "rank_point": point_rank[m],
-                    "rank_interval": msis_rank[m],
-                }
-                for m in s.index
-            ]
-            out.append(
-                {
-                    "unit": unit,
-                    "demand_class": dc,
-                    "band": "conformal",
-                    "rows": rows,
-                    **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
-                }
-            )
+    for unit, dc, rec, bl in tables:
+        n_rec = _model_counts(rec, rec["has_band"].to_numpy(dtype=bool))
+        cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
+        del rec  # before the next class's rows are gathered
+        s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
+        point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))
+        interval_metric = "msis95" if np.isfinite(s["msis95_mean"]).all() else "msis80"
+        msis_rank = rank_by_mean(_by_model(s[f"{interval_metric}_mean"]))
+        rows = [
+            {
+                "model": m,
+                "n_records": int(n_rec.get(m, 0)),
+                "coverage80": _or_none(cover["80"].get(m)),
+                "coverage95": _or_none(cover["95"].get(m)),
+                "msis80": s.at[m, "msis80_mean"],
+                "msis95": s.at[m, "msis95_mean"],
+                "rank_point": point_rank[m],
+                "rank_interval": msis_rank[m],
+            }
+            for m in s.index
+        ]
+        out.append(
+            {
+                "unit": unit,
+                "demand_class": dc,
+                "band": "conformal",
+                "rows": rows,
+                **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
+            }
+        )
     return out
 
 

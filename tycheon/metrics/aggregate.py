@@ -86,7 +86,7 @@ def check_scale_consistency(table: pd.DataFrame) -> None:
     """
     for col in ("scale_mae", "scale_rmse"):
         filled = table[col].fillna(-1.0)  # NaN scales must agree too
-        g = filled.groupby([table[k] for k in SCALE_KEYS], sort=False)
+        g = filled.groupby([table[k] for k in SCALE_KEYS], sort=False, observed=True)  # only blocks that exist
         spread = g.max() - g.min()
         bad = spread[spread != 0]
         if len(bad):
@@ -208,9 +208,10 @@ def _quantile_crps_into(
 ) -> None:
     """Quantile CRPS of the rows whose quantile columns ``cols`` are all finite, written into ``out``,
     in chunks of rows so that memory does not grow with the table (values are row-wise: identical)."""
+    columns = [table[c].to_numpy(dtype=np.float64) for c in cols]  # views of float columns, no copy
     for start in range(0, len(table), _CRPS_CHUNK):
         stop = min(start + _CRPS_CHUNK, len(table))
-        q = table[cols].iloc[start:stop].to_numpy(dtype=np.float64)  # [row, level]
+        q = np.column_stack([c[start:stop] for c in columns])  # [row, level] of this chunk's rows only
         ok = np.isfinite(q).all(axis=1)
         if ok.any():
             qk = np.sort(q[ok], axis=1) if sort else q[ok]

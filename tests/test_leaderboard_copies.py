@@ -1,0 +1,129 @@
+"""The lean paths of the leaderboard and interval tables give exactly what the plain pandas forms give:
+the key-order copy, the per-model block scores, the record coverage and the sidecar frame (same cells,
+bit for bit; the memory they save is measured by ``python -m benchmarks.perf.evaluate_cli``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tycheon.analysis import leaderboard as lb
+from tycheon.errors import ScaleMismatchError
+from tycheon.metrics.aggregate import block_scores
+
+KEYS = ["unit", "model", "series_id", "origin", "step"]
+
+
+def _canonical(table: pd.DataFrame, levels: tuple[float, ...] = ()) -> pd.DataFrame:
+    """The tables' key-order copy of the columns they read."""
+    return lb._take(table, lb._sort_order(table), lb._read_columns(table, levels))
+
+
+def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
+    """A shuffled score-set table with two units, four models, own quantiles and some missing bands."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for unit in ("total", "series"):
+        for m in ("ses", "naive", "croston", "tsb"):
+            for s in range(7 if unit == "series" else 1):
+                for o in pd.date_range("2022-01-01", periods=3, freq="3MS"):
+                    for k in range(1, 4):
+                        actual = float(rng.integers(0, 5))
+                        point = actual + rng.normal()
+                        rows.append({
+                            "model": m, "unit": unit, "series_id": f"S{s}" if unit == "series" else "total",
+                            "origin": o, "step": k, "actual": actual, "point": point,
+                            "demand_class": ("smooth", "lumpy", "intermittent")[s % 3],
+                            "scale_mae": 1.0 + s, "scale_rmse": 1.5 + s, "weight": 1.0,
+                            "lo80": point - 1, "hi80": point + 1,
+                            "lo95": np.nan if s == 2 else point - 2, "hi95": np.nan if s == 2 else point + 2,
+                            "has_band": True, "q0.1": point - 1, "q0.5": point, "q0.9": point + 1,
+                        })  # fmt: skip
+    table = pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    if categorical:  # text columns as categoricals (the score-set contract may move there)
+        for c in ("model", "unit", "series_id", "demand_class"):
+            table[c] = pd.Categorical(table[c], categories=sorted(table[c].unique()))
+    return table
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_the_key_order_copy_equals_pandas_stable_sort_of_the_read_columns(categorical):
+    table = _table(categorical=categorical)
+    got = _canonical(table, (0.1, 0.5, 0.9))
+    cols = [c for c in (*lb._USED, "q0.1", "q0.5", "q0.9") if c in table.columns]
+    expected = table[cols].sort_values(KEYS, kind="stable", ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert not np.shares_memory(got["actual"].to_numpy(), table["actual"].to_numpy())  # a copy: safe to reorder
+
+
+def test_the_key_order_copy_leaves_the_quantile_columns_out_unless_asked():
+    table = _table()
+    assert not any(c.startswith("q") for c in _canonical(table).columns)
+    assert {"q0.1", "q0.5", "q0.9"} <= set(_canonical(table, (0.1, 0.5, 0.9)).columns)
+
+
+def test_the_sort_order_puts_a_missing_key_last_as_sort_values_does():
+    table = pd.DataFrame({k: [1, 1, 1] for k in KEYS})
+    table["series_id"] = ["b", None, "a"]
+    assert lb._sort_order(table).tolist() == table.sort_values(KEYS, kind="stable").index.tolist() == [2, 0, 1]
+
+
+def test_per_model_block_scores_equal_one_call_on_every_model():
+    unit_rows = _canonical(_table(), (0.1, 0.5, 0.9))
+    unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
+    kwargs = {"metrics": ["mase", "rmsse", "crps", "msis80"], "quantile_levels": (0.1, 0.5, 0.9)}
+    pd.testing.assert_frame_equal(
+        lb._per_model_blocks(unit_rows, **kwargs), block_scores(unit_rows, **kwargs), check_exact=True
+    )
+
+
+def test_per_model_block_scores_still_refuse_scales_that_differ_between_models():
+    unit_rows = _canonical(_table())
+    unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
+    unit_rows.loc[unit_rows["model"] == "tsb", "scale_mae"] += 1.0  # consistent within the model, not across
+    with pytest.raises(ScaleMismatchError):
+        lb._per_model_blocks(unit_rows, metrics=["mase"])
+
+
+def test_record_coverage_equals_the_groupby_mean_of_the_banded_records():
+    rows = _table()
+    rows.loc[rows.index[:5], "lo95"] = np.nan
+    for level in ("80", "95"):
+        lo, hi, y = rows[f"lo{level}"], rows[f"hi{level}"], rows["actual"]
+        banded = lo.notna() & hi.notna()
+        expected = ((lo <= y) & (y <= hi))[banded].groupby(rows.loc[banded, "model"]).mean()
+        got = lb._record_coverage(rows, level)
+        assert got.index.tolist() == expected.index.tolist()
+        assert got.to_numpy().tolist() == expected.to_numpy().tolist()  # exact
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_each_unit_and_class_is_its_rows_in_key_order_with_its_blocks(categorical):
+    table = _table(categorical=categorical)
+    cols = lb._read_columns(table)
+    got = list(lb._unit_class_tables(table, cols, ["model", "actual"], metrics=["mase"]))
+    ordered = table.sort_values(KEYS, kind="stable", ignore_index=True)
+    expected = []
+    for unit in ("series", "total"):
+        rows = ordered[ordered["unit"] == unit].reset_index(drop=True)
+        blocks = block_scores(rows[cols], metrics=["mase"])
+        expected.append((unit, "all", rows[cols], blocks))
+        for dc in ("smooth", "intermittent", "lumpy"):  # DEMAND_CLASSES order, those present
+            if (rows["demand_class"] == dc).any():
+                sub = rows.loc[rows["demand_class"] == dc, ["model", "actual"]].reset_index(drop=True)
+                expected.append((unit, dc, sub, blocks[blocks["demand_class"] == dc]))
+    assert [(u, dc) for u, dc, _, _ in got] == [(u, dc) for u, dc, _, _ in expected]
+    for (_, _, rows, bl), (_, _, rows_x, bl_x) in zip(got, expected, strict=True):
+        pd.testing.assert_frame_equal(rows, rows_x, check_exact=True)
+        pd.testing.assert_frame_equal(bl, bl_x, check_exact=True)
+
+
+def test_the_tables_do_not_depend_on_the_text_columns_being_categorical():
+    spec = lb.LeaderboardSpec(
+        metrics=("mase", "crps"), baseline="naive", random_walk="naive", horizon=3, stride=3,
+        quantile_levels=(0.1, 0.5, 0.9), min_cell=2,
+    )  # fmt: skip
+    plain, cats = _table(), _table(categorical=True)
+    assert lb.leaderboard_tables(plain, spec=spec) == lb.leaderboard_tables(cats, spec=spec)
+    assert lb.interval_tables(plain) == lb.interval_tables(cats)
