@@ -79,9 +79,13 @@ def dataset_analyses(
     spec: LeaderboardSpec,
     n_series: int,
     dial_table: pd.DataFrame | None = None,
+    dial_models: Sequence[str] | None = None,
     n_resamples: int = N_RESAMPLES,
 ) -> DatasetAnalyses:
-    """Every per-dataset analysis of one rolling-origin score set (see the module docstring)."""
+    """Every per-dataset analysis of one rolling-origin score set (see the module docstring).
+
+    ``dial_models``: the models the dial covers (the config's ``analysis_models``; ``dial_table`` holds
+    these only), recorded in its table; None: every model of the score set."""
     tag = {"dataset": dataset, "protocol": protocol}
     scores = PreparedScores(table) if dial_table is None or dial_table.empty else PreparedScores(table, dial_table)
     leaderboard_units = list(pd.unique(table["unit"]))
@@ -100,9 +104,16 @@ def dataset_analyses(
             out.inversion.append(InversionTable.model_validate({**tag, **_plain(inv)}))
     aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
     if (dial_table is not None and not dial_table.empty) or aggregates:
-        dial = attempt("dial", lambda: aggregation_dial(scores, spec=spec, n_series=n_series))
+        dial_scores = scores
+        if dial_models is not None:  # the leaderboard units' rows of the dial's models only
+            rows = table[table["model"].isin(dial_models)]
+            extra = () if dial_table is None or dial_table.empty else (dial_table,)
+            dial_scores = PreparedScores(rows, *extra)
+        dial = attempt("dial", lambda: aggregation_dial(dial_scores, spec=spec, n_series=n_series))
+        del dial_scores
         if dial is not None:
-            out.dials.append(DialTable.model_validate({**tag, **_plain(dial)}))
+            covered = {} if dial_models is None else {"models": list(dial_models)}
+            out.dials.append(DialTable.model_validate({**tag, **_plain(dial), **covered}))
     if "series" in leaderboard_units:
         metric = spec.metrics[-1] if "rmsse" not in spec.metrics else "rmsse"
         cw = attempt("class winners", lambda: class_winners(scores, baseline=spec.baseline, metric=metric))
@@ -140,12 +151,20 @@ def dataset_analyses(
 
 
 def sweep_table(
-    tables: dict[float, pd.DataFrame], *, dataset: str, protocol: str, spec: LeaderboardSpec, n_entities: int
+    tables: dict[float, pd.DataFrame],
+    *,
+    dataset: str,
+    protocol: str,
+    spec: LeaderboardSpec,
+    n_entities: int,
+    models: Sequence[str] | None = None,
 ) -> SweepTable:
-    """The spikiness sweep of a synthetic dataset from its per-setting score sets."""
+    """The spikiness sweep of a synthetic dataset from its per-setting score sets (``models``: the ones
+    they hold when the config restricts the sweep, recorded in the table; None: not restricted)."""
     res = spikiness_sweep(tables, spec=spec, metric=spec.metrics[0])
+    covered = {} if models is None else {"models": list(models)}
     return SweepTable.model_validate(
-        {"dataset": dataset, "protocol": protocol, "n_entities": n_entities, **_plain(res)}
+        {"dataset": dataset, "protocol": protocol, "n_entities": n_entities, **_plain(res), **covered}
     )
 
 

@@ -254,11 +254,25 @@ class DatasetEntry(_Strict):
         description=("Spikiness settings of the synthetic marketplace to sweep (units total and series); empty: none."),
     )
     skip_models: SkipModels = Field(default_factory=dict, description=_SKIP_DESCRIPTION)
+    analysis_models: list[Annotated[str, Field(pattern=SLUG)]] | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "Models the dial's and the sweep's extra backtests refit (each setting refits them on the whole "
+            "panel); the dial and sweep tables cover these only and say so. None: the dataset's whole roster. "
+            "Must include the random walk and the production baseline."
+        ),
+    )
 
     @pydantic.model_validator(mode="after")
     def _check_sweep(self) -> DatasetEntry:
         if self.sweep and (self.name != "synthetic_marketplace" or self.file is not None):
             raise ValueError(f"sweep sets the synthetic marketplace's spikiness; dataset {self.name!r} has none")
+        if self.analysis_models is not None and not (self.dial or self.sweep):
+            raise ValueError(
+                f"dataset {self.key!r}: analysis_models chooses the dial's and the sweep's models; "
+                "it has neither (add dial or sweep, or remove analysis_models)"
+            )
         return self
 
     @pydantic.model_validator(mode="after")
@@ -437,6 +451,26 @@ class BenchmarkConfig(_Strict):
                     f"dataset {entry.key!r}: skip_models {mandatory}: the random walk and the production "
                     "baseline run on every dataset (ADR-0006)"
                 )
+        for entry in self.datasets:
+            if entry.analysis_models is None:
+                continue
+            dupes = sorted({m for m in entry.analysis_models if entry.analysis_models.count(m) > 1})
+            unknown = sorted(set(entry.analysis_models) - set(self.models))
+            missing = [m for m in (self.random_walk, self.production_baseline) if m not in entry.analysis_models]
+            if dupes or unknown:
+                raise ValueError(
+                    f"dataset {entry.key!r}: analysis_models {dupes or unknown} "
+                    f"{'are listed more than once' if dupes else 'are not models of this config'}; "
+                    f"models: {self.models}"
+                )
+            if missing:
+                raise ValueError(
+                    f"dataset {entry.key!r}: analysis_models must include the random walk and the production "
+                    f"baseline (ADR-0006: the dial and the sweep rank the baseline); missing {missing}"
+                )
+            skipped = sorted(set(entry.analysis_models) & set(entry.skip_models))
+            if skipped:
+                raise ValueError(f"dataset {entry.key!r}: analysis_models {skipped} are in its skip_models")
         return self
 
 

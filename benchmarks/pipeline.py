@@ -19,7 +19,7 @@ import functools
 import hashlib
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -396,11 +396,14 @@ def _run_models(
     dataset: str,
     skip: Mapping[str, str],
     part: str = "",
+    only: Collection[str] | None = None,
 ) -> ProtocolRun:
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
     for model in inputs.models.values():
+        if only is not None and model.id not in only:  # outside the dial's and the sweep's own roster
+            continue
         label = f"{dataset}/{protocol_id}/{model.id}"
         if model.id in skip:  # left out of this dataset's roster by the config, with its reason
             outcome = ModelOutcome(None, {"status": "skipped", "reason": f"left out here: {skip[model.id]}"}, "skipped")
@@ -591,6 +594,7 @@ def _analyses(
             dataset=dataset,
             skip=entry.skip_models,
             part="aggregation dial",
+            only=entry.analysis_models,
         ).table
     analyses = dataset_analyses(
         table,
@@ -599,6 +603,7 @@ def _analyses(
         spec=spec,
         n_series=loaded.panel.n_series,
         dial_table=dial_table,
+        dial_models=entry.analysis_models,
     )
     sweep = None
     if entry.sweep:
@@ -606,7 +611,10 @@ def _analyses(
         own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
         for setting in entry.sweep:
             if float(setting) == own and {"total", "series"} <= set(entry.units):  # already scored: reuse it
-                tables[own] = table[table["unit"].isin(["total", "series"])]
+                keep = table["unit"].isin(["total", "series"])
+                if entry.analysis_models is not None:
+                    keep &= table["model"].isin(entry.analysis_models)
+                tables[own] = table[keep]
                 continue
             variant = load_dataset(
                 entry.name,
@@ -624,11 +632,19 @@ def _analyses(
                 dataset=dataset,
                 skip=entry.skip_models,
                 part=f"spikiness sweep {float(setting):g}",
+                only=entry.analysis_models,
             ).table
             if t is not None:
                 tables[float(setting)] = t
         sweep = (
-            sweep_table(tables, dataset=dataset, protocol="rolling_origin", spec=spec, n_entities=loaded.panel.n_series)
+            sweep_table(
+                tables,
+                dataset=dataset,
+                protocol="rolling_origin",
+                spec=spec,
+                n_entities=loaded.panel.n_series,
+                models=entry.analysis_models,
+            )
             if tables
             else None
         )

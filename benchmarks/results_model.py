@@ -514,6 +514,9 @@ class DialTable(_Model):
     baseline: Slug
     n_series: int = Field(ge=1)
     curves: list[DialCurveRow]
+    models: list[Slug] | None = Field(
+        None, description="The models the dial covers where the config restricts it (analysis_models); absent: all."
+    )
 
 
 class ClassLeaderRow(_Model):
@@ -629,6 +632,9 @@ class SweepTable(_Model):
     metric: str
     n_entities: int = Field(ge=1)
     points: list[SweepPointRow]
+    models: list[Slug] | None = Field(
+        None, description="The models the sweep covers where the config restricts it (analysis_models); absent: all."
+    )
 
 
 class RelativeErrorRow(_Model):

@@ -138,3 +138,35 @@ def test_a_unit_a_model_failed_on_is_kept_in_its_run_record_and_warned_about():
     assert "failed on unit groups:625" in warning.message and "other units are scored" in warning.message
     clean = _run_record("d", "rolling_origin", {**status, "failed_units": {}})
     assert clean.failed_units == {} and "failed_units" not in clean.model_dump(exclude_unset=True)
+
+
+def test_a_dial_and_sweep_with_their_own_models_run_only_those_and_say_so(tmp_path, capsys):
+    own = ["naive", "snaive_momentum", "ses"]
+    text = CONFIG.read_text().replace("sweep = [0.0, 1.0, 6.0]", f"sweep = [0.0, 1.0, 6.0]\nanalysis_models = {own}")
+    cfg = tmp_path / "own.toml"
+    cfg.write_text(text.replace("'", '"'))
+    assert run_main(["--config", str(cfg), "--results-dir", str(tmp_path / "results"), "--no-cache"]) == 0
+    extra = [
+        ln for ln in capsys.readouterr().err.splitlines() if "(aggregation dial)" in ln or "(spikiness sweep" in ln
+    ]
+    ran = {ln.split("/rolling_origin/")[1].split(" ")[0] for ln in extra}
+    assert ran == set(own) and len(extra) == 3 * len(own)  # the dial and two new sweep settings, these only
+    path = tmp_path / "results" / "tinyanalyses" / "v0001.json"
+    assert validate_results_file(path) == []
+    doc = parse_document(json.loads(path.read_text()))
+    (dial,) = doc.analyses.dials
+    (sweep,) = doc.analyses.sweeps
+    assert dial.models == own and sweep.models == own
+    assert {p.n_models for c in dial.curves for p in c.points} == {3}  # the leaderboard units' rows too
+    assert {p.n_models for p in sweep.points} == {3}
+    assert {r.model for lb in doc.leaderboards for r in lb.rows} == {  # the leaderboards keep the whole roster
+        "naive",
+        "seasonal_naive",
+        "snaive_momentum",
+        "ses",
+        "historic_mean",
+    }
+    render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
+    page = (tmp_path / "docs" / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text()
+    assert "The dial covers 3 models of the roster" in page and "The sweep covers 3 models" in page
+    assert "naive, snaive_momentum, ses" in page

@@ -3,6 +3,8 @@ the cross-checks that name what a config may list."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.config import ConfigError, load_benchmark_config
@@ -40,3 +42,39 @@ def test_rule_parameters_are_read_from_the_config(tmp_path):
 def test_bad_fields_are_refused_naming_the_field(tmp_path, extra, message):
     with pytest.raises(ConfigError, match=message):
         load_benchmark_config(_bench(tmp_path, extra=extra))
+
+
+_TINY = Path(__file__).parent / "fixtures" / "tiny_analyses.toml"
+
+
+def _with_analysis_models(tmp_path: Path, line: str, *, drop: str = "") -> Path:
+    text = _TINY.read_text().replace("sweep = [0.0, 1.0, 6.0]", f"sweep = [0.0, 1.0, 6.0]\n{line}")
+    path = tmp_path / "bench.toml"
+    path.write_text(text.replace(drop, "") if drop else text)
+    return path
+
+
+def test_analysis_models_default_to_the_whole_roster_and_are_read_when_given(tmp_path):
+    assert load_benchmark_config(_TINY).datasets[0].analysis_models is None
+    cfg = load_benchmark_config(_with_analysis_models(tmp_path, 'analysis_models = ["naive", "snaive_momentum"]'))
+    assert cfg.datasets[0].analysis_models == ["naive", "snaive_momentum"]
+
+
+@pytest.mark.parametrize(
+    ("line", "drop", "message"),
+    [
+        ('analysis_models = ["snaive_momentum", "ses"]', "", r"random walk and the production baseline.*\['naive'\]"),
+        ('analysis_models = ["naive", "ses"]', "", r"missing \['snaive_momentum'\]"),
+        ('analysis_models = ["naive", "snaive_momentum", "auto_arima"]', "", "auto_arima"),
+        ('analysis_models = ["naive", "snaive_momentum", "naive"]', "", "more than once"),
+        ("analysis_models = []", "", "analysis_models"),
+        (
+            'analysis_models = ["naive", "snaive_momentum"]',
+            "dial = [1, 5, 10]\nsweep = [0.0, 1.0, 6.0]\n",
+            "has neither",
+        ),
+    ],
+)
+def test_bad_analysis_models_are_refused(tmp_path, line, drop, message):
+    with pytest.raises(ConfigError, match=message):
+        load_benchmark_config(_with_analysis_models(tmp_path, line, drop=drop))
