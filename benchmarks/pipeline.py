@@ -72,7 +72,7 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, concat_tables
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -331,8 +331,8 @@ def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.Da
     # tables, could not be recomputed from the sidecar (benchmarks.verify)
     quantiles = [c for c in table.columns if c not in SCORESET_COLUMNS and c.startswith("q")]
     frame = table[list(SCORESET_COLUMNS) + quantiles]
-    frame.insert(0, "protocol", protocol_id)
-    frame.insert(0, "dataset", dataset)
+    frame.insert(0, "protocol", pd.Categorical.from_codes([0] * len(frame), categories=[protocol_id]))
+    frame.insert(0, "dataset", pd.Categorical.from_codes([0] * len(frame), categories=[dataset]))
     return frame
 
 
@@ -375,7 +375,7 @@ def _run_models(
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
     # one table for every later step; the per-model score sets are released as soon as it exists
-    table = pd.concat([r.table for r in ran], ignore_index=True) if ran else None
+    table = concat_tables([r.table for r in ran]) if ran else None  # keeps the text columns categorical
     metas = [r.meta for r in ran]
     ran.clear()
     return ProtocolRun(dataset, protocol_id, table, metas, records, cache)
@@ -710,7 +710,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         sensitivity=[t for p in parts for t in p.sensitivity],
     )
     frames = [p.sidecar for p in parts if len(p.sidecar)]
-    sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
+    sidecar = concat_tables(frames) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
     return doc, sidecar
 
 

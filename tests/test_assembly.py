@@ -93,7 +93,7 @@ def test_the_plan_counts_exactly_the_rows_each_model_forecasts_per_unit_and_orig
     plan = captured["stream"].plan
     origins = sorted(scores.table["origin"].unique())
     units = list(dict.fromkeys(scores.table["unit"]))
-    counts = scores.table.groupby(["unit", "model", "origin"], sort=False).size()
+    counts = scores.table.groupby(["unit", "model", "origin"], sort=False, observed=True).size()
     planned = {}
     for (u, model, j, _), (_, size) in plan.rows.items():
         planned[(units[u], model, origins[j])] = planned.get((units[u], model, origins[j]), 0) + size

@@ -304,7 +304,9 @@ def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: Lead
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Block scores ``[(series, origin), model]``. dropna (the default) keeps only blocks that exist;
     dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped."""
-    return blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric, aggfunc="first")
+    return blocks.pivot_table(
+        index=["series_id", "origin"], columns="model", values=metric, aggfunc="first", observed=True
+    )
 
 
 def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
@@ -372,7 +374,7 @@ def _one_class(
     entries = []
     for metric in spec.metrics:
         scored = blocks[blocks[metric].notna()]
-        support = scored.groupby("model").size().reindex(models, fill_value=0)
+        support = scored.groupby("model", observed=True).size().reindex(models, fill_value=0)
         n_blocks_total = int(scored[["series_id", "origin"]].drop_duplicates().shape[0])
         ranked_models = [m for m in models if support[m] > 0]
         if not ranked_models:
@@ -520,7 +522,7 @@ def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
     lo, hi, y = (rows[c].to_numpy(dtype=np.float64) for c in (f"lo{level}", f"hi{level}", "actual"))
     banded = np.isfinite(lo) & np.isfinite(hi)
     inside = pd.Series(((lo <= y) & (y <= hi))[banded], index=rows.index[banded])
-    return inside.groupby(rows.loc[banded, "model"]).mean()
+    return inside.groupby(rows.loc[banded, "model"], observed=True).mean()
 
 
 def interval_tables(
@@ -558,7 +560,7 @@ def interval_tables(
         for dc in _classes(unit_rows):
             bl = blocks if dc == "all" else blocks[blocks["demand_class"] == dc]
             rec = unit_rows if dc == "all" else unit_rows[unit_rows["demand_class"] == dc]
-            n_rec = rec[rec["has_band"]].groupby("model").size()
+            n_rec = rec[rec["has_band"]].groupby("model", observed=True).size()
             cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
             s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
             point_rank = rank_by_mean(_by_model(s[f"{point_metric}_mean"]))

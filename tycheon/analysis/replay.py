@@ -177,7 +177,7 @@ def non_overlapping_origins(table: pd.DataFrame) -> list[pd.Timestamp]:
     """Origins thinned so that no two share a target period: from the first, keep an origin when it
     starts after the last target period of the previously kept one (the paper's production spacing,
     section 7)."""
-    last = table.groupby("origin")["target_period"].max().sort_index()
+    last = table.groupby("origin", observed=True)["target_period"].max().sort_index()
     kept: list[pd.Timestamp] = []
     for origin in last.index:
         if not kept or origin > last[kept[-1]]:
@@ -450,7 +450,7 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
 def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...] | None = None) -> ReplayResult:
     """:func:`replay` on every unit (default: those in the table with more than one series), stacked."""
     if units is None:
-        counts = table.groupby("unit")["series_id"].nunique()
+        counts = table.groupby("unit", observed=True)["series_id"].nunique()
         units = tuple(u for u in sorted(counts.index) if counts[u] > 1)
     results = [replay(table, spec=spec, unit=u) for u in units]
     if not results:
@@ -479,11 +479,11 @@ def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
         "served_name": spec.served_name,
     }
     out = []
-    for unit, rows in result.summary.groupby("unit", sort=True) if len(result.summary) else ():
+    for unit, rows in result.summary.groupby("unit", sort=True, observed=True) if len(result.summary) else ():
         blocks = result.blocks[result.blocks["unit"] == unit]
         picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
-        n = blocks.groupby("variant").size()
-        share = (picks.groupby(["variant", "model"]).size() / n).rename("share").reset_index()
+        n = blocks.groupby("variant", observed=True).size()
+        share = (picks.groupby(["variant", "model"], observed=True).size() / n).rename("share").reset_index()
         out.append(
             {
                 "unit": unit,

@@ -23,9 +23,17 @@ import numpy as np
 
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
-__all__ = ["MIN_USE", "ColumnBuffers"]
+__all__ = ["CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype"]
 
 MIN_USE = 0.75
+
+CODE_DTYPES = {"model": "int16", "unit": "int16", "series_id": "int32", "demand_class": "int16"}
+"""Dtype of the codes a text (``category``) column is written as: series ids can be many, the others few."""
+
+
+def buffer_dtype(name: str, dtype: str) -> str:
+    """The dtype a score-set column is written in: its codes' for a text column, else its own."""
+    return CODE_DTYPES[name] if dtype == "category" else dtype
 
 
 class ColumnBuffers:
@@ -49,10 +57,9 @@ class ColumnBuffers:
         n_samples: int = 0,
     ) -> None:
         self.capacity = int(capacity)
-        # object columns are not prepared: numpy fills a fresh object array faster than it overwrites
-        # the Nones of a prepared one (each overwrite is a decref)
+        # the text columns are written as integer codes (CODE_DTYPES)
         specs: list[tuple[str, str, tuple[int, ...]]] = [
-            (name, dtype, (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items() if dtype != "object"
+            (name, buffer_dtype(name, dtype), (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items()
         ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:

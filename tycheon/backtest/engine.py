@@ -485,6 +485,7 @@ def _block(
         origin=origin.timestamp,
         series_rows=rows,
         series_ids=data.series_ids[rows],
+        unit_series_ids=data.series_ids,
         target_periods=data.periods[origin.index : origin.index + origin.horizon],
         actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
         available_at=part.available_at,  # type: ignore[arg-type]

@@ -276,8 +276,8 @@ class Panel:
         grid = pd.date_range(df["period"].min(), df["period"].max(), freq=offset)
         pos = grid.get_indexer(pd.DatetimeIndex(df["period"]))
         codes, uniques = pd.factorize(df["series_id"], sort=True)
-        first_pos = pd.Series(pos).groupby(codes).transform("min").to_numpy()
-        rank = pd.Series(pos).groupby(codes).cumcount().to_numpy()
+        first_pos = pd.Series(pos).groupby(codes, observed=True).transform("min").to_numpy()
+        rank = pd.Series(pos).groupby(codes, observed=True).cumcount().to_numpy()
         gap = pos - first_pos != rank
         if gap.any():
             bad_ids = pd.unique(df["series_id"].to_numpy()[gap])
@@ -330,7 +330,7 @@ class Panel:
 
     def lengths(self) -> pd.Series:
         """Number of observations per series."""
-        return self.data.groupby("series_id", sort=True).size().reindex(self.series_ids)
+        return self.data.groupby("series_id", sort=True, observed=True).size().reindex(self.series_ids)
 
     # ------------------------------------------------------------------ dense view
     def dense(self) -> DenseView:
@@ -528,9 +528,9 @@ def _apply_nan_policy(
     nan = df["value"].isna()
     if edge_nan == "unlisted" and nan.any():
         codes = pd.factorize(df["series_id"])[0]
-        seen = (~nan).groupby(codes)
+        seen = (~nan).groupby(codes, observed=True)
         started = seen.cumsum().gt(0)
-        not_ended = (~nan)[::-1].groupby(codes[::-1]).cumsum()[::-1].gt(0)
+        not_ended = (~nan)[::-1].groupby(codes[::-1], observed=True).cumsum()[::-1].gt(0)
         keep = (started & not_ended).to_numpy()
         empty = sorted(set(df["series_id"]) - set(df["series_id"][keep]))
         dropped.extend(empty)
@@ -580,7 +580,7 @@ def _apply_nan_policy(
 def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[BaseOffset, str]:
     if freq is None:
         inferred: dict[str, str] = {}
-        for sid, periods in df.groupby("series_id", sort=False)["period"]:
+        for sid, periods in df.groupby("series_id", sort=False, observed=True)["period"]:
             if len(periods) >= 3:
                 f = pd.infer_freq(pd.DatetimeIndex(periods))
                 if f is None:
