@@ -69,7 +69,7 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 DEFAULT_CHUNK_SIZE = 1024
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 # backends whose tasks run in other processes: the main process is free to write rows as results arrive
-STREAMING_BACKENDS = ("joblib", "dask")
+STREAMING_BACKENDS = ("joblib", "dask", "auto")
 
 
 class _UnitState:
@@ -167,9 +167,11 @@ def run(
         Sample paths requested from models that give them (0: none).
     min_history : int
         Fewest published observations a series needs at an origin to be forecast (else abstained).
-    backend : {"sequential", "joblib", "dask"}
+    backend : {"sequential", "joblib", "dask", "auto"}
+        ``auto`` starts in process and moves the remaining tasks to joblib workers when timing the first
+        tasks says starting workers pays (:mod:`.execution`); same tasks, same score set.
     n_jobs : int, optional
-        joblib workers.
+        joblib (and ``auto``) workers.
     chunk_size : int, optional
         Series per task for local models (default 1024; all local models share the chunk's task);
         global models always get one task per unit.
