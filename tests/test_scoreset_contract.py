@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 V0005 = ROOT / "benchmarks" / "results" / "small" / "v0005.json"
 
 
-def _scores(**kwargs) -> ScoreSet:
+def _scores(n_origins: int = 4, **kwargs) -> ScoreSet:
     panel = toy_panel(n_series=12, n_periods=40, seed=3, zero_share=0.3)
-    protocol = RollingOrigin(horizon=3, stride=3, n_origins=4, mode="analysis")
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=n_origins, mode="analysis")
     factories = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}
     return run(panel, protocol, factories, units=("series", "total", "groups:3"), quantile_levels=(0.1, 0.9), **kwargs)
 
@@ -139,3 +139,16 @@ def test_the_committed_v0005_sidecar_rewritten_in_the_new_form_still_gives_every
     )
     problems, note = verify_file(tmp_path / "v0005.json")
     assert problems == [] and note is None
+
+
+def test_a_band_level_without_any_band_costs_no_memory_and_reads_as_nan(tmp_path):
+    scores = _scores(n_origins=8)  # at most 7 earlier errors per cell: 80% bands, too few for any 95% band
+    table = scores.table
+    assert not np.isfinite(table["lo95"].to_numpy()).any() and not np.isfinite(table["hi95"].to_numpy()).any()
+    for name in ("lo95", "hi95"):
+        assert table[name].to_numpy().strides == (0,), name  # one NaN, broadcast
+    assert table["lo80"].to_numpy().strides == (8,) and table["has_band"].any()  # the 80% band is there
+    picked = scores.select(model="naive").table
+    assert picked["lo95"].isna().all() and len(picked)
+    scores.to_parquet(tmp_path / "s.parquet")
+    pd.testing.assert_frame_equal(ScoreSet.from_parquet(tmp_path / "s.parquet").table, table, check_exact=True)

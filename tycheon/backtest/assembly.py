@@ -156,6 +156,12 @@ class StreamingAssembly:
                 self._quantiles.setdefault(key[:3], set()).add(block.quantiles is not None)
                 self._samples.setdefault(key[:3], set()).add(block.samples is not None)
 
+    @property
+    def complete(self) -> bool:
+        """The plan held and every planned row is written (:meth:`finish` will return the score set)."""
+        writer = self.writer
+        return not self.broken and writer is not None and writer.rows_written == writer.total
+
     def finish(self, meta: dict) -> object | None:
         """The score set, or None when the plan did not hold (the caller then assembles the blocks)."""
         writer = self.writer

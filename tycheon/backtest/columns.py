@@ -23,9 +23,12 @@ import numpy as np
 
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
-__all__ = ["CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype"]
+__all__ = ["BAND_COLUMNS", "CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype"]
 
 MIN_USE = 0.75
+
+BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
+"""The conformal band columns of the score set."""
 
 CODE_DTYPES = {"model": "int16", "unit": "int16", "series_id": "int32", "demand_class": "int16"}
 """Dtype of the codes a text (``category``) column is written as: series ids can be many, the others few."""
@@ -57,9 +60,12 @@ class ColumnBuffers:
         n_samples: int = 0,
     ) -> None:
         self.capacity = int(capacity)
-        # the text columns are written as integer codes (CODE_DTYPES)
+        # the text columns are written as integer codes (CODE_DTYPES); the band columns are not prepared
+        # (the writer allocates a level's pair only when a band at that level arrives)
         specs: list[tuple[str, str, tuple[int, ...]]] = [
-            (name, buffer_dtype(name, dtype), (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items()
+            (name, buffer_dtype(name, dtype), (self.capacity,))
+            for name, dtype in SCORESET_COLUMNS.items()
+            if name not in BAND_COLUMNS
         ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:

@@ -260,10 +260,6 @@ def run(
             "band_min_origins": int(band_min_origins),
         },
     )
-    # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
-    # (series, origin) pair x horizon x model; see .columns)
-    capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
     # with worker processes the main process writes each task's rows as its result arrives (rows planned
     # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
     stream = (
@@ -284,6 +280,15 @@ def run(
             ),
         )
     )
+    # the score set's columns are allocated and touched while the tasks run (see .columns): at the planned
+    # row count when the rows are planned, else at an upper bound (every eligible (series, origin) pair x
+    # horizon x model), whose untouched tail would otherwise stay resident
+    capacity = (
+        stream.plan.total
+        if stream is not None
+        else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
+    )
+    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
     results: list[TaskResult] = [
         r
         for task_results in run_tasks(
@@ -318,6 +323,11 @@ def run(
         "warnings": panel.warnings,
     }
     if stream is not None and not failed:
+        if stream.complete:
+            # every row is written: the forecasts the tasks sent back are not needed any more (only the
+            # fallback below reads them), so they are released before the table is finished
+            for r in results:
+                r.outputs = []
         scores = stream.finish(meta)
         if scores is not None:
             return scores  # type: ignore[return-value]

@@ -166,6 +166,14 @@ class _Dictionary:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
+def _all_nan(n: int) -> FloatArray:
+    """A read-only float64 column of ``n`` NaN that holds one value (stride 0): a band level without any
+    band costs no memory. Reading, selecting and writing the table work as for any column; a copy (a
+    selection, ``DataFrame.copy``) is an ordinary array."""
+    column = np.broadcast_to(np.float64(np.nan), (int(n),))
+    return column  # broadcast_to views are read-only
+
+
 class RowPlanError(TycheonError, RuntimeError):
     """A block does not fit the rows planned for it (size or bounds); the caller assembles otherwise."""
 
@@ -221,7 +229,10 @@ class ScoreSetWriter:
         self.band_min_origins = int(band_min_origins)
         self.precomputed = bool(precomputed_bands)
         self._ready = buffers.take(self.total) if buffers is not None else {}
-        skip = {"has_band"} if self.precomputed else {"has_band", *_BAND_COLUMNS}
+        # band columns: with precomputed radii a level's pair is allocated when its first band arrives
+        # (a level without any band, e.g. 95% with fewer than 19 earlier origins, costs no memory);
+        # otherwise they are computed in finish()
+        skip = {"has_band", *_BAND_COLUMNS}
         self.data = {
             name: self._column(name, buffer_dtype(name, dtype))
             for name, dtype in SCORESET_COLUMNS.items()
@@ -302,10 +313,15 @@ class ScoreSetWriter:
             if block.radii is None:
                 raise ValueError(f"{block.model}/{block.unit}: a block without radii in a writer of precomputed bands")
             for level, radius in zip(BAND_LEVELS, block.radii, strict=False):  # straight into the columns
-                lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
                 if radius is None:  # no band at this level anywhere in the block
-                    lo_col[:] = hi_col[:] = np.nan
+                    if f"lo{level}" in data:
+                        data[f"lo{level}"][rows] = data[f"hi{level}"][rows] = np.nan
                     continue
+                if f"lo{level}" not in data:  # the level's first band: its columns, NaN until written
+                    for name in (f"lo{level}", f"hi{level}"):
+                        data[name] = self._column(name, "float64")
+                        data[name].fill(np.nan)
+                lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
                 np.subtract(point, radius, out=lo_col)
                 np.add(point, radius, out=hi_col)
                 self.with_band[level] += int(np.count_nonzero(np.isfinite(radius)))
@@ -343,6 +359,9 @@ class ScoreSetWriter:
         }
         if self.precomputed:
             for level in BAND_LEVELS:
+                for name in (f"lo{level}", f"hi{level}"):
+                    if name not in data:  # no band at this level in the whole table: one NaN, broadcast
+                        data[name] = _all_nan(total)
                 conformal["rows_with_band"][str(level)] = self.with_band[level]
                 conformal["rows_without_band"][str(level)] = total - self.with_band[level]
         else:
