@@ -289,19 +289,16 @@ def run(
         else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
     )
     buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
-    results: list[TaskResult] = [
-        r
-        for task_results in run_tasks(
-            tasks,
-            backend=backend,
-            n_jobs=n_jobs,
-            dask_client=dask_client,
-            progress=progress,
-            desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
-            on_result=None if stream is None else stream.on_result,
-        )
-        for r in task_results
-    ]
+    per_task: list[list[TaskResult]] = run_tasks(
+        tasks,
+        backend=backend,
+        n_jobs=n_jobs,
+        dask_client=dask_client,
+        progress=progress,
+        desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
+        on_result=None if stream is None else stream.on_result,
+    )
+    results: list[TaskResult] = [r for task_results in per_task for r in task_results]
 
     guards = GuardCounter()
     for r in results:
@@ -323,17 +320,20 @@ def run(
         "warnings": panel.warnings,
     }
     if stream is not None and not failed:
-        if stream.complete:
-            # every row is written: the forecasts the tasks sent back are not needed any more (only the
-            # fallback below reads them), so they are released before the table is finished
-            for r in results:
-                r.outputs = []
         scores = stream.finish(meta)
         if scores is not None:
             return scores  # type: ignore[return-value]
     # in process, or the plan did not hold (a model failed, or forecast other rows than planned):
-    # assemble the blocks now; the stream's columns, if any, are released first
+    # assemble the blocks now; the stream's columns, if any, are released first. The stream let go of
+    # the forecasts it had written; the tasks that gave them run again here (each task is deterministic,
+    # its seed its own), except those whose every model failed on the unit (their rows are dropped)
+    released = [] if stream is None else sorted(stream.released)
     stream = None
+    for i in released:
+        if any((r.model, r.unit) not in failed for r in per_task[i]):
+            per_task[i] = tasks[i]()
+    if released:
+        results = [r for task_results in per_task for r in task_results]
     blocks = _blocks(states, runnable, failed, results, origins)
     return build_scoreset(
         blocks,
