@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         for note in c.notes:
             print(f"  {note}", flush=True)
         comparisons.append(c)
-    ok = memory_ok and all(c.ok for c in comparisons) and all(results)
+    # --quick: the target lines are printed, but at that size they say nothing, so only agreement and
+    # failures decide the exit code
+    ok = memory_ok and all(c.ok for c in comparisons) and (args.quick or all(results))
     print(f"peak RSS of this process: {peak_rss_gib():.2f} GiB")
     print("all checks passed" if ok else "some checks FAILED or targets were MISSED (see above)")
     return 0 if ok else 1
