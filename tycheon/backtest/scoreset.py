@@ -139,27 +139,29 @@ def conform_table(table: pd.DataFrame) -> pd.DataFrame:
 def concat_tables(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate score-set tables (same columns) keeping the text columns categorical.
 
-    The categories of the result are the sorted union of the frames' categories, and each frame's codes
-    are remapped onto them (``pandas.api.types.union_categoricals``); every other column is concatenated
-    as :func:`pandas.concat` does. The index is reset.
+    Column by column (no intermediate frame, so the peak is the inputs plus the result): a column that
+    is categorical in every frame gets the sorted union of the frames' categories, each frame's codes
+    remapped onto them (``pandas.api.types.union_categoricals``); any other column is concatenated as
+    :func:`pandas.concat` would (``numpy`` concatenation where the dtypes agree). The index is reset.
     """
     from pandas.api.types import union_categoricals
 
     frames = list(frames)
     if len(frames) == 1:
         return frames[0].reset_index(drop=True)
-    text = [
-        c
-        for c in frames[0].columns
-        if all(c in f.columns and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)
-    ]
-    out = pd.concat([f.drop(columns=text) for f in frames], ignore_index=True) if text else None
-    if out is None:
+    columns = list(frames[0].columns)
+    if not frames or any(list(f.columns) != columns for f in frames):
         return pd.concat(frames, ignore_index=True)
-    for name in text:
-        joined = union_categoricals([f[name].array for f in frames], sort_categories=True)
-        out[name] = sorted_categorical(joined)
-    return out[list(frames[0].columns)]
+    out: dict[str, Any] = {}
+    for name in columns:
+        parts = [f[name] for f in frames]
+        if all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+            out[name] = sorted_categorical(union_categoricals([p.array for p in parts], sort_categories=True))
+        elif all(isinstance(p.dtype, np.dtype) and p.dtype == parts[0].dtype for p in parts):
+            out[name] = np.concatenate([p.to_numpy() for p in parts])
+        else:
+            out[name] = pd.concat(parts, ignore_index=True).array
+    return pd.DataFrame(out, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
