@@ -49,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from tycheon.backtest.scoreset import concat_tables
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency
 from tycheon.metrics.registry import get_metric
@@ -361,7 +362,7 @@ def _replay_once(
     served_rows = _served_rows(table, grid, spec, chosen, replayed)
     # section 11: the served rows must carry exactly the scales of the single methods of their blocks;
     # they were copied from the floor's rows, whose scales block_scores has checked against every model
-    check_scale_consistency(pd.concat([table[table["model"] == spec.baseline], served_rows], ignore_index=True))
+    check_scale_consistency(concat_tables([table[table["model"] == spec.baseline], served_rows]))
     served_blocks = block_scores(served_rows, metrics=(spec.metric,))
     s_code, o_code, _ = grid._codes(served_blocks)
     served = np.full(replayed.shape, np.nan)

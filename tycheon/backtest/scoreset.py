@@ -142,11 +142,12 @@ def concat_tables(frames: list[pd.DataFrame]) -> pd.DataFrame:
     Column by column (no intermediate frame, so the peak is the inputs plus the result): a column that
     is categorical in every frame gets the sorted union of the frames' categories, each frame's codes
     remapped onto them (``pandas.api.types.union_categoricals``); any other column is concatenated as
-    :func:`pandas.concat` would (``numpy`` concatenation where the dtypes agree). The index is reset.
+    :func:`pandas.concat` would (``numpy`` concatenation where the dtypes agree). Empty tables are left
+    out (they add no rows); the index is reset.
     """
     from pandas.api.types import union_categoricals
 
-    frames = list(frames)
+    frames = [f for f in frames if len(f)] or list(frames)[:1]  # empty tables add no rows (nor dtypes)
     if len(frames) == 1:
         return frames[0].reset_index(drop=True)
     columns = list(frames[0].columns)
