@@ -190,7 +190,11 @@ def _study(config: str) -> list[bool]:
     """The whole-study lines (see :mod:`.study`); returns their verdicts."""
     from benchmarks.perf.study import run_study
 
-    r = run_study(config)
+    return study_lines(run_study(config), config=config)
+
+
+def study_lines(r: dict, *, config: str) -> list[bool]:  # type: ignore[type-arg]
+    """Print the whole-study lines of a :func:`benchmarks.perf.study.run_study` report; their verdicts."""
     site = r["site_build_s"]
     checks = [
         (
