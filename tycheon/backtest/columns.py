@@ -50,6 +50,8 @@ class ColumnBuffers:
         One float column per level.
     n_samples : int
         Width of the ``[row, sample]`` matrix (0: none).
+    band_levels : sequence of int
+        Band levels whose ``lo``/``hi`` columns are prepared (those where bands are expected).
     """
 
     def __init__(
@@ -58,14 +60,16 @@ class ColumnBuffers:
         *,
         quantile_levels: Sequence[float] = (),
         n_samples: int = 0,
+        band_levels: Sequence[int] = (),
     ) -> None:
         self.capacity = int(capacity)
         # the text columns are written as integer codes (CODE_DTYPES); the band columns are not prepared
         # (the writer allocates a level's pair only when a band at that level arrives)
+        expected = {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
         specs: list[tuple[str, str, tuple[int, ...]]] = [
             (name, buffer_dtype(name, dtype), (self.capacity,))
             for name, dtype in SCORESET_COLUMNS.items()
-            if name not in BAND_COLUMNS
+            if name not in BAND_COLUMNS or name in expected
         ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:

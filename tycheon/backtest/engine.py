@@ -52,6 +52,7 @@ from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
 from tycheon.backtest.columns import ColumnBuffers
+from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
@@ -277,6 +278,7 @@ def run(
                 n_samples=int(n_samples),
                 band_min_origins=int(band_min_origins),
                 buffers=buffers,
+                band_levels=band_levels,
             ),
         )
     )
@@ -288,7 +290,8 @@ def run(
         if stream is not None
         else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
     )
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
+    band_levels = expected_band_levels(len(origins), band_min_origins=int(band_min_origins))
+    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples), band_levels=band_levels)
     per_task: list[list[TaskResult]] = run_tasks(
         tasks,
         backend=backend,
@@ -342,6 +345,19 @@ def run(
         band_min_origins=int(band_min_origins),
         meta=meta,
         buffers=buffers,
+        band_levels=band_levels,
+    )
+
+
+def expected_band_levels(n_origins: int, *, band_min_origins: int) -> tuple[int, ...]:
+    """The band levels at which some row can get a band: a cell has at most ``n_origins - 1`` earlier
+    errors, and a level needs ``n >= band_min_origins`` and its split-conformal rank within ``n``
+    (:func:`~.conformal.conformal_rank`). Only an allocation hint: the writer handles any level."""
+    n = max(0, int(n_origins) - 1)
+    return tuple(
+        level
+        for level in BAND_LEVELS
+        if n >= int(band_min_origins) and int(conformal_rank(np.asarray([n], dtype=np.int64), level)[0]) <= n
     )
 
 

@@ -157,9 +157,9 @@ class _Dictionary:
         """The column (codes as written) as a categorical with sorted categories; ``codes`` is reused."""
         values = list(self.codes)
         order = sorted(range(len(values)), key=values.__getitem__)
-        rank = np.empty(len(values), dtype=codes.dtype)
-        rank[order] = np.arange(len(values), dtype=codes.dtype)
-        if len(codes):
+        if order != list(range(len(values))) and len(codes):  # first-sight order is not sorted: remap
+            rank = np.empty(len(values), dtype=codes.dtype)
+            rank[order] = np.arange(len(values), dtype=codes.dtype)
             np.take(rank, codes, out=codes)
         categories = pd.Index([values[i] for i in order], dtype=object)
         dtype = pd.CategoricalDtype(categories, ordered=False)
@@ -211,6 +211,10 @@ class ScoreSetWriter:
     precomputed_bands : bool
         True when every block carries its conformal radii (``Block.radii``); False to calibrate in
         :meth:`finish` over the whole table.
+    band_levels : sequence of int
+        With precomputed radii, the levels whose band columns are allocated at once (where bands are
+        expected); any other level's pair is allocated when its first band arrives, or stays one
+        broadcast NaN when none does.
     """
 
     def __init__(
@@ -222,6 +226,7 @@ class ScoreSetWriter:
         band_min_origins: int = 0,
         precomputed_bands: bool = True,
         buffers: ColumnBuffers | None = None,
+        band_levels: Sequence[int] = (),
     ) -> None:
         self.total = int(total)
         self.levels = tuple(float(q) for q in quantile_levels)
@@ -233,6 +238,8 @@ class ScoreSetWriter:
         # (a level without any band, e.g. 95% with fewer than 19 earlier origins, costs no memory);
         # otherwise they are computed in finish()
         skip = {"has_band", *_BAND_COLUMNS}
+        if self.precomputed:  # the levels where bands are expected: every row is written, no NaN fill
+            skip -= {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
         self.data = {
             name: self._column(name, buffer_dtype(name, dtype))
             for name, dtype in SCORESET_COLUMNS.items()
@@ -395,7 +402,8 @@ class ScoreSetWriter:
         table = pd.DataFrame(columns, copy=False)
         meta = dict(meta or {})
         meta["conformal"] = conformal
-        return ScoreSet(table=table, quantile_levels=self.levels, samples=self.smat, meta=meta)
+        # conformed: the categories are exactly the values written, sorted (no O(rows) check again)
+        return ScoreSet(table=table, quantile_levels=self.levels, samples=self.smat, meta=meta, conformed=True)
 
 
 def build_scoreset(
@@ -406,6 +414,7 @@ def build_scoreset(
     band_min_origins: int = 0,
     meta: dict[str, Any] | None = None,
     buffers: ColumnBuffers | None = None,
+    band_levels: Sequence[int] = (),
 ) -> ScoreSet:
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
@@ -428,6 +437,7 @@ def build_scoreset(
         band_min_origins=band_min_origins,
         buffers=buffers,
         precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks),
+        band_levels=band_levels,
     )
     start = 0
     for b in blocks:

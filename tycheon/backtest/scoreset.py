@@ -173,6 +173,9 @@ class ScoreSet:
     quantile_levels: tuple[float, ...] = ()
     samples: np.ndarray | None = None  # [row, sample]
     meta: dict[str, Any] = field(default_factory=dict)
+    conformed: bool = field(default=False, repr=False, compare=False, kw_only=True)
+    """True when the maker knows the table meets the contract (the score-set writer); otherwise the
+    table is put into form (:func:`conform_table`) on construction."""
 
     def __post_init__(self) -> None:
         expected = list(SCORESET_COLUMNS) + [quantile_column(q) for q in self.quantile_levels]
@@ -181,7 +184,8 @@ class ScoreSet:
             raise ValueError(f"score set table lacks column(s) {missing}")
         if self.samples is not None and len(self.samples) != len(self.table):
             raise ValueError("samples must have one row per table row")
-        object.__setattr__(self, "table", conform_table(self.table))  # no copy when already in form
+        if not self.conformed:
+            object.__setattr__(self, "table", conform_table(self.table))  # no copy when already in form
 
     @property
     def models(self) -> list[str]:
