@@ -47,9 +47,12 @@ PROBE_TASKS = 2
 """``auto``: tasks run in process before the decision (fewer when :data:`PROBE_SECONDS` pass first)."""
 PROBE_SECONDS = 0.5
 """``auto``: in-process seconds after which the decision is taken even before :data:`PROBE_TASKS`."""
-WORKER_STARTUP_S = 2.0
-"""``auto``: seconds a pool of loky workers takes to start and import the engine, as measured on a
-2-core machine (about 1.5-2.5 s for two workers); workers are used only when they save more."""
+WORKER_STARTUP_S = 4.0
+"""``auto``: seconds a pool of loky workers costs before it pays: starting the processes, importing the
+engine and loading the compiled kernels in each, while the main process also has to write the rows. On
+a 2-core machine a one-shot 30,490-series run of 8 baselines (about 4.5 s of tasks) took 5.4 s in
+process and 9.0 s with two workers (``python -m benchmarks.perf``, cold runs), so workers are used only
+when they are estimated to save more than this."""
 
 
 def _work(task: Any) -> float:
