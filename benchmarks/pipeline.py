@@ -74,7 +74,7 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, concat_tables
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -342,14 +342,6 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
     )
 
 
-def _constant(n: int, text: str) -> np.ndarray:
-    """An object column of ``n`` references to the one string ``text`` (``np.full(n, text, dtype=object)``
-    makes a new string object per row: about 60 bytes a row)."""
-    out = np.empty(n, dtype=object)
-    out[:] = text
-    return out
-
-
 def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.DataFrame:
     """The sidecar rows of one (dataset, protocol): its two tags, then the score-set columns and the
     quantile columns, sharing the table's arrays (no copy of the table; the tags are the only new
@@ -360,7 +352,11 @@ def _tagged(table: pd.DataFrame | None, dataset: str, protocol_id: str) -> pd.Da
     # tables, could not be recomputed from the sidecar (benchmarks.verify)
     quantiles = [c for c in table.columns if c not in SCORESET_COLUMNS and c.startswith("q")]
     n = len(table)
-    columns: dict[str, Any] = {"dataset": _constant(n, dataset), "protocol": _constant(n, protocol_id)}
+    tag_codes = np.zeros(n, dtype=np.int8)  # one-category categoricals: a byte a row, dictionary-encoded on disk
+    columns: dict[str, Any] = {
+        "dataset": pd.Categorical.from_codes(tag_codes, categories=[dataset]),
+        "protocol": pd.Categorical.from_codes(tag_codes, categories=[protocol_id]),
+    }
     for c in [*SCORESET_COLUMNS, *quantiles]:
         col = table[c]
         columns[c] = col.to_numpy() if isinstance(col.dtype, np.dtype) else col.array
@@ -419,7 +415,7 @@ def _run_models(
     if inputs.config.backend == "joblib":
         _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
     # one table for every later step; the per-model score sets are released as soon as it exists
-    table = pd.concat([r.table for r in ran], ignore_index=True) if ran else None
+    table = concat_tables([r.table for r in ran]) if ran else None  # keeps the text columns categorical
     metas = [r.meta for r in ran]
     ran.clear()
     mark_stage("concatenate score sets")
@@ -816,7 +812,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     if len(frames) == 1:
         sidecar = frames[0]  # one part: its frame as it is (a concatenation would copy every cell)
     else:
-        sidecar = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
+        sidecar = concat_tables(frames) if frames else pd.DataFrame(columns=_SIDECAR_COLUMNS)
     mark_stage("sidecar frame")
     return doc, sidecar
 

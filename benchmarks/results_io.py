@@ -234,7 +234,13 @@ def _write_sidecar(frame: pd.DataFrame, folder: Path) -> tuple[Path, str, bool]:
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".parquet.tmp", dir=store)
     os.close(fd)
     try:
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+        from tycheon.contract import SCORESET_SCHEMA, SCORESET_SCHEMA_KEY
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)  # categoricals: dictionary-encoded
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), SCORESET_SCHEMA_KEY: SCORESET_SCHEMA.encode()}
+        )
+        pq.write_table(table, tmp)
         sha = file_sha256(tmp)
         final = folder / stored_sidecar_name(sha)
         try:

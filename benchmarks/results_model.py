@@ -66,7 +66,10 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.4.0"
+SCHEMA_VERSION = "1.5.0"
+"""1.5.0: the sidecar is a score set of contract 2.0.0 (:data:`tycheon.contract.SCORESET_SCHEMA`: categorical,
+dictionary-encoded text columns, int16 ``step`` / ``season_length``, the version in its parquet metadata);
+readers accept the 1.x sidecars of earlier versions."""
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

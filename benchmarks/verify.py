@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column
 
 __all__ = ["ABS_TOL", "REL_TOL", "first_difference", "legacy_reason", "recompute_problems"]
 
@@ -142,7 +142,8 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
     from benchmarks.results_io import to_json_value
     from benchmarks.results_model import CompetitionTable, IntervalTable, Leaderboard
 
-    frame = pd.read_parquet(sidecar)
+    # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
+    frame = conform_table(pd.read_parquet(sidecar))
     reason = legacy_reason(doc, list(frame.columns))
     if reason:
         raise ValueError(reason)

@@ -93,7 +93,7 @@ def test_the_plan_counts_exactly_the_rows_each_model_forecasts_per_unit_and_orig
     plan = captured["stream"].plan
     origins = sorted(scores.table["origin"].unique())
     units = list(dict.fromkeys(scores.table["unit"]))
-    counts = scores.table.groupby(["unit", "model", "origin"], sort=False).size()
+    counts = scores.table.groupby(["unit", "model", "origin"], sort=False, observed=True).size()
     planned = {}
     for (u, model, j, _), (_, size) in plan.rows.items():
         planned[(units[u], model, origins[j])] = planned.get((units[u], model, origins[j]), 0) + size
@@ -201,3 +201,35 @@ def test_plan_rows_of_an_empty_unit_is_empty():
         PROTOCOL.origins(PANEL, min_history=3)[:1],
     )
     assert plan.total == 0 and plan.rows == {}
+
+
+def test_streamed_tasks_let_go_of_their_forecasts_and_a_later_failure_runs_them_again(streamed, monkeypatch):
+    from tests.test_units_reentry import _FailsOnAggregates
+    from tycheon.backtest import assembly
+
+    released = []
+    on_result = StreamingAssembly.on_result
+
+    def recording(self, index, task_results):
+        on_result(self, index, task_results)
+        released.append((index, [len(o.point) for r in task_results for o in r.outputs]))
+
+    monkeypatch.setattr(StreamingAssembly, "on_result", recording)
+    plain = run(PANEL, PROTOCOL, _factories(), **KW)
+    assert streamed[-1] == (True, "") and released
+    assert all(size == 0 for _, sizes in released for size in sizes)  # no forecast arrays held after writing
+    # the picky model fails on the aggregates, after the series tasks were written and let go: the run
+    # falls back to assembling after the run, running the released tasks again, and equals it
+    from tycheon.backtest.tasks import ChunkTask
+
+    calls = []
+    call = ChunkTask.__call__
+    monkeypatch.setattr(ChunkTask, "__call__", lambda self: calls.append(self.data.unit) or call(self))
+    factories = _factories(picky=instance_factory(_FailsOnAggregates()))
+    released.clear()
+    scores = run(PANEL, PROTOCOL, factories, **KW)
+    n_tasks = len(released)  # every task's result reached the stream once
+    assert len(calls) > n_tasks and set(calls[n_tasks:]) == {"series"}  # the released series tasks ran again
+    assert assembly._NO_FORECAST.size == 0
+    _assert_same(scores, _after_the_run(factories))
+    assert set(scores.table["model"].unique()) == set(plain.table["model"].unique()) | {"picky"}

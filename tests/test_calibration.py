@@ -20,7 +20,7 @@ from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin, StaticSplit, calibration_plan
-from tycheon.backtest.scoreset import ScoreSet
+from tycheon.backtest.scoreset import ScoreSet, conform_table
 from tycheon.data.panel import Panel
 from tycheon.testing.canary import poison_after
 from tycheon.testing.toys import (
@@ -363,5 +363,5 @@ def test_a_models_bands_do_not_depend_on_the_other_models_of_the_run():
     together = _run(6).table
     alone = _run(6, factories={"naive": FACTORIES["naive"]}).table  # the harness runs one model at a time
     pd.testing.assert_frame_equal(
-        together[together["model"] == "naive"].reset_index(drop=True), alone.reset_index(drop=True)
+        conform_table(together[together["model"] == "naive"].reset_index(drop=True)), alone.reset_index(drop=True)
     )

@@ -6,7 +6,7 @@ import numpy as np
 
 from tests._forecasters_support import assert_same_scores
 from tycheon.backtest import columns as columns_module
-from tycheon.backtest.columns import MIN_USE, ColumnBuffers
+from tycheon.backtest.columns import BAND_COLUMNS, MIN_USE, ColumnBuffers
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import forecaster_factory, instance_factory
 from tycheon.backtest.protocol import RollingOrigin
@@ -17,7 +17,7 @@ from tycheon.testing.toys import MeanForecaster, NaiveForecaster, toy_panel
 def test_buffers_hand_out_views_of_the_first_rows_once_and_only_when_the_bound_fits():
     buffers = ColumnBuffers(100, quantile_levels=(0.1, 0.9), n_samples=3)
     got = buffers.take(80)
-    numeric = [n for n, d in SCORESET_COLUMNS.items() if d != "object"]
+    numeric = [n for n in SCORESET_COLUMNS if n not in BAND_COLUMNS]
     assert set(got) == {*numeric, quantile_column(0.1), quantile_column(0.9), "samples"}
     assert all(len(a) == 80 for a in got.values()) and got["samples"].shape == (80, 3)
     assert got["point"].base is not None and got["point"].base.shape == (100,)  # a view of the buffer

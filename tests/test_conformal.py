@@ -101,7 +101,7 @@ def test_when_targets_are_not_yet_published_then_their_errors_do_not_calibrate()
     protocol = RollingOrigin(horizon=3, stride=1, n_origins=20, mode="analysis")
     scores = run(panel, protocol, {"naive": instance_factory(NaiveForecaster())}, quantile_levels=())
     t = scores.table
-    keys = pd.factorize(t["series_id"] + "/" + t["step"].astype(str))[0]
+    keys = pd.factorize(t["series_id"].astype(str) + "/" + t["step"].astype(str))[0]
     err = (t["actual"] - t["point"]).abs().to_numpy()
     for level in (80, 95):
         expected = _loop_radius(keys, t["origin"].to_numpy(), t["available_at"].to_numpy(), err, level)
@@ -165,7 +165,15 @@ def test_bands_computed_per_chunk_in_the_tasks_equal_bands_calibrated_over_the_w
     factories = {"naive": instance_factory(NaiveForecaster()), "c": instance_factory(ConstantForecaster(value=10.0))}
     scores = run(panel, protocol, factories, units=("series", "groups:4"), chunk_size=5, quantile_levels=())
     t = scores.table
-    keys = pd.factorize(t["model"] + "/" + t["unit"] + "/" + t["series_id"] + "/" + t["step"].astype(str))[0]
+    keys = pd.factorize(
+        t["model"].astype(str)
+        + "/"
+        + t["unit"].astype(str)
+        + "/"
+        + t["series_id"].astype(str)
+        + "/"
+        + t["step"].astype(str)
+    )[0]
     err = (t["actual"] - t["point"]).abs().to_numpy()
     for level in (80, 95):
         radius, _ = conformal_radius(

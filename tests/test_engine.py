@@ -50,7 +50,7 @@ def test_rows_hold_the_panel_actuals_and_the_naive_forecast_is_the_last_value_at
         assert row.available_at == dense.available_at[s, t]
         last = np.flatnonzero(dense.observed[s, :o])[-1]
         assert last == o - 1 and row.point == dense.values[s, last]
-    assert scores.table["has_quantiles"].groupby(scores.table["model"]).all().to_dict() == {
+    assert scores.table["has_quantiles"].groupby(scores.table["model"], observed=True).all().to_dict() == {
         "mean": False,
         "naive": True,
     }

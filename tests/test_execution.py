@@ -72,7 +72,7 @@ def test_when_a_guard_fires_in_a_joblib_worker_then_lookahead_error_reaches_the_
 
 
 def test_when_the_backend_is_misconfigured_then_the_error_says_what_is_accepted():
-    with pytest.raises(ValueError, match="unknown backend 'ray'; accepted: sequential, joblib, dask"):
+    with pytest.raises(ValueError, match="unknown backend 'ray'; accepted: sequential, joblib, dask, auto"):
         run_tasks([], backend="ray")
     with pytest.raises(ValueError, match="backend='dask' needs a dask_client"):
         run_tasks([lambda: 1], backend="dask")
@@ -87,7 +87,7 @@ def _square(k):
     return k * k
 
 
-@pytest.mark.parametrize("backend", ["sequential", "joblib"])
+@pytest.mark.parametrize("backend", ["sequential", "joblib", "auto"])
 def test_on_result_sees_each_result_once_as_it_comes_back(backend):
     import functools
 
@@ -96,3 +96,53 @@ def test_on_result_sees_each_result_once_as_it_comes_back(backend):
     out = run_tasks(tasks, backend=backend, n_jobs=2, on_result=lambda i, r: seen.append((i, r)))
     assert out == [k * k for k in range(6)]
     assert sorted(seen) == [(k, k * k) for k in range(6)]
+
+
+def _pid_after(seconds, k):
+    import os
+    import time
+
+    time.sleep(seconds)
+    return k, os.getpid()
+
+
+def test_auto_keeps_short_runs_in_process_and_moves_long_ones_to_workers(monkeypatch):
+    import functools
+    import os
+
+    from tycheon.backtest import execution
+
+    quick = [functools.partial(_pid_after, 0.0, k) for k in range(6)]
+    out = run_tasks(quick, backend="auto", n_jobs=2)
+    assert [k for k, _ in out] == list(range(6)) and {pid for _, pid in out} == {os.getpid()}
+    monkeypatch.setattr(execution, "WORKER_STARTUP_S", 0.0)  # workers always pay now
+    slow = [functools.partial(_pid_after, 0.01, k) for k in range(6)]
+    out = run_tasks(slow, backend="auto", n_jobs=2)
+    assert [k for k, _ in out] == list(range(6))  # task order whatever ran where
+    pids = [pid for _, pid in out]
+    assert pids[: execution.PROBE_TASKS] == [os.getpid()] * execution.PROBE_TASKS
+    assert os.getpid() not in pids[execution.PROBE_TASKS :]
+
+
+def test_auto_decision_weighs_the_remaining_work_against_the_start_up():
+    from tycheon.backtest.execution import WORKER_STARTUP_S, auto_uses_workers
+
+    args = dict(probed_seconds=1.0, probed_work=1.0, n_workers=2)
+    assert auto_uses_workers(rest_work=2 * WORKER_STARTUP_S + 1, rest_tasks=10, **args)
+    assert not auto_uses_workers(rest_work=2 * WORKER_STARTUP_S - 1, rest_tasks=10, **args)
+    assert not auto_uses_workers(rest_work=100.0, rest_tasks=1, **args)  # one task left: no parallelism
+    assert not auto_uses_workers(rest_work=100.0, rest_tasks=10, probed_seconds=1.0, probed_work=1.0, n_workers=1)
+
+
+@pytest.mark.parametrize("workers_pay", [False, True])
+def test_when_run_on_auto_then_the_score_set_equals_the_joblib_one_bit_for_bit(
+    small_panel, sequential, monkeypatch, workers_pay
+):
+    from tycheon.backtest import execution
+
+    if workers_pay:
+        monkeypatch.setattr(execution, "WORKER_STARTUP_S", 0.0)
+        monkeypatch.setattr(execution, "PROBE_TASKS", 1)
+    auto = _run(small_panel, backend="auto", n_jobs=2)
+    _assert_same(sequential, auto)
+    _assert_same(_run(small_panel, backend="joblib", n_jobs=2), auto)

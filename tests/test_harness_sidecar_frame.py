@@ -1,5 +1,5 @@
 """The sidecar frame of a (dataset, protocol) shares the score-set table's arrays and holds the same
-cells, in the same columns, as a copy of the table with its two tags in front."""
+cells, in the same columns, as a copy of the table with its two tags (one-category categoricals) in front."""
 
 from __future__ import annotations
 
@@ -32,14 +32,16 @@ def test_the_sidecar_frame_is_the_tagged_table_without_copying_it():
     table = _table()
     frame = _tagged(table, "parts", "rolling_origin")
     expected = table[list(SCORESET_COLUMNS) + ["q0.5"]].copy()
-    expected.insert(0, "protocol", "rolling_origin")
-    expected.insert(0, "dataset", "parts")
+    expected.insert(0, "protocol", pd.Categorical(["rolling_origin"] * len(table)))
+    expected.insert(0, "dataset", pd.Categorical(["parts"] * len(table)))
     pd.testing.assert_frame_equal(frame, expected, check_exact=True)
     assert list(frame.columns[: len(_SIDECAR_COLUMNS)]) == _SIDECAR_COLUMNS
     for c in ("actual", "point", "q0.5", "origin"):
         assert np.shares_memory(frame[c].to_numpy(), table[c].to_numpy()), c
-    # each tag is one string object referenced by every row, not a string per row
-    assert len({id(v) for v in frame["dataset"]}) == len({id(v) for v in frame["protocol"]}) == 1
+    # each tag is a one-category categorical: a byte of code a row, not a string per row
+    for tag in ("dataset", "protocol"):
+        assert len(frame[tag].cat.categories) == 1
+        assert frame[tag].cat.codes.dtype == np.int8
 
 
 def test_the_sidecar_frame_of_nothing_has_the_sidecar_columns():

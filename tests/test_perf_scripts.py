@@ -72,8 +72,11 @@ def test_quick_run_of_the_whole_script_prints_one_line_per_comparison(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     lines = [line for line in out.splitlines() if "speedup=" in line]
-    assert len(lines) == 3  # statsforecast (joblib, sequential) and statistics
-    assert "peak RSS" in out
+    assert len(lines) == 5  # warm statsforecast (auto, joblib, sequential), cold, statistics
+    targets = [line for line in out.splitlines() if "target" in line and line.rstrip().endswith(("PASS", "MISS"))]
+    assert any(line.startswith("warm backtest") for line in targets)
+    assert any(line.startswith("cold backtest") and "forecasts agree to 1e-9: True" in line for line in targets)
+    assert "peak RSS of the cold backtest's process tree" in out and "peak RSS of this process" in out
 
 
 def test_memory_check_reports_the_subprocess_own_peak_not_the_size_of_the_process_that_started_it():
@@ -103,3 +106,33 @@ def test_the_sktime_comparison_measures_both_sides_on_the_same_subsample():
     assert measured.ok and extrapolated.ok  # sktime's naive equals tycheon's on the subsample
     assert measured.peer_s > 0 and measured.tycheon_s > 0 and measured.peer_s != extrapolated.peer_s
     assert "extrapolated, not run" in extrapolated.notes[0]
+
+
+def test_cold_runs_are_whole_processes_whose_forecasts_agree_and_whose_tree_memory_is_sampled():
+    from benchmarks.perf.cold import compare_cold
+
+    runs, agree = compare_cold(build_cv_panel(20), repeats=1, n_jobs=1, backend="sequential")
+    for side in ("tycheon", "statsforecast"):
+        (r,) = runs[side]
+        assert r.rows > 0 and r.main_gib > 0 and r.tree_gib >= r.main_gib
+        assert r.wall_s >= r.phases["process"] - 0.5  # the parent's wall time includes the child's start
+        assert {"import", "read", "backtest"} <= set(r.phases)
+    assert "from_long" in runs["tycheon"][0].phases
+    assert all(a["common"] > 0 and a["disagree"] == 0 for a in agree.values())
+
+
+def test_tree_memory_counts_the_children_of_a_process():
+    import subprocess
+    import sys
+    import time
+
+    from benchmarks.perf.cold import tree_rss_gib
+
+    child = "b = b'x' * (200 * 2**20); import time; time.sleep(3)"
+    code = f"import subprocess, sys; a = b'x' * (200 * 2**20); subprocess.run([sys.executable, '-c', {child!r}])"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(2.0)
+        assert tree_rss_gib(proc.pid) > 0.38  # both processes' 200 MiB
+    finally:
+        proc.wait()

@@ -23,7 +23,7 @@ EdgeNan: TypeAlias = Literal["policy", "unlisted"]
 
 DemandClass: TypeAlias = Literal["smooth", "erratic", "intermittent", "lumpy", "undefined"]
 
-Backend: TypeAlias = Literal["sequential", "joblib", "dask"]
+Backend: TypeAlias = Literal["sequential", "joblib", "dask", "auto"]
 
 ProtocolMode: TypeAlias = Literal["benchmark", "analysis"]
 

@@ -11,20 +11,42 @@ import math
 
 from tycheon.errors import InputError
 
-__all__ = ["KEY_COLUMNS", "SCORESET_COLUMNS", "overlap_lags", "quantile_column"]
+__all__ = [
+    "KEY_COLUMNS",
+    "SCORESET_COLUMNS",
+    "SCORESET_SCHEMA",
+    "SCORESET_SCHEMA_KEY",
+    "TEXT_COLUMNS",
+    "overlap_lags",
+    "quantile_column",
+]
+
+SCORESET_SCHEMA = "2.0.0"
+"""Version of the score-set contract below. 2.0.0: the text columns are categoricals with sorted
+categories (parquet: dictionary-encoded) and ``step`` / ``season_length`` are int16; 1.x (no version
+recorded in the file) had object text columns and int64 integers. Readers accept both
+(:func:`tycheon.backtest.scoreset.conform_table`)."""
+
+SCORESET_SCHEMA_KEY = b"tycheon_scoreset_schema"
+"""Parquet schema-metadata key under which a score-set file (engine cache or results sidecar) records
+:data:`SCORESET_SCHEMA`."""
+
+TEXT_COLUMNS = ("model", "unit", "series_id", "demand_class")
+"""The text columns: ``category`` dtype whose categories are the sorted distinct values present, so the
+same rows give the same codes and a ``sort=True`` group-by orders groups as it orders strings."""
 
 SCORESET_COLUMNS: dict[str, str] = {
-    "model": "object",
-    "unit": "object",
-    "series_id": "object",
+    "model": "category",
+    "unit": "category",
+    "series_id": "category",
     "origin": "datetime64[ns]",
-    "step": "int64",
+    "step": "int16",
     "target_period": "datetime64[ns]",
     "actual": "float64",
     "point": "float64",
     "available_at": "datetime64[ns]",
-    "demand_class": "object",
-    "season_length": "int64",
+    "demand_class": "category",
+    "season_length": "int16",
     "scale_mae": "float64",
     "scale_rmse": "float64",
     "weight": "float64",

@@ -100,8 +100,12 @@ def run_statsforecast(frame: pd.DataFrame, *, n_jobs: int) -> pd.DataFrame:
         )
 
 
-def agreement(scores: ScoreSet, cv: pd.DataFrame, *, tolerance: float = TOLERANCE) -> dict[str, dict[str, Any]]:
+def agreement(
+    scores: ScoreSet | pd.DataFrame, cv: pd.DataFrame, *, tolerance: float = TOLERANCE
+) -> dict[str, dict[str, Any]]:
     """Per model: common rows, rows only one side has, NaN-vs-number rows and the largest difference.
+
+    ``scores`` is a score set or its table (at least ``model, series_id, origin, target_period, point``).
 
     A common row agrees when ``|tycheon - statsforecast| <= tolerance * max(1, |statsforecast|)``.
     """
@@ -109,8 +113,10 @@ def agreement(scores: ScoreSet, cv: pd.DataFrame, *, tolerance: float = TOLERANC
     sf["origin"] = pd.DatetimeIndex(sf["cutoff"]) + pd.offsets.MonthBegin(1)
     sf = sf.rename(columns={"unique_id": "series_id", "ds": "target_period"})
     keys = ["series_id", "origin", "target_period"]
+    sf["series_id"] = sf["series_id"].astype(str)
     sf = sf.set_index(keys)
-    table = scores.table
+    table = scores if isinstance(scores, pd.DataFrame) else scores.table
+    table = table.assign(series_id=table["series_id"].astype(str))  # categorical vs object ids
     out: dict[str, dict[str, Any]] = {}
     for model, column in SF_COLUMNS.items():
         ours = table.loc[table["model"] == model, keys + ["point"]].set_index(keys)["point"]

@@ -40,7 +40,7 @@ def _inside(t: pd.DataFrame, level: int) -> pd.Series:
 def _summary(t: pd.DataFrame) -> dict[str, Any]:
     out: dict[str, Any] = {}
     origins = sorted(t["origin"].unique())
-    for unit, g in t.groupby("unit", sort=False):
+    for unit, g in t.groupby("unit", sort=False, observed=True):
         row: dict[str, Any] = {"rows": len(g)}
         for level in (80, 95):
             has = g[f"lo{level}"].notna()
@@ -60,7 +60,7 @@ def _summary(t: pd.DataFrame) -> dict[str, Any]:
 def _by_class(t: pd.DataFrame) -> dict[str, Any]:
     s = t[t["unit"] == "series"]
     out: dict[str, Any] = {}
-    for cls, g in s.groupby("demand_class"):
+    for cls, g in s.groupby("demand_class", observed=True):
         row: dict[str, Any] = {"rows": len(g)}
         for level in (80, 95):
             has = g[f"lo{level}"].notna()

@@ -56,7 +56,9 @@ class ClassWinners:
 
 
 def _leaders(blocks: pd.DataFrame, metric: str) -> tuple[dict[str, float], dict[str, int]]:
-    means = {str(m): v for m, v in blocks.groupby("model")[metric].mean().to_dict().items() if np.isfinite(v)}
+    means = {
+        str(m): v for m, v in blocks.groupby("model", observed=True)[metric].mean().to_dict().items() if np.isfinite(v)
+    }
     return means, ranks(means)
 
 

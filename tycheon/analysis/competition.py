@@ -62,8 +62,8 @@ def per_series(scores: pd.DataFrame, metric: str) -> pd.Series:
     """
     if metric not in _PERCENT:
         raise ValueError(f"unknown competition metric {metric!r}; known: {list(COMPETITION_METRICS)}")
-    wide_y = scores.pivot_table(index="series_id", columns="step", values="actual", aggfunc="first")
-    wide_f = scores.pivot_table(index="series_id", columns="step", values="point", aggfunc="first")
+    wide_y = scores.pivot_table(index="series_id", columns="step", values="actual", aggfunc="first", observed=True)
+    wide_f = scores.pivot_table(index="series_id", columns="step", values="point", aggfunc="first", observed=True)
     y = wide_y.to_numpy(dtype=np.float64)  # [series, horizon]
     f = wide_f.reindex(index=wide_y.index, columns=wide_y.columns).to_numpy(dtype=np.float64)
     if metric == "smape":
@@ -74,7 +74,7 @@ def per_series(scores: pd.DataFrame, metric: str) -> pd.Series:
         if ok.any():
             values[ok] = point_metrics.mape(actual=y[ok], point=f[ok])
     else:
-        scale = scores.groupby("series_id")["scale_mae"].first().reindex(wide_y.index).to_numpy()
+        scale = scores.groupby("series_id", observed=True)["scale_mae"].first().reindex(wide_y.index).to_numpy()
         values = point_metrics.mase(actual=y, point=f, scale=scale, zero_scale="exclude")
     return pd.Series(np.asarray(values, dtype=np.float64) * _PERCENT[metric], index=wide_y.index)
 
@@ -114,7 +114,7 @@ def competition_table(
     names = dict(display_names or {})
     means: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for key, part in scores[scores["unit"] == "series"].groupby("model", sort=True):
+    for key, part in scores[scores["unit"] == "series"].groupby("model", sort=True, observed=True):
         model = str(key)
         try:
             values = per_series(part, metric)

@@ -80,8 +80,8 @@ def _point(scores: UnitScores, *, k: int, n_series: int, baseline: str, alpha: f
     unit = scores.unit
     blocks = scores.blocks(("wape", "rmsse"))
     models = sorted(blocks["model"].unique())
-    med_wape = blocks.groupby("model")["wape"].median().to_dict()
-    mean_rmsse = blocks.groupby("model")["rmsse"].mean().to_dict()
+    med_wape = blocks.groupby("model", observed=True)["wape"].median().to_dict()
+    mean_rmsse = blocks.groupby("model", observed=True)["rmsse"].mean().to_dict()
     rank = {"median_wape": _rank(med_wape, baseline), "mean_rmsse": _rank(mean_rmsse, baseline), "friedman": None}
     try:
         fr = friedman_nemenyi(wide(blocks, "rmsse").reindex(columns=models), alpha=alpha)

@@ -87,8 +87,8 @@ def _rank_of(means: Mapping[Any, Any], model: str) -> int | None:
 def _weighted_means(blocks: pd.DataFrame, metric: str) -> dict[Any, Any]:
     ok = blocks[np.isfinite(blocks[metric]) & (blocks["weight"] > 0)]
     w = ok["weight"].to_numpy(dtype=np.float64)
-    num = pd.Series(w * ok[metric].to_numpy(), index=ok.index).groupby(ok["model"]).sum()
-    den = pd.Series(w, index=ok.index).groupby(ok["model"]).sum()
+    num = pd.Series(w * ok[metric].to_numpy(), index=ok.index).groupby(ok["model"], observed=True).sum()
+    den = pd.Series(w, index=ok.index).groupby(ok["model"], observed=True).sum()
     return (num / den).to_dict()
 
 
@@ -104,7 +104,7 @@ def unit_column(
     require_models(unit, [spec.baseline])
     metrics = tuple(metrics)
     blocks = unit.blocks(metrics)
-    means = {m: blocks.groupby("model")[m].mean().to_dict() for m in metrics}
+    means = {m: blocks.groupby("model", observed=True)[m].mean().to_dict() for m in metrics}
     losses = unit.step_losses()
     fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
     cross = dm_family(
@@ -113,7 +113,7 @@ def unit_column(
     models = shared_models if shared_models is not None else sorted(blocks["model"].unique())
     origins = shared_origins if shared_origins is not None else sorted(blocks["origin"].unique())
     shared = blocks[blocks["model"].isin(models) & blocks["origin"].isin(origins)]
-    shared_means = {m: shared.groupby("model")[m].mean().to_dict() for m in metrics}
+    shared_means = {m: shared.groupby("model", observed=True)[m].mean().to_dict() for m in metrics}
     weighted = {m: _weighted_means(blocks, m) if "weight" in blocks else {} for m in metrics}
     return InversionColumn(
         unit=unit.unit, n_series=unit.nunique("series_id"), n_origins=unit.nunique("origin"),

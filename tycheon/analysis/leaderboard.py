@@ -397,7 +397,9 @@ def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: Lead
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Block scores ``[(series, origin), model]``. dropna (the default) keeps only blocks that exist;
     dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped."""
-    return blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric, aggfunc="first")
+    return blocks.pivot_table(
+        index=["series_id", "origin"], columns="model", values=metric, aggfunc="first", observed=True
+    )
 
 
 def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
@@ -466,7 +468,7 @@ def _one_class(
     entries = []
     for metric in spec.metrics:
         scored = blocks[blocks[metric].notna()]
-        support = scored.groupby("model").size().reindex(models, fill_value=0)
+        support = scored.groupby("model", observed=True).size().reindex(models, fill_value=0)
         n_blocks_total = int(scored[["series_id", "origin"]].drop_duplicates().shape[0])
         ranked_models = [m for m in models if support[m] > 0]
         if not ranked_models:

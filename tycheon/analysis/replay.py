@@ -49,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from tycheon.backtest.scoreset import concat_tables
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency
 from tycheon.metrics.registry import get_metric
@@ -177,7 +178,7 @@ def non_overlapping_origins(table: pd.DataFrame) -> list[pd.Timestamp]:
     """Origins thinned so that no two share a target period: from the first, keep an origin when it
     starts after the last target period of the previously kept one (the paper's production spacing,
     section 7)."""
-    last = table.groupby("origin")["target_period"].max().sort_index()
+    last = table.groupby("origin", observed=True)["target_period"].max().sort_index()
     kept: list[pd.Timestamp] = []
     for origin in last.index:
         if not kept or origin > last[kept[-1]]:
@@ -361,7 +362,7 @@ def _replay_once(
     served_rows = _served_rows(table, grid, spec, chosen, replayed)
     # section 11: the served rows must carry exactly the scales of the single methods of their blocks;
     # they were copied from the floor's rows, whose scales block_scores has checked against every model
-    check_scale_consistency(pd.concat([table[table["model"] == spec.baseline], served_rows], ignore_index=True))
+    check_scale_consistency(concat_tables([table[table["model"] == spec.baseline], served_rows]))
     served_blocks = block_scores(served_rows, metrics=(spec.metric,))
     s_code, o_code, _ = grid._codes(served_blocks)
     served = np.full(replayed.shape, np.nan)
@@ -450,7 +451,7 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
 def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...] | None = None) -> ReplayResult:
     """:func:`replay` on every unit (default: those in the table with more than one series), stacked."""
     if units is None:
-        counts = table.groupby("unit")["series_id"].nunique()
+        counts = table.groupby("unit", observed=True)["series_id"].nunique()
         units = tuple(u for u in sorted(counts.index) if counts[u] > 1)
     results = [replay(table, spec=spec, unit=u) for u in units]
     if not results:
@@ -479,11 +480,11 @@ def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
         "served_name": spec.served_name,
     }
     out = []
-    for unit, rows in result.summary.groupby("unit", sort=True) if len(result.summary) else ():
+    for unit, rows in result.summary.groupby("unit", sort=True, observed=True) if len(result.summary) else ():
         blocks = result.blocks[result.blocks["unit"] == unit]
         picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
-        n = blocks.groupby("variant").size()
-        share = (picks.groupby(["variant", "model"]).size() / n).rename("share").reset_index()
+        n = blocks.groupby("variant", observed=True).size()
+        share = (picks.groupby(["variant", "model"], observed=True).size() / n).rename("share").reset_index()
         out.append(
             {
                 "unit": unit,

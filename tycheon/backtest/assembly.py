@@ -8,6 +8,11 @@ order :func:`~tycheon.backtest.records.build_scoreset` writes them in: unit, mod
 series and step) and a :class:`StreamingAssembly` writes each task's blocks into those rows as soon as
 its result is back, while later tasks still run.
 
+Memory: once a task's blocks are written, its outputs keep only their rows (the engine counts support
+from them) and let go of the forecast arrays, so the main process never holds every task's forecasts next
+to the table (:attr:`StreamingAssembly.released` names those tasks; should the plan fail later, the
+engine runs them again for the assembly after the run).
+
 The plan is checked, not trusted: every block must have exactly its planned rows (checked before it is
 written) and every row must be written. Anything else - a model that failed, one whose fitted
 ``min_history`` differs from the unfitted one, a factory that does not say what it builds - makes
@@ -96,6 +101,14 @@ def plan_rows(
     return plan
 
 
+_NO_FORECAST = np.empty((0, 0))
+
+
+def _spent(out: OriginOutput) -> OriginOutput:
+    """An output whose rows are written: its rows and origin only (the arrays are let go)."""
+    return OriginOutput(out.origin_pos, out.rows, _NO_FORECAST, None, None)
+
+
 class StreamingAssembly:
     """Writes task results into a :class:`~tycheon.backtest.records.ScoreSetWriter` as they arrive.
 
@@ -127,22 +140,28 @@ class StreamingAssembly:
         self.broken = ""  # why the plan could not be followed ("" while it holds)
         self._quantiles: dict[tuple[int, str, int], set[bool]] = {}
         self._samples: dict[tuple[int, str, int], set[bool]] = {}
+        self.released: set[int] = set()  # tasks whose forecast arrays were let go after writing
 
     def on_result(self, index: int, task_results: Sequence[TaskResult]) -> None:
-        """``run_tasks``' callback: write the rows of the task at ``index`` as its results arrive."""
-        self.add(task_results)
+        """``run_tasks``' callback: write the rows of the task at ``index`` as its results arrive, then
+        release the task's forecast arrays (see the module docstring)."""
+        if self.add(task_results):
+            for result in task_results:
+                result.outputs = [_spent(out) for out in result.outputs]
+            self.released.add(index)
 
-    def add(self, task_results: Sequence[TaskResult]) -> None:
-        """Write one task's results (one :class:`TaskResult` per model of the task)."""
+    def add(self, task_results: Sequence[TaskResult]) -> bool:
+        """Write one task's results (one :class:`TaskResult` per model of the task); True when every
+        block was written."""
         if self.broken:
-            return
+            return False
         if self.writer is None:
             self.writer = self._make_writer(self.plan.total)
         layouts: dict[int, object] = {}  # shared target arrays of this task only
         for result in task_results:
             if result.failed:
                 self.broken = f"{result.model} failed"
-                return
+                return False
             u = self._unit_position[result.unit]
             for out in result.outputs:
                 key = (u, result.model, out.origin_pos, result.chunk)
@@ -152,9 +171,16 @@ class StreamingAssembly:
                     self.writer.write(block, start, layouts=layouts, expected=size)  # type: ignore[arg-type]
                 except RowPlanError as err:
                     self.broken = str(err)
-                    return
+                    return False
                 self._quantiles.setdefault(key[:3], set()).add(block.quantiles is not None)
                 self._samples.setdefault(key[:3], set()).add(block.samples is not None)
+        return True
+
+    @property
+    def complete(self) -> bool:
+        """The plan held and every planned row is written (:meth:`finish` will return the score set)."""
+        writer = self.writer
+        return not self.broken and writer is not None and writer.rows_written == writer.total
 
     def finish(self, meta: dict) -> object | None:
         """The score set, or None when the plan did not hold (the caller then assembles the blocks)."""

@@ -213,7 +213,7 @@ def calibration_min_history(min_history: int, season_length: int) -> int:
 
 def _cells(frames: list[pd.DataFrame]) -> IntArray:
     keys = pd.concat([f[list(CELL)] for f in frames], ignore_index=True)
-    return np.asarray(keys.groupby(list(CELL), sort=False).ngroup(), dtype=np.int64)
+    return np.asarray(keys.groupby(list(CELL), sort=False, observed=True).ngroup(), dtype=np.int64)
 
 
 def _column(frames: list[pd.DataFrame], name: str) -> np.ndarray:

@@ -23,9 +23,20 @@ import numpy as np
 
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
-__all__ = ["MIN_USE", "ColumnBuffers"]
+__all__ = ["BAND_COLUMNS", "CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype"]
 
 MIN_USE = 0.75
+
+BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
+"""The conformal band columns of the score set."""
+
+CODE_DTYPES = {"model": "int16", "unit": "int16", "series_id": "int32", "demand_class": "int16"}
+"""Dtype of the codes a text (``category``) column is written as: series ids can be many, the others few."""
+
+
+def buffer_dtype(name: str, dtype: str) -> str:
+    """The dtype a score-set column is written in: its codes' for a text column, else its own."""
+    return CODE_DTYPES[name] if dtype == "category" else dtype
 
 
 class ColumnBuffers:
@@ -39,6 +50,8 @@ class ColumnBuffers:
         One float column per level.
     n_samples : int
         Width of the ``[row, sample]`` matrix (0: none).
+    band_levels : sequence of int
+        Band levels whose ``lo``/``hi`` columns are prepared (those where bands are expected).
     """
 
     def __init__(
@@ -47,12 +60,16 @@ class ColumnBuffers:
         *,
         quantile_levels: Sequence[float] = (),
         n_samples: int = 0,
+        band_levels: Sequence[int] = (),
     ) -> None:
         self.capacity = int(capacity)
-        # object columns are not prepared: numpy fills a fresh object array faster than it overwrites
-        # the Nones of a prepared one (each overwrite is a decref)
+        # the text columns are written as integer codes (CODE_DTYPES); the band columns are not prepared
+        # (the writer allocates a level's pair only when a band at that level arrives)
+        expected = {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
         specs: list[tuple[str, str, tuple[int, ...]]] = [
-            (name, dtype, (self.capacity,)) for name, dtype in SCORESET_COLUMNS.items() if dtype != "object"
+            (name, buffer_dtype(name, dtype), (self.capacity,))
+            for name, dtype in SCORESET_COLUMNS.items()
+            if name not in BAND_COLUMNS or name in expected
         ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:

@@ -52,6 +52,7 @@ from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
 from tycheon.backtest.columns import ColumnBuffers
+from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
@@ -69,7 +70,7 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 DEFAULT_CHUNK_SIZE = 1024
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 # backends whose tasks run in other processes: the main process is free to write rows as results arrive
-STREAMING_BACKENDS = ("joblib", "dask")
+STREAMING_BACKENDS = ("joblib", "dask", "auto")
 
 
 class _UnitState:
@@ -167,9 +168,11 @@ def run(
         Sample paths requested from models that give them (0: none).
     min_history : int
         Fewest published observations a series needs at an origin to be forecast (else abstained).
-    backend : {"sequential", "joblib", "dask"}
+    backend : {"sequential", "joblib", "dask", "auto"}
+        ``auto`` starts in process and moves the remaining tasks to joblib workers when timing the first
+        tasks says starting workers pays (:mod:`.execution`); same tasks, same score set.
     n_jobs : int, optional
-        joblib workers.
+        joblib (and ``auto``) workers.
     chunk_size : int, optional
         Series per task for local models (default 1024; all local models share the chunk's task);
         global models always get one task per unit.
@@ -258,10 +261,6 @@ def run(
             "band_min_origins": int(band_min_origins),
         },
     )
-    # the score set's columns are allocated and touched while the tasks run (upper bound: every eligible
-    # (series, origin) pair x horizon x model; see .columns)
-    capacity = sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples))
     # with worker processes the main process writes each task's rows as its result arrives (rows planned
     # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
     stream = (
@@ -279,22 +278,30 @@ def run(
                 n_samples=int(n_samples),
                 band_min_origins=int(band_min_origins),
                 buffers=buffers,
+                band_levels=band_levels,
             ),
         )
     )
-    results: list[TaskResult] = [
-        r
-        for task_results in run_tasks(
-            tasks,
-            backend=backend,
-            n_jobs=n_jobs,
-            dask_client=dask_client,
-            progress=progress,
-            desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
-            on_result=None if stream is None else stream.on_result,
-        )
-        for r in task_results
-    ]
+    # the score set's columns are allocated and touched while the tasks run (see .columns): at the planned
+    # row count when the rows are planned, else at an upper bound (every eligible (series, origin) pair x
+    # horizon x model), whose untouched tail would otherwise stay resident
+    capacity = (
+        stream.plan.total
+        if stream is not None
+        else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
+    )
+    band_levels = expected_band_levels(len(origins), band_min_origins=int(band_min_origins))
+    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples), band_levels=band_levels)
+    per_task: list[list[TaskResult]] = run_tasks(
+        tasks,
+        backend=backend,
+        n_jobs=n_jobs,
+        dask_client=dask_client,
+        progress=progress,
+        desc=", ".join(runnable) or "backtest",  # the bar names the model(s) it runs
+        on_result=None if stream is None else stream.on_result,
+    )
+    results: list[TaskResult] = [r for task_results in per_task for r in task_results]
 
     guards = GuardCounter()
     for r in results:
@@ -320,8 +327,16 @@ def run(
         if scores is not None:
             return scores  # type: ignore[return-value]
     # in process, or the plan did not hold (a model failed, or forecast other rows than planned):
-    # assemble the blocks now; the stream's columns, if any, are released first
+    # assemble the blocks now; the stream's columns, if any, are released first. The stream let go of
+    # the forecasts it had written; the tasks that gave them run again here (each task is deterministic,
+    # its seed its own), except those whose every model failed on the unit (their rows are dropped)
+    released = [] if stream is None else sorted(stream.released)
     stream = None
+    for i in released:
+        if any((r.model, r.unit) not in failed for r in per_task[i]):
+            per_task[i] = tasks[i]()
+    if released:
+        results = [r for task_results in per_task for r in task_results]
     blocks = _blocks(states, runnable, failed, results, origins)
     return build_scoreset(
         blocks,
@@ -330,6 +345,19 @@ def run(
         band_min_origins=int(band_min_origins),
         meta=meta,
         buffers=buffers,
+        band_levels=band_levels,
+    )
+
+
+def expected_band_levels(n_origins: int, *, band_min_origins: int) -> tuple[int, ...]:
+    """The band levels at which some row can get a band: a cell has at most ``n_origins - 1`` earlier
+    errors, and a level needs ``n >= band_min_origins`` and its split-conformal rank within ``n``
+    (:func:`~.conformal.conformal_rank`). Only an allocation hint: the writer handles any level."""
+    n = max(0, int(n_origins) - 1)
+    return tuple(
+        level
+        for level in BAND_LEVELS
+        if n >= int(band_min_origins) and int(conformal_rank(np.asarray([n], dtype=np.int64), level)[0]) <= n
     )
 
 
@@ -485,6 +513,7 @@ def _block(
         origin=origin.timestamp,
         series_rows=rows,
         series_ids=data.series_ids[rows],
+        unit_series_ids=data.series_ids,
         target_periods=data.periods[origin.index : origin.index + origin.horizon],
         actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
         available_at=part.available_at,  # type: ignore[arg-type]

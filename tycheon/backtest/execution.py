@@ -1,4 +1,16 @@
-"""Where the engine's tasks run: in process, on local processes (joblib/loky), or on a Dask cluster.
+r"""Where the engine's tasks run: in process, on local processes (joblib/loky), or on a Dask cluster.
+
+``backend="auto"`` is for one-shot runs, where starting worker processes (each imports the library) can
+cost more than it saves: the tasks start in process, and once the first of them have been timed
+(:data:`PROBE_TASKS` tasks or :data:`PROBE_SECONDS` seconds), the rest go to joblib workers only when
+
+.. math:: \\hat t_\text{rest} \\, (1 - 1/n) > S,
+
+where :math:`\\hat t_\text{rest}` is the in-process time the remaining tasks are estimated to take (the
+probed seconds per unit of work times the remaining work; a task's work is its series times its models
+where it says, else 1), :math:`n` the workers and :math:`S` = :data:`WORKER_STARTUP_S` the start-up of a
+worker pool. The tasks and their order are those of the other backends, so the score set is the same
+bit for bit whichever way the decision goes.
 
 A task is a picklable zero-argument callable (one model on one chunk of series of one unit, over every
 origin). Every backend returns the results **in task order**, whatever order they finish in, and each task
@@ -11,15 +23,62 @@ A progress bar (tqdm) counts finished tasks when ``progress=True``.
 
 from __future__ import annotations
 
+import os
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tycheon._typing import Backend
 
-__all__ = ["BACKENDS", "run_tasks", "task_seed"]
+__all__ = [
+    "BACKENDS",
+    "PROBE_SECONDS",
+    "PROBE_TASKS",
+    "WORKER_STARTUP_S",
+    "auto_uses_workers",
+    "run_tasks",
+    "task_seed",
+]
 
-BACKENDS: tuple[str, ...] = ("sequential", "joblib", "dask")
+BACKENDS: tuple[str, ...] = ("sequential", "joblib", "dask", "auto")
+
+PROBE_TASKS = 2
+"""``auto``: tasks run in process before the decision (fewer when :data:`PROBE_SECONDS` pass first)."""
+PROBE_SECONDS = 0.5
+"""``auto``: in-process seconds after which the decision is taken even before :data:`PROBE_TASKS`."""
+WORKER_STARTUP_S = 4.0
+"""``auto``: seconds a pool of loky workers costs before it pays: starting the processes, importing the
+engine and loading the compiled kernels in each, while the main process also has to write the rows. On
+a 2-core machine a one-shot 30,490-series run of 8 baselines (about 4.5 s of tasks) took 5.4 s in
+process and 9.0 s with two workers (``python -m benchmarks.perf``, cold runs), so workers are used only
+when they are estimated to save more than this."""
+
+
+def _work(task: Any) -> float:
+    """A task's work for the ``auto`` estimate: series x models where the task says, else 1."""
+    rows, models = getattr(task, "rows", None), getattr(task, "models", None)
+    if rows is None:
+        return 1.0
+    return float(max(1, len(rows)) * max(1, len(models) if models is not None else 1))
+
+
+def _workers(n_jobs: int | None) -> int:
+    if n_jobs is None or n_jobs < 0:
+        return os.cpu_count() or 1
+    return max(1, int(n_jobs))
+
+
+def auto_uses_workers(
+    *, probed_seconds: float, probed_work: float, rest_work: float, n_workers: int, rest_tasks: int
+) -> bool:
+    """The ``auto`` decision: True when workers are estimated to finish the remaining work sooner
+    (see the module docstring)."""
+    n_workers = min(int(n_workers), int(rest_tasks))
+    if n_workers <= 1 or rest_work <= 0 or probed_work <= 0:
+        return False
+    rest_seconds = probed_seconds / probed_work * rest_work
+    return rest_seconds * (1.0 - 1.0 / n_workers) > WORKER_STARTUP_S
 
 
 def task_seed(seed: int, *parts: str | int) -> tuple[int, ...]:
@@ -52,9 +111,10 @@ def run_tasks(
     ----------
     tasks : sequence of callables
         Zero-argument, picklable for ``joblib`` and ``dask``.
-    backend : {"sequential", "joblib", "dask"}
+    backend : {"sequential", "joblib", "dask", "auto"}
+        ``auto``: in process, moving to joblib workers when the first tasks' timing says it pays.
     n_jobs : int, optional
-        Worker processes for joblib (default: all cores, ``-1``).
+        Worker processes for joblib and ``auto`` (default: all cores, ``-1``).
     dask_client : distributed.Client, optional
         Required for ``backend="dask"``.
     progress : bool
@@ -73,14 +133,18 @@ def run_tasks(
                 results[i] = task()
                 _report(on_result, i, results[i])
                 bar.update(1)
-        elif backend == "joblib":
-            from joblib import Parallel, delayed
+        elif backend in ("joblib", "auto"):
+            start = 0
+            if backend == "auto":
+                start = _probe(tasks, results, n_jobs=n_jobs, on_result=on_result, bar=bar)
+            if start < len(tasks):
+                from joblib import Parallel, delayed
 
-            parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
-            for i, result in enumerate(parallel(delayed(_call)(t) for t in tasks)):
-                results[i] = result
-                _report(on_result, i, result)
-                bar.update(1)
+                parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
+                for i, result in enumerate(parallel(delayed(_call)(t) for t in tasks[start:]), start=start):
+                    results[i] = result
+                    _report(on_result, i, result)
+                    bar.update(1)
         else:
             if dask_client is None:
                 raise ValueError("backend='dask' needs a dask_client (a distributed.Client)")
@@ -96,6 +160,45 @@ def run_tasks(
                 _report(on_result, i, results[i])
                 bar.update(1)
     return results
+
+
+def _probe(
+    tasks: Sequence[Callable[[], Any]],
+    results: list[Any],
+    *,
+    n_jobs: int | None,
+    on_result: Callable[[int, Any], None] | None,
+    bar: Any,
+) -> int:
+    """``auto``: run tasks in process until the decision; return the first task left to workers
+    (``len(tasks)`` when everything ran here)."""
+    work = [_work(t) for t in tasks]
+    n_workers = _workers(n_jobs)
+    spent = 0.0
+    for i, task in enumerate(tasks):
+        t0 = time.perf_counter()
+        results[i] = task()
+        spent += time.perf_counter() - t0
+        _report(on_result, i, results[i])
+        bar.update(1)
+        done = i + 1
+        if done < len(tasks) and (done >= PROBE_TASKS or spent >= PROBE_SECONDS):
+            rest = float(sum(work[done:]))
+            if auto_uses_workers(
+                probed_seconds=spent,
+                probed_work=float(sum(work[:done])),
+                rest_work=rest,
+                n_workers=n_workers,
+                rest_tasks=len(tasks) - done,
+            ):
+                return done
+            # in process from here on: the estimate only grows less favourable to workers as work is done
+            for j in range(done, len(tasks)):
+                results[j] = tasks[j]()
+                _report(on_result, j, results[j])
+                bar.update(1)
+            return len(tasks)
+    return len(tasks)
 
 
 def _report(on_result: Callable[[int, Any], None] | None, i: int, result: Any) -> None:

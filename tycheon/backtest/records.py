@@ -23,9 +23,10 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.columns import ColumnBuffers
+from tycheon.backtest.columns import CODE_DTYPES, ColumnBuffers, buffer_dtype
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
+from tycheon.contract import TEXT_COLUMNS
 from tycheon.errors import TycheonError
 
 __all__ = ["Block", "RowPlanError", "ScoreSetWriter", "build_scoreset"]
@@ -59,6 +60,9 @@ class Block:
     demand_class : ndarray of str, shape (n,)
     season_length : ndarray of int, shape (n,)
     scale_mae, scale_rmse, weight : ndarray, shape (n,)
+    unit_series_ids : ndarray of str, optional
+        Every series id of the unit (``series_ids`` is ``unit_series_ids[series_rows]``), shared by the
+        unit's blocks: the writer then encodes the unit's ids once instead of once per block.
     radii : tuple, optional
         Conformal half-widths already computed (the engine's tasks compute them in the workers): one
         entry per level of :data:`~.conformal.BAND_LEVELS`, the radii of the kept cells (observed
@@ -85,6 +89,7 @@ class Block:
     scale_rmse: FloatArray  # [series]
     weight: FloatArray  # [series]
     radii: tuple[FloatArray | None, ...] | None = None  # per band level: [kept cell] or None
+    unit_series_ids: np.ndarray | None = None  # [unit series], shared by the unit's blocks
 
     @property
     def kept(self) -> BoolArray:
@@ -113,6 +118,60 @@ class _Layout:
             self.srow, self.step = np.divmod(self.flat, h)
             self.step += 1
         self.actual = _cells(block.actual, self.flat)
+
+
+class _Dictionary:
+    """The values of one text column as written: a code per row in order of first sight, turned into a
+    categorical with sorted categories at the end (:meth:`categorical`), so the codes depend only on
+    the values written, never on the order the blocks arrived in."""
+
+    def __init__(self, name: str, dtype: str) -> None:
+        self.name = name
+        self.limit = int(np.iinfo(dtype).max)
+        self.codes: dict[Any, int] = {}
+        self._units: dict[str, tuple[np.ndarray, IntArray]] = {}  # unit -> (its ids, their codes)
+
+    def code(self, value: Any) -> int:
+        got = self.codes.get(value)
+        if got is None:
+            if len(self.codes) > self.limit:
+                raise ValueError(f"score-set column {self.name!r}: more than {self.limit + 1} distinct values")
+            got = self.codes[value] = len(self.codes)
+        return got
+
+    def encode(self, values: np.ndarray) -> IntArray:
+        """Codes of an array of values (factorised first: few distinct values cost few lookups)."""
+        local, uniques = pd.factorize(np.asarray(values, dtype=object))
+        if (local < 0).any():
+            raise ValueError(f"score-set column {self.name!r}: a missing value")
+        return np.asarray([self.code(v) for v in uniques], dtype=np.int64)[local]
+
+    def unit_codes(self, unit: str, ids: np.ndarray) -> IntArray:
+        """Codes of every series id of a unit, encoded once per unit (and per ids array)."""
+        cached = self._units.get(unit)
+        if cached is None or cached[0] is not ids:
+            cached = self._units[unit] = (ids, self.encode(ids))
+        return cached[1]
+
+    def categorical(self, codes: np.ndarray) -> pd.Categorical:
+        """The column (codes as written) as a categorical with sorted categories; ``codes`` is reused."""
+        values = list(self.codes)
+        order = sorted(range(len(values)), key=values.__getitem__)
+        if order != list(range(len(values))) and len(codes):  # first-sight order is not sorted: remap
+            rank = np.empty(len(values), dtype=codes.dtype)
+            rank[order] = np.arange(len(values), dtype=codes.dtype)
+            np.take(rank, codes, out=codes)
+        categories = pd.Index([values[i] for i in order], dtype=object)
+        dtype = pd.CategoricalDtype(categories, ordered=False)
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+def _all_nan(n: int) -> FloatArray:
+    """A read-only float64 column of ``n`` NaN that holds one value (stride 0): a band level without any
+    band costs no memory. Reading, selecting and writing the table work as for any column; a copy (a
+    selection, ``DataFrame.copy``) is an ordinary array."""
+    column = np.broadcast_to(np.float64(np.nan), (int(n),))
+    return column  # broadcast_to views are read-only
 
 
 class RowPlanError(TycheonError, RuntimeError):
@@ -152,6 +211,10 @@ class ScoreSetWriter:
     precomputed_bands : bool
         True when every block carries its conformal radii (``Block.radii``); False to calibrate in
         :meth:`finish` over the whole table.
+    band_levels : sequence of int
+        With precomputed radii, the levels whose band columns are allocated at once (where bands are
+        expected); any other level's pair is allocated when its first band arrives, or stays one
+        broadcast NaN when none does.
     """
 
     def __init__(
@@ -163,6 +226,7 @@ class ScoreSetWriter:
         band_min_origins: int = 0,
         precomputed_bands: bool = True,
         buffers: ColumnBuffers | None = None,
+        band_levels: Sequence[int] = (),
     ) -> None:
         self.total = int(total)
         self.levels = tuple(float(q) for q in quantile_levels)
@@ -170,8 +234,18 @@ class ScoreSetWriter:
         self.band_min_origins = int(band_min_origins)
         self.precomputed = bool(precomputed_bands)
         self._ready = buffers.take(self.total) if buffers is not None else {}
-        skip = {"has_band"} if self.precomputed else {"has_band", *_BAND_COLUMNS}
-        self.data = {name: self._column(name, dtype) for name, dtype in SCORESET_COLUMNS.items() if name not in skip}
+        # band columns: with precomputed radii a level's pair is allocated when its first band arrives
+        # (a level without any band, e.g. 95% with fewer than 19 earlier origins, costs no memory);
+        # otherwise they are computed in finish()
+        skip = {"has_band", *_BAND_COLUMNS}
+        if self.precomputed:  # the levels where bands are expected: every row is written, no NaN fill
+            skip -= {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
+        self.data = {
+            name: self._column(name, buffer_dtype(name, dtype))
+            for name, dtype in SCORESET_COLUMNS.items()
+            if name not in skip
+        }
+        self.dictionaries = {name: _Dictionary(name, CODE_DTYPES[name]) for name in TEXT_COLUMNS}
         self._target_ns = self.data["target_period"].view(np.int64)
         self.qmat = [self._column(quantile_column(q), "float64") for q in self.levels]  # one per level
         self.smat = self._column("samples", "float64", self.n_samples) if self.n_samples else None
@@ -212,10 +286,15 @@ class ScoreSetWriter:
         # flat [series * horizon] positions of the kept cells: one integer gather per column instead of
         # a broadcast plus a boolean mask (and no gather at all when every target was observed)
         flat, srow, step = layout.flat, layout.srow, layout.step
-        data["model"][rows] = block.model
-        data["unit"][rows] = block.unit
-        data["series_id"][rows] = block.series_ids[srow]
-        data["demand_class"][rows] = block.demand_class[srow]
+        words = self.dictionaries
+        data["model"][rows] = words["model"].code(block.model)
+        data["unit"][rows] = words["unit"].code(block.unit)
+        if block.unit_series_ids is not None:
+            unit_codes = words["series_id"].unit_codes(block.unit, block.unit_series_ids)
+            data["series_id"][rows] = unit_codes[np.asarray(block.series_rows)[srow]]
+        else:
+            data["series_id"][rows] = words["series_id"].encode(block.series_ids)[srow]
+        data["demand_class"][rows] = words["demand_class"].encode(block.demand_class)[srow]
         data["origin"][rows] = block.origin.to_datetime64()
         data["step"][rows] = step
         self._target_ns[rows] = block.target_periods.asi8[step - 1]  # int64 ns, no DatetimeIndex per block
@@ -223,7 +302,7 @@ class ScoreSetWriter:
         point = data["point"][rows]
         point[:] = _cells(block.point, flat)
         data["available_at"][rows] = _cells(block.available_at, flat)
-        data["season_length"][rows] = np.asarray(block.season_length, dtype=np.int64)[srow]
+        data["season_length"][rows] = np.asarray(block.season_length)[srow]
         data["scale_mae"][rows] = block.scale_mae[srow]
         data["scale_rmse"][rows] = block.scale_rmse[srow]
         data["weight"][rows] = block.weight[srow]
@@ -241,10 +320,15 @@ class ScoreSetWriter:
             if block.radii is None:
                 raise ValueError(f"{block.model}/{block.unit}: a block without radii in a writer of precomputed bands")
             for level, radius in zip(BAND_LEVELS, block.radii, strict=False):  # straight into the columns
-                lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
                 if radius is None:  # no band at this level anywhere in the block
-                    lo_col[:] = hi_col[:] = np.nan
+                    if f"lo{level}" in data:
+                        data[f"lo{level}"][rows] = data[f"hi{level}"][rows] = np.nan
                     continue
+                if f"lo{level}" not in data:  # the level's first band: its columns, NaN until written
+                    for name in (f"lo{level}", f"hi{level}"):
+                        data[name] = self._column(name, "float64")
+                        data[name].fill(np.nan)
+                lo_col, hi_col = data[f"lo{level}"][rows], data[f"hi{level}"][rows]
                 np.subtract(point, radius, out=lo_col)
                 np.add(point, radius, out=hi_col)
                 self.with_band[level] += int(np.count_nonzero(np.isfinite(radius)))
@@ -282,6 +366,9 @@ class ScoreSetWriter:
         }
         if self.precomputed:
             for level in BAND_LEVELS:
+                for name in (f"lo{level}", f"hi{level}"):
+                    if name not in data:  # no band at this level in the whole table: one NaN, broadcast
+                        data[name] = _all_nan(total)
                 conformal["rows_with_band"][str(level)] = self.with_band[level]
                 conformal["rows_without_band"][str(level)] = total - self.with_band[level]
         else:
@@ -306,14 +393,17 @@ class ScoreSetWriter:
             del radii
             self.key = None
         data["has_band"] = np.isfinite(data["lo80"], out=self.has_band)
-        columns = {name: data.pop(name) for name in SCORESET_COLUMNS}
+        columns: dict[str, Any] = {name: data.pop(name) for name in SCORESET_COLUMNS}
+        for name, words in self.dictionaries.items():
+            columns[name] = words.categorical(columns[name])
         for q_level, col in zip(self.levels, self.qmat, strict=False):
             columns[quantile_column(q_level)] = col
         # copy=False: the table wraps the arrays instead of consolidating them into a second copy
         table = pd.DataFrame(columns, copy=False)
         meta = dict(meta or {})
         meta["conformal"] = conformal
-        return ScoreSet(table=table, quantile_levels=self.levels, samples=self.smat, meta=meta)
+        # conformed: the categories are exactly the values written, sorted (no O(rows) check again)
+        return ScoreSet(table=table, quantile_levels=self.levels, samples=self.smat, meta=meta, conformed=True)
 
 
 def build_scoreset(
@@ -324,6 +414,7 @@ def build_scoreset(
     band_min_origins: int = 0,
     meta: dict[str, Any] | None = None,
     buffers: ColumnBuffers | None = None,
+    band_levels: Sequence[int] = (),
 ) -> ScoreSet:
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
@@ -346,6 +437,7 @@ def build_scoreset(
         band_min_origins=band_min_origins,
         buffers=buffers,
         precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks),
+        band_levels=band_levels,
     )
     start = 0
     for b in blocks:

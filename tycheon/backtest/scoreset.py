@@ -10,19 +10,19 @@ per level):
 ====================  ==============  =============================================================
 column                dtype           meaning
 ====================  ==============  =============================================================
-``model``             str             model id as configured (not the class id)
-``unit``              str             unit of analysis: ``series``, ``total``, ``level:<attr>``,
+``model``             category        model id as configured (not the class id)
+``unit``              category        unit of analysis: ``series``, ``total``, ``level:<attr>``,
                                       ``groups:<k>`` (size-sorted) or ``groups_random:<k>``
-``series_id``         str             series (or aggregate) identifier within the unit
+``series_id``         category        series (or aggregate) identifier within the unit
 ``origin``            datetime64[ns]  forecast origin (first target period's start stamp)
-``step``              int64           horizon step h = 1..H
+``step``              int16           horizon step h = 1..H
 ``target_period``     datetime64[ns]  period being forecast
 ``actual``            float64         realised value
 ``point``             float64         point forecast
 ``available_at``      datetime64[ns]  when the actual was published
-``demand_class``      str             smooth / erratic / intermittent / lumpy / undefined, from the
+``demand_class``      category        smooth / erratic / intermittent / lumpy / undefined, from the
                                       origin's training window only
-``season_length``     int64           season length m used by the scales
+``season_length``     int16           season length m used by the scales
 ``scale_mae``         float64         in-sample seasonal-naive MAE on the origin's training window
 ``scale_rmse``        float64         in-sample seasonal-naive RMSE on the origin's training window
 ``weight``            float64         series weight (size) known before the origin; 1 when none
@@ -33,6 +33,14 @@ column                dtype           meaning
 ``has_samples``       bool            the model gave sample paths for this row
 ``q<level>``          float64         model quantile at that level (``quantile_column(level)``)
 ====================  ==============  =============================================================
+
+The text columns are pandas categoricals whose categories are sorted (so equal rows give equal codes,
+and a ``sort=True`` group-by orders them as it orders strings; group with ``observed=True``); in parquet
+they are dictionary-encoded. The file records the contract version (:data:`tycheon.contract.SCORESET_SCHEMA`,
+schema-metadata key ``tycheon_scoreset_schema``); a file without it is a 1.x score set (object text
+columns, int64 integers) and :func:`conform_table` turns such a table into the current form. Score sets
+are concatenated with :func:`concat_tables`, which keeps the categoricals (``pd.concat`` falls back to
+object columns when the categories differ).
 
 Sample paths, when present, are ``samples[row, n]`` aligned with the table rows (NaN rows where a model
 has none). ``meta`` holds run facts: protocol description, guard-check counts, abstention counts per
@@ -49,9 +57,112 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon.contract import KEY_COLUMNS, SCORESET_COLUMNS, quantile_column
+from tycheon.contract import (
+    KEY_COLUMNS,
+    SCORESET_COLUMNS,
+    SCORESET_SCHEMA,
+    SCORESET_SCHEMA_KEY,
+    TEXT_COLUMNS,
+    quantile_column,
+)
 
-__all__ = ["KEY_COLUMNS", "SCORESET_COLUMNS", "ScoreSet", "quantile_column"]
+__all__ = [
+    "KEY_COLUMNS",
+    "SCORESET_COLUMNS",
+    "ScoreSet",
+    "concat_tables",
+    "conform_table",
+    "quantile_column",
+    "sorted_categorical",
+]
+
+_INT_COLUMNS = tuple(name for name, dtype in SCORESET_COLUMNS.items() if dtype.startswith("int"))
+
+
+def sorted_categorical(values: Any) -> pd.Categorical:
+    """``values`` as a categorical whose categories are the sorted distinct values present (the score
+    set's text-column form).
+
+    A categorical already in that form is returned as it is (no copy of the codes); one with unused or
+    unsorted categories has them dropped and sorted; anything else is factorised with sorted categories.
+    """
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        if values.ordered:
+            values = values.as_unordered()
+        codes = values.codes
+        if (codes < 0).any():
+            raise ValueError("a score-set text column holds missing values")
+        if len(values.categories) and np.bincount(codes, minlength=len(values.categories)).min() == 0:
+            values = values.remove_unused_categories()
+        cats = values.categories
+        if cats.is_monotonic_increasing and cats.is_unique:
+            return values
+        return values.reorder_categories(sorted(cats), ordered=False)
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=True)
+    if (codes < 0).any():
+        raise ValueError("a score-set text column holds missing values")
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+
+
+def conform_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with the score-set contract's dtypes (:data:`~tycheon.contract.SCORESET_COLUMNS`).
+
+    Text columns become categoricals with sorted categories and ``step`` / ``season_length`` int16, so a
+    table read from a 1.x sidecar (object text, int64 integers) or built by hand meets the current
+    contract. Columns already in form are kept without a copy; values never change (an integer that
+    does not fit int16 raises ``ValueError``). Other columns (quantiles, harness tags) are left alone.
+    """
+    changes: dict[str, Any] = {}
+    for name in TEXT_COLUMNS:
+        if name in table.columns:
+            col = table[name]
+            fixed = sorted_categorical(col)
+            if fixed is not col.array:
+                changes[name] = fixed
+    for name in _INT_COLUMNS:
+        if name in table.columns and table[name].dtype != np.int16:
+            raw = table[name].to_numpy()
+            cast = raw.astype(np.int16)
+            if len(raw) and not np.array_equal(cast, raw):
+                raise ValueError(f"score-set column {name!r} holds values outside int16")
+            changes[name] = cast
+    if not changes:
+        return table
+    out = table.copy(deep=False)
+    for name, values in changes.items():
+        out[name] = values
+    return out
+
+
+def concat_tables(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate score-set tables (same columns) keeping the text columns categorical.
+
+    Column by column (no intermediate frame, so the peak is the inputs plus the result): a column that
+    is categorical in every frame gets the sorted union of the frames' categories, each frame's codes
+    remapped onto them (``pandas.api.types.union_categoricals``); any other column is concatenated as
+    :func:`pandas.concat` would (``numpy`` concatenation where the dtypes agree). Empty tables are left
+    out (they add no rows); the index is reset.
+    """
+    from pandas.api.types import union_categoricals
+
+    frames = [f for f in frames if len(f)] or list(frames)[:1]  # empty tables add no rows (nor dtypes)
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    columns = list(frames[0].columns)
+    if not frames or any(list(f.columns) != columns for f in frames):
+        return pd.concat(frames, ignore_index=True)
+    out: dict[str, Any] = {}
+    for name in columns:
+        parts = [f[name] for f in frames]
+        if all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+            out[name] = sorted_categorical(union_categoricals([p.array for p in parts], sort_categories=True))
+        elif all(isinstance(p.dtype, np.dtype) and p.dtype == parts[0].dtype for p in parts):
+            out[name] = np.concatenate([p.to_numpy() for p in parts])
+        else:
+            out[name] = pd.concat(parts, ignore_index=True).array
+    return pd.DataFrame(out, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +173,9 @@ class ScoreSet:
     quantile_levels: tuple[float, ...] = ()
     samples: np.ndarray | None = None  # [row, sample]
     meta: dict[str, Any] = field(default_factory=dict)
+    conformed: bool = field(default=False, repr=False, compare=False, kw_only=True)
+    """True when the maker knows the table meets the contract (the score-set writer); otherwise the
+    table is put into form (:func:`conform_table`) on construction."""
 
     def __post_init__(self) -> None:
         expected = list(SCORESET_COLUMNS) + [quantile_column(q) for q in self.quantile_levels]
@@ -70,6 +184,8 @@ class ScoreSet:
             raise ValueError(f"score set table lacks column(s) {missing}")
         if self.samples is not None and len(self.samples) != len(self.table):
             raise ValueError("samples must have one row per table row")
+        if not self.conformed:
+            object.__setattr__(self, "table", conform_table(self.table))  # no copy when already in form
 
     @property
     def models(self) -> list[str]:
@@ -85,6 +201,7 @@ class ScoreSet:
         for col, value in equals.items():
             mask &= (self.table[col] == value).to_numpy()
         samples = None if self.samples is None else self.samples[mask]
+        # the text columns keep only the categories still present (conform_table, in __post_init__)
         return ScoreSet(self.table[mask].reset_index(drop=True), self.quantile_levels, samples, self.meta)
 
     def quantile_matrix(self) -> np.ndarray:
@@ -108,7 +225,11 @@ class ScoreSet:
 
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata(
-            {**(table.schema.metadata or {}), b"tycheon": json.dumps(meta, default=str).encode()}
+            {
+                **(table.schema.metadata or {}),
+                b"tycheon": json.dumps(meta, default=str).encode(),
+                SCORESET_SCHEMA_KEY: SCORESET_SCHEMA.encode(),
+            }
         )
         pq.write_table(table, str(path))
 

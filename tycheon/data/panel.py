@@ -233,61 +233,99 @@ class Panel:
             # label lookups below (available_at) need unique labels; rows are then named by position
             frame = frame.reset_index(drop=True)
 
-        series_ids = _series_ids(frame[series_col], series_col, name)
+        # series ids as sorted codes (one hash pass; the text conversion runs on the distinct ids only),
+        # and every later step on integer keys: sorting, duplicates and gaps cost no string comparisons
+        codes, id_values = _series_codes(frame[series_col], series_col, name)
+        periods = _periods(frame[period_col], period_col, name)
         df = pd.DataFrame(
-            {"series_id": series_ids, "period": _periods(frame[period_col], period_col, name)}, index=frame.index
+            {"series_id": id_values[codes], "period": periods.to_numpy().astype("datetime64[ns]")}, index=frame.index
         )
         values = _values(frame[value_col], df, value_col, name)
         meta = dict(meta or {})
         meta.setdefault("warnings", [])
 
-        dup = df.duplicated(["series_id", "period"], keep=False)
-        if dup.any():
+        period_ns = df["period"].to_numpy().view(np.int64)
+        order = np.lexsort((period_ns, codes))  # by series (sorted ids), then period
+        same = (codes[order][1:] == codes[order][:-1]) & (period_ns[order][1:] == period_ns[order][:-1])
+        if same.any():
+            dup = np.zeros(len(df), dtype=bool)
+            dup[order[1:][same]] = dup[order[:-1][same]] = True
             raise PanelValidationError(
                 f"panel {name!r}: duplicate (series, period) rows; each series may have one value per period: "
                 + _examples(df[dup].sort_values(["series_id", "period"]), ["series_id", "period"])
             )
-        df["value"] = values.to_numpy()
-        df = df.sort_values(["series_id", "period"], kind="stable")
-        df = _apply_nan_policy(df, nan_policy=nan_policy, edge_nan=edge_nan, name=name, meta=meta)
-        offset, freq = _resolve_freq(df, freq, name)
+        value = values.to_numpy()
+        labels = frame.index[order]  # the input rows in panel order (for available_at)
+        sid, per, value = codes[order], period_ns[order], value[order]  # sorted by series, then period
+        offset: BaseOffset | None = None
+        if freq is None or np.isnan(value).any():
+            # the NaN policy, or the inference of the frequency per series, reads the long table
+            df = pd.DataFrame(
+                {"series_id": id_values[sid], "period": per.view("datetime64[ns]"), "value": value, "_code": sid},
+                index=labels,
+            )
+            df = _apply_nan_policy(df, nan_policy=nan_policy, edge_nan=edge_nan, name=name, meta=meta)
+            offset, freq = _resolve_freq(df, freq, name)
+            sid, per, value = df["_code"].to_numpy(), df["period"].to_numpy().view(np.int64), df["value"].to_numpy()
+            labels = df.index
+            del df
+        else:
+            meta["nan_filled"] = 0  # what the NaN policy records when there is no NaN
+        at_stamp, stamp_values = pd.factorize(per)  # the few distinct periods
+        rank = np.argsort(stamp_values, kind="stable")
+        position = np.empty_like(rank)
+        position[rank] = np.arange(len(rank))
+        at_stamp, stamp_index = (
+            position[at_stamp],
+            pd.DatetimeIndex(np.asarray(stamp_values)[rank].view("datetime64[ns]")),
+        )
+        if offset is None:  # the grid check reads the distinct periods only
+            offset, freq = _resolve_freq(pd.DataFrame({"period": stamp_index}), freq, name)
+        period_col_values = per.view("datetime64[ns]")
 
         if available_at_col is None:
-            df["available_at"] = df["period"] + offset
+            available = (stamp_index + offset).to_numpy()[at_stamp]  # the offset once per period
         else:
-            avail = pd.to_datetime(frame.loc[df.index, available_at_col])
+            avail = pd.to_datetime(frame.loc[labels, available_at_col])
             if avail.dt.tz is not None:
                 avail = avail.dt.tz_convert(None)
+            shown_rows = pd.DataFrame({"series_id": id_values[sid], "period": period_col_values})
             if avail.isna().any():
                 raise PanelValidationError(
                     f"panel {name!r}: column {available_at_col!r} has missing timestamps: "
-                    + _examples(df[avail.isna().to_numpy()], ["series_id", "period"])
+                    + _examples(shown_rows[avail.isna().to_numpy()], ["series_id", "period"])
                 )
-            df["available_at"] = avail.to_numpy()
-            early = (df["available_at"] < df["period"] + offset).to_numpy()
+            available = avail.to_numpy().astype("datetime64[ns]")
+            period_end = (stamp_index + offset).to_numpy()[at_stamp]
+            early = available < period_end
             if early.any():
-                shown = df[early].assign(period_end=df["period"][early] + offset)
+                shown = shown_rows[early].assign(available_at=available[early], period_end=period_end[early])
                 raise PanelValidationError(
                     f"panel {name!r}: available_at is before the end of the period it describes "
                     "(a value cannot be published before its period is over; accepted: available_at >= "
                     "period end): " + _examples(shown, ["series_id", "period", "available_at", "period_end"])
                 )
 
-        grid = pd.date_range(df["period"].min(), df["period"].max(), freq=offset)
-        pos = grid.get_indexer(pd.DatetimeIndex(df["period"]))
-        codes, uniques = pd.factorize(df["series_id"], sort=True)
-        first_pos = pd.Series(pos).groupby(codes).transform("min").to_numpy()
-        rank = pd.Series(pos).groupby(codes).cumcount().to_numpy()
-        gap = pos - first_pos != rank
+        grid = pd.date_range(stamp_index[0], stamp_index[-1], freq=offset)
+        pos = grid.get_indexer(stamp_index)[at_stamp]
+        starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])  # [series] first row (rows are sorted)
+        present = sid[starts]  # codes of the series left, sorted
+        uniques = id_values[present]
+        lengths = np.diff(np.r_[starts, len(sid)])
+        first_pos = np.repeat(pos[starts], lengths)
+        rank_in_series = np.arange(len(sid)) - np.repeat(starts, lengths)
+        gap = pos - first_pos != rank_in_series
         if gap.any():
-            bad_ids = pd.unique(df["series_id"].to_numpy()[gap])
+            bad_ids = pd.unique(id_values[sid[gap]])
             raise PanelValidationError(
                 f"panel {name!r}: {len(bad_ids)} series have missing periods between their first and last "
                 f"observation (a series must be contiguous; fill the gaps with zeros or NaN + "
                 f"nan_policy='zero'): {list(bad_ids[:_MAX_EXAMPLES])}"
             )
 
-        df = df.reset_index(drop=True)
+        df = pd.DataFrame(
+            {"series_id": id_values[sid], "period": period_col_values, "value": value, "available_at": available}
+        )
         attrs = _validate_attributes(attributes, pd.Index(uniques), tuple(levels), name)
         if season_length is None:
             season_length = DEFAULT_SEASON_LENGTH.get(freq.split("-")[0], 1)
@@ -330,7 +368,7 @@ class Panel:
 
     def lengths(self) -> pd.Series:
         """Number of observations per series."""
-        return self.data.groupby("series_id", sort=True).size().reindex(self.series_ids)
+        return self.data.groupby("series_id", sort=True, observed=True).size().reindex(self.series_ids)
 
     # ------------------------------------------------------------------ dense view
     def dense(self) -> DenseView:
@@ -429,8 +467,10 @@ class Panel:
         }
 
 
-def _series_ids(raw: pd.Series, column: str, name: str) -> np.ndarray:
-    """Series ids as strings; a missing id is refused (``astype(str)`` would name it "nan")."""
+def _series_codes(raw: pd.Series, column: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Series ids as strings: ``(codes, ids)`` with ``ids`` the sorted distinct ids (object array) and
+    ``ids[codes]`` the id of each row. A missing id is refused (``astype(str)`` would name it "nan").
+    Distinct raw values that read as the same string (``1`` and ``"1"``) are one series."""
     missing = raw.isna().to_numpy()
     if missing.any():
         rows = list(raw.index[missing][:_MAX_EXAMPLES])
@@ -438,7 +478,10 @@ def _series_ids(raw: pd.Series, column: str, name: str) -> np.ndarray:
             f"panel {name!r}: {int(missing.sum())} row(s) have no series id in column {column!r} "
             f"(rows {rows}); every row needs the id of its series"
         )
-    return raw.astype(str).to_numpy()
+    raw_codes, raw_uniques = pd.factorize(raw)
+    text = pd.Index(raw_uniques).astype(str).to_numpy(dtype=object)
+    text_codes, ids = pd.factorize(text, sort=True)
+    return text_codes[raw_codes].astype(np.int64), np.asarray(ids, dtype=object)
 
 
 def _periods(raw: pd.Series, column: str, name: str) -> pd.Series:
@@ -528,9 +571,9 @@ def _apply_nan_policy(
     nan = df["value"].isna()
     if edge_nan == "unlisted" and nan.any():
         codes = pd.factorize(df["series_id"])[0]
-        seen = (~nan).groupby(codes)
+        seen = (~nan).groupby(codes, observed=True)
         started = seen.cumsum().gt(0)
-        not_ended = (~nan)[::-1].groupby(codes[::-1]).cumsum()[::-1].gt(0)
+        not_ended = (~nan)[::-1].groupby(codes[::-1], observed=True).cumsum()[::-1].gt(0)
         keep = (started & not_ended).to_numpy()
         empty = sorted(set(df["series_id"]) - set(df["series_id"][keep]))
         dropped.extend(empty)
@@ -580,7 +623,7 @@ def _apply_nan_policy(
 def _resolve_freq(df: pd.DataFrame, freq: str | None, name: str) -> tuple[BaseOffset, str]:
     if freq is None:
         inferred: dict[str, str] = {}
-        for sid, periods in df.groupby("series_id", sort=False)["period"]:
+        for sid, periods in df.groupby("series_id", sort=False, observed=True)["period"]:
             if len(periods) >= 3:
                 f = pd.infer_freq(pd.DatetimeIndex(periods))
                 if f is None:

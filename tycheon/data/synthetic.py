@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
 from tycheon._typing import FloatArray, IntArray, as_generator
 from tycheon.data.panel import DEFAULT_SEASON_LENGTH, Panel
@@ -226,6 +225,8 @@ def _simulate(
     common_buy = rng.standard_normal(big_t)
     common_size = rng.standard_normal(big_t)
     latent = np.sqrt(rho) * common_buy[None, :] + np.sqrt(1.0 - rho) * rng.standard_normal((n, big_t))
+    from scipy.special import ndtr  # here, not at import (a cold start need not load scipy)
+
     buys = ndtr(latent) < p_buy[:, None]  # [series, time]; marginally Bernoulli(p_i) for any rho
     z = np.sqrt(rho) * common_size[None, :] + np.sqrt(1.0 - rho) * rng.standard_normal((n, big_t))
     orders = mu / p_buy[:, None] * np.exp(sigma[:, None] * z - 0.5 * sigma[:, None] ** 2)

@@ -111,7 +111,7 @@ def panel_from_frame(
     if static_cols:
         keyed = frame[[series_col, *static_cols]].dropna(subset=[series_col])
         keyed = keyed.assign(**{series_col: keyed[series_col].astype(str)})
-        varying = keyed.groupby(series_col)[static_cols].nunique(dropna=False).gt(1)
+        varying = keyed.groupby(series_col, observed=True)[static_cols].nunique(dropna=False).gt(1)
         if varying.any().any():
             cols = list(varying.columns[varying.any()])
             ids = list(varying.index[varying.any(axis=1)][:5])

@@ -284,7 +284,7 @@ def block_scores(
         )
     frame = pd.DataFrame(step_terms(table, needed, crps=None if crps is None else crps.values))
     keys = [table[k].to_numpy() for k in BLOCK_KEYS]
-    g = frame.groupby(keys, sort=False)
+    g = frame.groupby(keys, sort=False, observed=True)
     mean = g.mean()
     total = g[[t for t in ("abs_err", "abs_y", "zero_y") if t in frame.columns]].sum()
     n_steps = g.size()
@@ -293,7 +293,7 @@ def block_scores(
     if partial:
         counts = g[partial].count()
         mean[partial] = mean[partial].where(counts.to_numpy() == n_steps.to_numpy()[:, None])
-    first = table.groupby(keys, sort=False)[
+    first = table.groupby(keys, sort=False, observed=True)[
         [c for c in ("scale_mae", "scale_rmse", "demand_class", "season_length", "weight") if c in table.columns]
     ].first()
     first.index = mean.index
@@ -340,7 +340,7 @@ def summarize(blocks: pd.DataFrame, *, metrics: Sequence[str], by: Sequence[str]
         kinds = sorted(set(blocks["crps_kind"].dropna()))
         if len(kinds) > 1:
             raise CRPSKindMismatchError(f"block table mixes CRPS kinds {kinds} (ADR-0006 decision 7)")
-    g = blocks.groupby(by, sort=True)
+    g = blocks.groupby(by, sort=True, observed=True)
     parts = [g.size().rename("n_blocks")]
     if "zero_scale" in blocks.columns:
         parts.append(g["zero_scale"].sum().astype(np.int64).rename("n_zero_scale"))
@@ -433,7 +433,7 @@ def step_scores(
     for spec in specs:
         frame[spec.name] = np.where(zero, np.nan, spec.step(terms))  # type: ignore[misc]
     frame["zero_scale"] = zero
-    g = frame.groupby(list(by) + ["step"], sort=True)
+    g = frame.groupby(list(by) + ["step"], sort=True, observed=True)
     parts = [g.size().rename("n_blocks"), g["zero_scale"].sum().astype(np.int64).rename("n_zero_scale")]
     for spec in specs:
         parts += [g[spec.name].mean().rename(f"{spec.name}_mean"), g[spec.name].median().rename(f"{spec.name}_median")]

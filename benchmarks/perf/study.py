@@ -1,0 +1,148 @@
+"""The whole study at scale: one benchmark run (backtest, statistics and analyses, results), its pages and
+its site, each stage timed, in a fresh process whose tree memory the parent samples.
+
+``python -m benchmarks.perf.study --config m5scale --out DIR`` (the child) resolves the config, runs the
+pipeline with the score cache off, writes the results version under ``DIR/results``, renders the pages
+into ``DIR/site/docs`` (the renderer first re-verifies every table from the sidecar) and builds the site
+with ``mkdocs build --strict``. It prints one JSON line with the stage times:
+
+- ``backtest_s``: time inside the engine's ``run`` (every model, dataset, protocol, calibration origins);
+- ``statistics_analyses_s``: the rest of building the results (loading data, statistics, leaderboards and
+  every analysis), ``build_results`` minus ``backtest_s``;
+- ``results_write_s``: writing the JSON and the sidecar;
+- ``render_s`` and ``site_build_s``: the renderer and mkdocs;
+
+plus the JSON's and the sidecar's sizes and the number of scored rows. :func:`run_study` (the parent)
+starts it and samples the resident set of the child and all its descendants (joblib workers, isolated
+model processes, mkdocs) every :data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into
+``benchmarks/results/``: the scale run's results are produced and rendered here, not committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "run_study"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.study")
+    parser.add_argument("--config", default="m5scale")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    t_start = time.perf_counter()
+    from benchmarks import config as config_module
+    from benchmarks.cache import ScoreCache
+    from benchmarks.config import resolve_benchmark_config
+    from benchmarks.pipeline import RunInputs, build_results
+    from benchmarks.render.site import build_html, find_mkdocs
+    from benchmarks.results_io import write_results
+    from tycheon.backtest import engine
+
+    out = Path(args.out)
+    path, cfg, models = resolve_benchmark_config(args.config, models_dir=config_module.MODELS_DIR)
+    spent = [0.0]
+    real_run = engine.run
+
+    def timed_run(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real_run(*a, **k)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    engine.run = timed_run  # type: ignore[assignment]  # the pipeline calls engine.run by attribute
+    inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache", enabled=False), False)
+    t0 = time.perf_counter()
+    doc, sidecar = build_results(inputs)
+    build_s = time.perf_counter() - t0
+    engine.run = real_run  # type: ignore[assignment]
+    rows = len(sidecar)
+    t0 = time.perf_counter()
+    written = write_results(doc, sidecar, results_dir=out / "results")
+    results_write_s = time.perf_counter() - t0
+    del doc, sidecar
+    sidecar_files = sorted(written.parent.glob("*.parquet"))
+    t0 = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.render",
+            "--results",
+            str(out / "results"),
+            "--out",
+            str(out / "site" / "docs"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    render_s = time.perf_counter() - t0
+    site_build_s = None
+    if find_mkdocs() is not None:
+        t0 = time.perf_counter()
+        build_html(out / "site" / "mkdocs.yml", quiet=True)
+        site_build_s = time.perf_counter() - t0
+    report = {
+        "config": cfg.name,
+        "rows": rows,
+        "backtest_s": spent[0],
+        "statistics_analyses_s": build_s - spent[0],
+        "results_write_s": results_write_s,
+        "render_s": render_s,
+        "site_build_s": site_build_s,
+        "json_mb": written.stat().st_size / 1e6,
+        "sidecar_mb": sum(p.stat().st_size for p in sidecar_files) / 1e6,
+        "whole_s": time.perf_counter() - t_start,
+    }
+    print(json.dumps(report), flush=True)
+    return 0
+
+
+def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | None = None) -> dict[str, Any]:
+    """Run :func:`main` in a fresh process (results in a temporary folder, or ``keep``); its report plus
+    ``wall_s`` (the whole process) and ``tree_peak_gib`` (sampled resident set of the process tree)."""
+    from benchmarks.perf.cold import SAMPLE_S, tree_rss_gib
+
+    with tempfile.TemporaryDirectory(prefix="tycheon-study-") as tmp:
+        out = Path(keep) if keep else Path(tmp)
+        cmd = [sys.executable, "-m", "benchmarks.perf.study", "--config", config, "--out", str(out)]
+        peak = [0.0]
+        done = threading.Event()
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
+
+        def sample() -> None:
+            while not done.is_set():
+                if sys.platform.startswith("linux"):
+                    peak[0] = max(peak[0], tree_rss_gib(proc.pid))
+                done.wait(SAMPLE_S)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        finally:
+            done.set()
+            sampler.join()
+        wall = time.perf_counter() - t0
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"study run of {config!r} failed (exit {proc.returncode}): {tail[:300]}")
+    report: dict[str, Any] = json.loads(lines[-1])
+    report.update(wall_s=wall, tree_peak_gib=peak[0])
+    return report
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The score-set contract 2.0.0 (tycheon.contract): categorical text columns with sorted categories,
+int16 ``step`` / ``season_length``, dictionary-encoded parquet, and 1.x sidecars still read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tycheon.backtest.engine import run
+from tycheon.backtest.factories import instance_factory
+from tycheon.backtest.protocol import RollingOrigin
+from tycheon.backtest.scoreset import ScoreSet, concat_tables, conform_table, sorted_categorical
+from tycheon.contract import SCORESET_COLUMNS, SCORESET_SCHEMA, SCORESET_SCHEMA_KEY, TEXT_COLUMNS
+from tycheon.testing.toys import MeanForecaster, NaiveForecaster, toy_panel
+
+ROOT = Path(__file__).resolve().parents[1]
+V0005 = ROOT / "benchmarks" / "results" / "small" / "v0005.json"
+
+
+def _scores(n_origins: int = 4, **kwargs) -> ScoreSet:
+    panel = toy_panel(n_series=12, n_periods=40, seed=3, zero_share=0.3)
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=n_origins, mode="analysis")
+    factories = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}
+    return run(panel, protocol, factories, units=("series", "total", "groups:3"), quantile_levels=(0.1, 0.9), **kwargs)
+
+
+def _assert_contract(table: pd.DataFrame) -> None:
+    for name, dtype in SCORESET_COLUMNS.items():
+        if dtype == "category":
+            col = table[name]
+            assert isinstance(col.dtype, pd.CategoricalDtype), name
+            cats = list(col.cat.categories)
+            assert cats == sorted(set(col.astype(str))), name  # sorted, and exactly the values present
+            assert not col.cat.ordered
+        else:
+            assert str(table[name].dtype) == dtype, name
+
+
+def test_the_engine_writes_the_text_columns_as_sorted_categoricals_and_small_integers():
+    scores = _scores()
+    _assert_contract(scores.table)
+    assert scores.table["series_id"].cat.codes.dtype.itemsize <= 2  # a few dozen series: one or two bytes
+
+
+def test_backends_give_the_same_codes_and_categories():
+    seq, par = _scores(backend="sequential"), _scores(backend="joblib", n_jobs=2, chunk_size=5)
+    pd.testing.assert_frame_equal(seq.table, par.table, check_exact=True)
+    for name in TEXT_COLUMNS:
+        assert np.array_equal(seq.table[name].cat.codes, par.table[name].cat.codes)
+
+
+def test_the_categorical_table_holds_the_same_values_as_its_object_form():
+    table = _scores().table
+    legacy = table.astype({n: object for n in TEXT_COLUMNS}).astype({"step": np.int64, "season_length": np.int64})
+    back = conform_table(legacy)
+    pd.testing.assert_frame_equal(back, table, check_exact=True)
+    assert conform_table(table) is table  # already in form: no copy
+
+
+def test_conform_drops_unused_and_sorts_unsorted_categories():
+    col = pd.Categorical(["b", "a", "b"], categories=["c", "b", "a"])
+    fixed = sorted_categorical(col)
+    assert list(fixed.categories) == ["a", "b"] and list(fixed) == ["b", "a", "b"]
+    with pytest.raises(ValueError, match="missing"):
+        sorted_categorical(pd.Categorical(["a", None]))
+    with pytest.raises(ValueError, match="int16"):
+        conform_table(pd.DataFrame({"step": np.array([1, 70000])}))
+
+
+def test_concat_keeps_categoricals_with_the_sorted_union_of_categories():
+    scores = _scores()
+    parts = [scores.select(model=m).table for m in ("naive", "mean")]
+    joined = concat_tables(parts)
+    assert isinstance(joined["model"].dtype, pd.CategoricalDtype)
+    assert list(joined["model"].cat.categories) == ["mean", "naive"]
+    expected = pd.concat([p.astype({n: object for n in TEXT_COLUMNS}) for p in parts], ignore_index=True)
+    pd.testing.assert_frame_equal(joined.astype({n: object for n in TEXT_COLUMNS}), expected, check_exact=True)
+
+
+def test_parquet_round_trip_is_dictionary_encoded_and_records_the_contract(tmp_path):
+    scores = _scores()
+    path = tmp_path / "s.parquet"
+    scores.to_parquet(path)
+    schema = pq.read_schema(path)
+    assert schema.metadata[SCORESET_SCHEMA_KEY] == SCORESET_SCHEMA.encode()
+    for name in TEXT_COLUMNS:
+        assert pa.types.is_dictionary(schema.field(name).type), name
+    back = ScoreSet.from_parquet(path)
+    pd.testing.assert_frame_equal(back.table, scores.table, check_exact=True)
+
+
+def test_a_legacy_object_score_set_file_reads_into_the_current_form(tmp_path):
+    table = _scores().table
+    legacy = table.astype({n: object for n in TEXT_COLUMNS}).astype({"step": np.int64, "season_length": np.int64})
+    path = tmp_path / "legacy.parquet"
+    arrow = pa.Table.from_pandas(legacy, preserve_index=False)
+    meta = {"quantile_levels": [0.1, 0.9], "n_samples": 0, "meta": {}}
+    pq.write_table(arrow.replace_schema_metadata({b"tycheon": json.dumps(meta).encode()}), path)
+    pd.testing.assert_frame_equal(ScoreSet.from_parquet(path).table, table, check_exact=True)
+
+
+@pytest.mark.slow
+def test_the_committed_v0005_sidecar_rewritten_in_the_new_form_still_gives_every_table(tmp_path):
+    """v0005's sidecar (contract 1.x, object columns) rewritten as contract 2.0.0: every published table
+    still recomputes from it (benchmarks.validate), and the values are those of the original file."""
+    from benchmarks.results_io import file_sha256
+    from benchmarks.validate import verify_file
+
+    doc = json.loads(V0005.read_text())
+    old = pd.read_parquet(V0005.parent / doc["sidecar"]["path"])
+    assert old["model"].dtype == object  # a 1.x sidecar
+    frame = conform_table(old)
+    for tag in ("dataset", "protocol"):
+        frame[tag] = sorted_categorical(frame[tag])
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**arrow.schema.metadata, SCORESET_SCHEMA_KEY: SCORESET_SCHEMA.encode()})
+    tmp = tmp_path / "new.parquet"
+    pq.write_table(arrow, tmp)
+    sha = file_sha256(tmp)
+    side = tmp_path / f"v0005-{sha}.parquet"
+    shutil.move(tmp, side)
+    assert pa.types.is_dictionary(pq.read_schema(side).field("series_id").type)
+    doc["sidecar"].update(path=side.name, sha256=sha)
+    (tmp_path / "v0005.json").write_text(json.dumps(doc))
+    back = pd.read_parquet(side)
+    pd.testing.assert_frame_equal(
+        back.astype({n: object for n in (*TEXT_COLUMNS, "dataset", "protocol")}).astype(
+            {"step": np.int64, "season_length": np.int64}
+        ),
+        old,
+        check_exact=True,
+    )
+    problems, note = verify_file(tmp_path / "v0005.json")
+    assert problems == [] and note is None
+
+
+def test_a_band_level_without_any_band_costs_no_memory_and_reads_as_nan(tmp_path):
+    scores = _scores(n_origins=8)  # at most 7 earlier errors per cell: 80% bands, too few for any 95% band
+    table = scores.table
+    assert not np.isfinite(table["lo95"].to_numpy()).any() and not np.isfinite(table["hi95"].to_numpy()).any()
+    for name in ("lo95", "hi95"):
+        assert table[name].to_numpy().strides == (0,), name  # one NaN, broadcast
+    assert table["lo80"].to_numpy().strides == (8,) and table["has_band"].any()  # the 80% band is there
+    picked = scores.select(model="naive").table
+    assert picked["lo95"].isna().all() and len(picked)
+    scores.to_parquet(tmp_path / "s.parquet")
+    pd.testing.assert_frame_equal(ScoreSet.from_parquet(tmp_path / "s.parquet").table, table, check_exact=True)
