@@ -39,13 +39,18 @@ def test_a_run_whose_random_walk_failed_writes_nothing(bench, hostile, capsys, m
     assert not (bench.results / "adv" / "v0001.json").exists()
 
 
-def test_a_run_where_every_model_fails_writes_nothing(bench, capsys):
-    text = bench.config(["naive", "snaive_momentum"]).read_text().replace('backend = "sequential"', 'backend = "dask"')
-    config = bench.root / "dask.toml"
-    config.write_text(text)
+def test_a_run_where_every_model_fails_writes_nothing(bench, hostile, capsys, monkeypatch):
+    # every model of the roster crashes (a dask backend without a client was the way to fail them all before
+    # the harness could start a cluster itself)
+    from tests.adversarial._models import Crash
+    from tycheon.forecasters import registry
+
+    for model_id in ("naive", "snaive_momentum"):
+        monkeypatch.setitem(registry._REGISTRY, model_id, Crash)
+    config = bench.config(["naive", "snaive_momentum"])
     assert bench.run(config, "--no-cache") == 1
     err = capsys.readouterr().err
-    assert "needs a dask_client" in err
+    assert "crashed on purpose" in err
     assert "no leaderboard or competition table could be built" in err
     assert not list(bench.results.rglob("v*.json"))
 
