@@ -33,41 +33,51 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.perf.backtest import agreement, long_frame
+from benchmarks.perf.memory import descendants
 from tycheon.data.panel import Panel
 
-__all__ = ["SAMPLE_S", "ColdRun", "compare_cold", "cold_run", "tree_rss_gib"]
+__all__ = ["SAMPLE_S", "ColdRun", "TreePeak", "compare_cold", "cold_run", "tree_rss_gib"]
 
 SAMPLE_S = 0.05
 CHILD = Path(__file__).with_name("cold_child.py")
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def _parents() -> dict[int, int]:
-    out: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            out[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    return out
-
-
 def tree_rss_gib(pid: int) -> float:
     """Resident set of ``pid`` and all its live descendants, summed (``/proc/<pid>/statm``), in GiB."""
-    parents = _parents()
-    tree, frontier = [pid], [pid]
-    while frontier:
-        frontier = [child for child, parent in parents.items() if parent in frontier]
-        tree += frontier
     total = 0
-    for p in tree:
+    for p in [pid, *descendants(pid)]:
         try:
             total += int(Path(f"/proc/{p}/statm").read_text().split()[1])
         except (OSError, IndexError, ValueError):
             continue
     return total * _PAGE / 2**30
+
+
+class TreePeak:
+    """The largest :func:`tree_rss_gib` of a running process, sampled every :data:`SAMPLE_S` seconds by a
+    thread from :meth:`start` until :meth:`stop` (0.0 where there is no ``/proc``)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.gib = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            if sys.platform.startswith("linux"):
+                self.gib = max(self.gib, tree_rss_gib(self.pid))
+            self._done.wait(SAMPLE_S)
+
+    def start(self) -> TreePeak:
+        self._thread.start()
+        return self
+
+    def stop(self) -> float:
+        self._done.set()
+        self._thread.join()
+        return self.gib
 
 
 @dataclass
@@ -92,19 +102,9 @@ def cold_run(side: str, frame: Path, *, n_jobs: int, backend: str = "auto", out:
     cmd = [sys.executable, str(CHILD), side, str(frame), "--n-jobs", str(n_jobs), "--backend", backend]
     if out is not None:
         cmd += ["--out", str(out)]
-    peak = [0.0]
-    done = threading.Event()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
-
-    def sample() -> None:
-        while not done.is_set():
-            if sys.platform.startswith("linux"):
-                peak[0] = max(peak[0], tree_rss_gib(proc.pid))
-            done.wait(SAMPLE_S)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    sampler = TreePeak(proc.pid).start()
     assert proc.stdout is not None
     report: dict[str, Any] | None = None
     for line in proc.stdout:
@@ -112,8 +112,7 @@ def cold_run(side: str, frame: Path, *, n_jobs: int, backend: str = "auto", out:
             report = json.loads(line)
             break
     wall = time.perf_counter() - t0
-    done.set()
-    sampler.join()
+    peak = sampler.stop()
     proc.stdout.read()
     code = proc.wait()
     if report is None or code != 0:
@@ -122,7 +121,7 @@ def cold_run(side: str, frame: Path, *, n_jobs: int, backend: str = "auto", out:
         side,
         wall,
         report["phase_s"],
-        peak[0],
+        peak,
         float(report["main_peak_gib"] or 0.0),
         [float(w) for w in report["workers_peak_gib"]],
         int(report["rows"]),

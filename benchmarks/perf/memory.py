@@ -165,16 +165,25 @@ def tree_rss(pid: int) -> TreeSample:
     return TreeSample(t, total, peaks)
 
 
-def _descendants(pid: int) -> list[int]:
-    """Live descendants of ``pid`` from ``/proc/<pid>/stat`` (field 4 is the parent id)."""
+def parent_pids() -> dict[int, int]:
+    """Every live process's parent id, from ``/proc/<pid>/stat`` (field 4); empty where there is no ``/proc``."""
     parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return parents
+    for entry in proc.iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
             parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def descendants(pid: int) -> list[int]:
+    """Live descendants of ``pid`` (children, their children, ...)."""
+    parents = parent_pids()
     found, frontier = [], [pid]
     while frontier:
         kids = [child for child, parent in parents.items() if parent in frontier]
@@ -185,7 +194,7 @@ def _descendants(pid: int) -> list[int]:
 
 def _worker_peaks() -> list[float]:
     """``VmHWM`` of every live descendant (the joblib workers), read before they are shut down."""
-    peaks = [peak_gib(child) for child in _descendants(os.getpid())]
+    peaks = [peak_gib(child) for child in descendants(os.getpid())]
     return [p for p in peaks if p is not None]
 
 

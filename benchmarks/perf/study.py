@@ -26,7 +26,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -115,36 +114,25 @@ def main(argv: list[str] | None = None) -> int:
 def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | None = None) -> dict[str, Any]:
     """Run :func:`main` in a fresh process (results in a temporary folder, or ``keep``); its report plus
     ``wall_s`` (the whole process) and ``tree_peak_gib`` (sampled resident set of the process tree)."""
-    from benchmarks.perf.cold import SAMPLE_S, tree_rss_gib
+    from benchmarks.perf.cold import TreePeak
 
     with tempfile.TemporaryDirectory(prefix="tycheon-study-") as tmp:
         out = Path(keep) if keep else Path(tmp)
         cmd = [sys.executable, "-m", "benchmarks.perf.study", "--config", config, "--out", str(out)]
-        peak = [0.0]
-        done = threading.Event()
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
-
-        def sample() -> None:
-            while not done.is_set():
-                if sys.platform.startswith("linux"):
-                    peak[0] = max(peak[0], tree_rss_gib(proc.pid))
-                done.wait(SAMPLE_S)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        sampler = TreePeak(proc.pid).start()
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         finally:
-            done.set()
-            sampler.join()
+            peak = sampler.stop()
         wall = time.perf_counter() - t0
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (stderr.strip().splitlines() or [""])[-1]
         raise RuntimeError(f"study run of {config!r} failed (exit {proc.returncode}): {tail[:300]}")
     report: dict[str, Any] = json.loads(lines[-1])
-    report.update(wall_s=wall, tree_peak_gib=peak[0])
+    report.update(wall_s=wall, tree_peak_gib=peak)
     return report
 
 
