@@ -23,8 +23,9 @@ run: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 ## Command 2: set up, check lint, formatting and types, and run the full test suite.
+## pytest's exit 5 (no test collected) is not a failure of the suite; make would turn it into 2, so it is mapped here.
 test: $(STAMP) check
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
 ## Lint (ruff), formatting (ruff format --check) and types (mypy on tycheon/, settings in pyproject.toml).
 check: $(STAMP)
