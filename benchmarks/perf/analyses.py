@@ -69,22 +69,14 @@ def small_config(config: str, dataset: str | None = None) -> int:
     config's roster (models that can run here), protocol and units, its ``dial`` and ``sweep``."""
     from benchmarks.analyses import dataset_analyses, dial_unit_names, sweep_table
     from benchmarks.config import resolve_benchmark_config
-    from benchmarks.pipeline import RunInputs, _run_models, load_dataset
-    from tycheon.backtest.protocol import RollingOrigin
+    from benchmarks.pipeline import RunInputs, _run_models, load_dataset, rolling_protocol
 
     path, cfg, models = resolve_benchmark_config(config)
     inputs = RunInputs(config_path=path, config=cfg, models=models)
     entry = next((d for d in cfg.datasets if d.key == dataset), None) if dataset else cfg.datasets[0]
     if entry is None:
         raise SystemExit(f"{config} has no dataset {dataset!r} (has {[d.key for d in cfg.datasets]})")
-    rolling = RollingOrigin(
-        horizon=cfg.horizon,
-        stride=cfg.stride,
-        n_origins=cfg.n_origins,
-        embargo=cfg.embargo,
-        mode="benchmark",
-        n_calibration_origins=cfg.n_calibration_origins,
-    )  # as the pipeline
+    rolling = rolling_protocol(cfg)  # as the pipeline
     spec = LeaderboardSpec(
         metrics=tuple(cfg.metrics),
         baseline=cfg.production_baseline,

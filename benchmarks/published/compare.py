@@ -78,19 +78,10 @@ def _compare(
     ours, note, name, _ = _ours(value, tables)
     published = float(value.value)
     cut = [f"{d} ({subsampled[d]} series)" for d in value.datasets if d in subsampled]
-    if ours is not None and cut:  # a published value covers every series: a subsample is another number
-        return ValueComparison(
-            published=value,
-            source=catalogue.source(value.source),
-            display_name=name,
-            ours=ours,
-            difference=None,
-            relative=None,
-            matches=None,
-            note=f"not comparable: this run scored a subsample of {', '.join(cut)}",
-            in_run=True,
-        )
-    difference = None if ours is None else ours - published
+    # a published value covers every series: ours on a subsample is another number, shown but not compared
+    on_subsample = ours is not None and bool(cut)
+    compared = None if on_subsample else ours
+    difference = None if compared is None else compared - published
     return ValueComparison(
         published=value,
         source=catalogue.source(value.source),
@@ -98,8 +89,8 @@ def _compare(
         ours=ours,
         difference=difference,
         relative=None if difference is None or published == 0 else difference / published,
-        matches=None if ours is None else f"{ours:.{value.precision}f}" == value.printed(),
-        note=note,
+        matches=None if compared is None else f"{compared:.{value.precision}f}" == value.printed(),
+        note=f"not comparable: this run scored a subsample of {', '.join(cut)}" if on_subsample else note,
         in_run=any(r.model == value.model for t in tables.values() for r in t.rows),
     )
 
