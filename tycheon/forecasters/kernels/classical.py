@@ -14,7 +14,7 @@ position ``t = 0`` is the first observation, so seasonal phases are counted from
 - :func:`multiplicative_indices`: classical multiplicative decomposition (R ``decompose``, statsmodels
   ``seasonal_decompose``): the centred moving average of order ``m`` (``2 x m`` when ``m`` is even) as
   the trend, the ratios :math:`y_t / T_t` averaged by phase :math:`t \\bmod m`, normalised to mean 1.
-- :func:`ses_sse`, :func:`ls_alpha`, :func:`ses_forecast`: SES :math:`f_1 = y_1`,
+- :func:`ls_alpha` (with :func:`tycheon.forecasters.kernels.smoothing.ses_sse` and ``ses_one``): SES :math:`f_1 = y_1`,
   :math:`f_{t+1} = \\alpha y_t + (1-\\alpha) f_t` (statsmodels ``SimpleExpSmoothing`` with
   ``initial_level = y[0]``), the weight chosen by least squares of the one-step errors.
 - :func:`theta_lines`: the least-squares line :math:`a + b t` (theta line 0) and the theta-2 line
@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from tycheon._typing import FloatArray
+from tycheon.forecasters.kernels.smoothing import ses_sse
 
 __all__ = [
     "SEASONALITY_Z",
@@ -44,8 +45,6 @@ __all__ = [
     "ls_alpha",
     "multiplicative_indices",
     "seasonal_factors",
-    "ses_forecast",
-    "ses_sse",
     "theta_lines",
 ]
 
@@ -103,28 +102,6 @@ def seasonal_factors(y: FloatArray, season: int, *, horizon: int) -> tuple[Float
         return np.ones(n), np.ones(horizon)
     idx = multiplicative_indices(y, season)
     return idx[np.arange(n) % season], idx[np.arange(n, n + horizon) % season]
-
-
-@njit(cache=True)
-def ses_sse(x: np.ndarray, alpha: float) -> float:
-    """Sum of squared one-step SES errors :math:`\\sum_{t \\ge 2}(y_t - f_t)^2` with :math:`f_1 = y_1`
-    (the first error is 0 by this start, so it adds nothing)."""
-    f = x[0]
-    sse = 0.0
-    for t in range(1, x.size):
-        f = alpha * x[t - 1] + (1.0 - alpha) * f
-        e = x[t] - f
-        sse += e * e
-    return sse
-
-
-@njit(cache=True)
-def ses_forecast(x: np.ndarray, alpha: float) -> float:
-    """The flat SES forecast :math:`f_{n+1}` with :math:`f_1 = y_1`."""
-    f = x[0]
-    for t in range(1, x.size + 1):
-        f = alpha * x[t - 1] + (1.0 - alpha) * f
-    return f
 
 
 @njit(cache=True)

@@ -39,6 +39,7 @@ __all__ = [
     "imapa_level",
     "ses_level",
     "ses_one",
+    "ses_sse",
     "tsb_level",
 ]
 
@@ -57,7 +58,9 @@ def ses_one(x: np.ndarray, alpha: float) -> float:
 
 
 @njit(cache=True)
-def _ses_sse(alpha: float, x: np.ndarray) -> float:
+def ses_sse(x: np.ndarray, alpha: float) -> float:
+    """Sum of squared one-step SES errors :math:`\\sum_{t \\ge 2}(y_t - f_t)^2` with :math:`f_1 = y_1`
+    (the first error is 0 by this start, so it adds nothing); 0 for fewer than two observations."""
     if x.size < 2:
         return 0.0
     complement = 1.0 - alpha
@@ -78,21 +81,21 @@ def golden_section_alpha(x: np.ndarray, lower: float = 0.1, upper: float = 0.3) 
     b = upper
     c = b - (b - a) / gr
     d = a + (b - a) / gr
-    fc = _ses_sse(c, x)
-    fd = _ses_sse(d, x)
+    fc = ses_sse(x, c)
+    fd = ses_sse(x, d)
     while abs(b - a) >= 1e-12:
         if fc < fd:
             b = d
             d = c
             fd = fc
             c = b - (b - a) / gr
-            fc = _ses_sse(c, x)
+            fc = ses_sse(x, c)
         elif fd < fc:
             a = c
             c = d
             fc = fd
             d = a + (b - a) / gr
-            fd = _ses_sse(d, x)
+            fd = ses_sse(x, d)
         else:
             break
     return (b + a) / 2.0

@@ -37,7 +37,8 @@ import numpy as np
 
 from tycheon._typing import FloatArray
 from tycheon.forecasters.base import Capabilities, LocalForecaster
-from tycheon.forecasters.kernels.classical import ls_alpha, seasonal_factors, ses_forecast, theta_lines
+from tycheon.forecasters.kernels.classical import ls_alpha, seasonal_factors, theta_lines
+from tycheon.forecasters.kernels.smoothing import ses_one
 from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import check_unit_interval
 from tycheon.forecasters.roster.baselines import check_history_length
@@ -95,7 +96,7 @@ class SesClassicForecaster(ClassicalForecaster):
 
     def _adjusted_forecast(self, x, *, horizon):
         alpha = ls_alpha(x) if self.alpha is None else float(self.alpha)
-        return np.full(horizon, ses_forecast(x, alpha))
+        return np.full(horizon, ses_one(x, alpha))
 
 
 @register("theta_classic")
@@ -121,4 +122,4 @@ class ThetaClassicForecaster(ClassicalForecaster):
         a, b, line2 = theta_lines(x)
         alpha = ls_alpha(line2) if self.alpha is None else float(self.alpha)
         line0 = a + b * (x.size - 1 + np.arange(1, horizon + 1))
-        return 0.5 * (line0 + ses_forecast(line2, alpha))
+        return 0.5 * (line0 + ses_one(line2, alpha))
