@@ -70,6 +70,9 @@ class PublishedSource(_Strict):
             missing = [f for f in ("reprints", "repository", "commit", "path", "quote") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"source {self.id!r}: a reprint must name {missing}")
+        located = [f for f in ("repository", "commit", "path") if getattr(self, f) is not None]
+        if self.kind == "printed_table" and located and len(located) != 3:
+            raise ValueError(f"source {self.id!r}: a stored copy of the paper must name repository, commit and path")
         if self.kind == "recomputed":
             missing = [f for f in ("repository", "commit", "path", "script") if getattr(self, f) is None]
             if missing:
@@ -81,7 +84,10 @@ class PublishedValue(_Strict):
     """One published number and what it is held against.
 
     ``datasets`` lists one competition category, or several when the paper reports them pooled (all
-    series of the competition); ours is then the series-weighted mean of the categories' means.
+    series of the competition); ours is then the mean of the categories' means weighted as ``pooling``
+    says: ``series`` by each category's number of series (the mean over all series), ``series_horizon``
+    by series times the category's horizon (the mean over every series and forecast step, as the M3
+    paper's "all data" table averages: its Table 6 values are reproduced by its Tables 13-16 so weighted).
     """
 
     competition: Literal["M1", "M3", "Tourism"]
@@ -96,11 +102,16 @@ class PublishedValue(_Strict):
     value: StrictFloat | StrictInt
     precision: Annotated[StrictInt, Field(ge=0, le=6)] = Field(description="decimal places as printed")
     reason: Text | None = Field(None, description="one line: why ours can differ (shown where it does)")
+    pooling: Literal["series", "series_horizon"] = Field(
+        "series", description="how a value over several categories weights them: by series, or by series x horizon"
+    )
 
     @pydantic.model_validator(mode="after")
     def _printed_precision(self) -> PublishedValue:
         if round(float(self.value), self.precision) != float(self.value):
             raise ValueError(f"value {self.value} has more than its printed {self.precision} decimal place(s)")
+        if self.pooling != "series" and len(self.datasets) == 1:
+            raise ValueError(f"pooling {self.pooling!r} weights several categories; {self.datasets} is one")
         return self
 
     def printed(self) -> str:

@@ -4,8 +4,9 @@ whether ours equals the published number at its printed precision.
 
 Ours is read from the results document's competition tables (the mean over series of the competition's
 metric, :mod:`tycheon.analysis.competition`); a value published for several categories pooled (the whole
-competition) is held against the series-weighted mean of those categories' means, which is the mean over
-all their series. Nothing else is computed here.
+competition) is held against the mean of those categories' means weighted as the value's ``pooling``
+says: by series (the mean over all their series) or by series times horizon (the mean over every series
+and forecast step, the M3 paper's "all data" average). Nothing else is computed here.
 """
 
 from __future__ import annotations
@@ -17,9 +18,26 @@ from dataclasses import dataclass
 from benchmarks.published.catalogue import PublishedCatalogue, PublishedSource, PublishedValue
 from benchmarks.results_model import CompetitionTable
 
-__all__ = ["NO_TABLE", "CategoryComparison", "ValueComparison", "compare"]
+__all__ = ["NO_TABLE", "SEARCHED", "CategoryComparison", "ValueComparison", "compare", "searched"]
 
 NO_TABLE = "no published table found in the sources available to us"
+# What was searched, per competition and metric, where no printed table was found (said on the page).
+SEARCHED = {
+    ("M1", "mape"): "searched: the Mcomp R package (robjhyndman/Mcomp: data, vignettes, tests) and the public "
+    "repositories, documentation and web pages indexed by our search tools for the accuracy tables of Makridakis "
+    "et al. (1982); none holds a copy of them",
+    ("M1", "mase"): "the M1 paper (Makridakis et al. 1982) predates the MASE; no later source printing M1 MASE "
+    "tables for the methods we reproduce was found in the Mcomp R package or the repositories and pages indexed "
+    "by our search tools",
+    ("M3", "mase"): "the M3 paper (Makridakis & Hibon 2000) reports symmetric MAPE, average ranking, median "
+    "symmetric APE, percentage better and median RAE, not MASE; the Mcomp vignette's MASE column is recomputed "
+    "from the submissions over all 3,003 series, not printed per category",
+}
+
+
+def searched(competition: str, metric: str) -> str | None:
+    """What was searched for a category of ``competition`` under ``metric`` without a printed table."""
+    return SEARCHED.get((competition, metric))
 
 
 @dataclass(frozen=True)
@@ -50,13 +68,14 @@ class CategoryComparison:
     horizon: int | None
     n_series: int | None
     rows: tuple[ValueComparison, ...]
+    searched: str | None = None  # what was searched, shown when no printed table was found
 
 
 def _ours(
     value: PublishedValue, tables: dict[tuple[str, str], CompetitionTable]
 ) -> tuple[float | None, str | None, str, int | None]:
     """(ours, note when missing, display name, series) for ``value`` from the run's tables."""
-    total, weight, name = 0.0, 0, value.model
+    total, weight, n_series, name = 0.0, 0, 0, value.model
     for dataset in value.datasets:
         table = tables.get((dataset, value.metric))
         if table is None:
@@ -67,9 +86,11 @@ def _ours(
         name = row.display_name
         if row.status != "ran" or row.value is None or not math.isfinite(row.value):
             return None, f"{value.model} {row.status} on {dataset}", name, None
-        total += row.value * row.n_series
-        weight += row.n_series
-    return (total / weight if weight else None), None, name, weight
+        steps = table.horizon if value.pooling == "series_horizon" else 1
+        total += row.value * row.n_series * steps
+        weight += row.n_series * steps
+        n_series += row.n_series
+    return (total / weight if weight else None), None, name, n_series
 
 
 def _compare(
@@ -121,6 +142,7 @@ def compare(
                 horizon=t.horizon,
                 n_series=n,
                 rows=tuple(_compare(v, catalogue, tables, subsampled) for v in values),
+                searched=searched(t.competition, t.metric),
             )
         )
     pooled: dict[tuple[str, tuple[str, ...], str], list[PublishedValue]] = {}
