@@ -23,9 +23,10 @@ __all__ = ["NO_TABLE", "SEARCHED", "CategoryComparison", "ValueComparison", "com
 NO_TABLE = "no published table found in the sources available to us"
 # What was searched, per competition and metric, where no printed table was found (said on the page).
 SEARCHED = {
-    ("M1", "mape"): "searched: the Mcomp R package (robjhyndman/Mcomp: data, vignettes, tests) and the public "
-    "repositories, documentation and web pages indexed by our search tools for the accuracy tables of Makridakis "
-    "et al. (1982); none holds a copy of them",
+    ("M1", "mape"): "searched: the Mcomp R package (robjhyndman/Mcomp: data, R documentation, vignettes), the "
+    "public repositories indexed by our search tools (text and file search for the accuracy tables of Makridakis "
+    "et al. (1982) or a copy of the paper) and the web pages they index (where long documents, such as Armstrong "
+    "& Lusk's 1983 commentary, show only their opening); no copy of the 1982 tables was found",
     ("M1", "mase"): "the M1 paper (Makridakis et al. 1982) predates the MASE; no later source printing M1 MASE "
     "tables for the methods we reproduce was found in the Mcomp R package or the repositories and pages indexed "
     "by our search tools",
