@@ -122,3 +122,33 @@ def test_sktime_api_notices_are_dropped_but_a_numerical_problem_is_relayed():
     assert relayed == [
         "sktime ExponentialSmoothing: divide by zero encountered in log (RuntimeWarning in holtwinters/model.py)"
     ]
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize(("season", "freq", "period"), [(1, "YS", "Y"), (4, "QS", "Q"), (12, "MS", "M")])
+def test_theta_without_sp_uses_the_panels_season_length(season, freq, period):
+    # M1/M3 yearly series have 14-20 observations: sp = 12 there fails ("2 complete cycles requires 24")
+    from sktime.forecasting.theta import ThetaForecaster
+
+    rng = np.random.default_rng(5)
+    y = 100 + np.cumsum(rng.normal(1.0, 2.0, size=(2, 30)), axis=1)
+    hist = make_history(y, season=season, freq=freq)
+    model = create("sktime", estimator="ThetaForecaster", params={})
+    assert model.constructor_params(season_length=season) == {"sp": season}
+    fc = model.predict(hist, horizon=4)
+    s = pd.Series(hist.series(0), index=hist.periods[hist.observed[0]].to_period(period))
+    direct = ThetaForecaster(sp=season).fit(s, fh=[1, 2, 3, 4]).predict().to_numpy()
+    np.testing.assert_allclose(fc.point[0], direct, rtol=1e-10)
+    if season > 1:
+        # the fixed sp=12 of the old config is what failed on these lengths
+        with pytest.raises(ValueError, match="complete cycles"):
+            create("sktime", estimator="ThetaForecaster", params={"sp": 24}).predict(hist, horizon=4)
+
+
+def test_an_explicit_sp_is_kept_and_only_a_listed_season_param_is_filled_in():
+    assert create("sktime", estimator="ThetaForecaster", params={"sp": 12}).constructor_params(season_length=4) == {
+        "sp": 12
+    }
+    # NaiveForecaster lists sp too, but there it would turn "last" into the seasonal naive: left alone
+    naive = create("sktime", estimator="NaiveForecaster", params={"strategy": "last"})
+    assert naive.constructor_params(season_length=12) == {"strategy": "last"}

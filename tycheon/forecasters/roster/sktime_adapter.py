@@ -6,7 +6,10 @@ caller's module path; ``params`` are checked against the list's rules when the f
 so a parameter off the list, of the wrong type, out of range or non-finite is refused before anything runs.
 The class is built with ``params`` and fitted to each series on its own at every origin: a ``pd.Series``
 on a ``PeriodIndex`` of the series' observed periods (an integer index where the frequency has no period
-equivalent), forecasting ``fh = 1..h``. Quantiles come from
+equivalent), forecasting ``fh = 1..h``. An estimator whose allow-list entry names a ``season_param``
+(ThetaForecaster's ``sp``) gets the panel's season length (``History.season_length``) there when ``params``
+does not set it, so one config serves yearly, quarterly and monthly data alike (a fixed ``sp = 12`` asks a
+yearly series for two 12-year cycles). Quantiles come from
 ``predict_quantiles`` when the estimator has the ``capability:pred_int`` tag; otherwise the engine's
 conformal bands are its intervals.
 
@@ -30,6 +33,7 @@ from tycheon.forecasters.roster.sktime_allowlist import (
     allowed_class,
     allowed_estimators,
     check_params,
+    season_param,
 )
 
 __all__ = ["SktimeAllowListError", "SktimeForecaster", "UnknownSktimeEstimatorError", "sktime_forecaster_names"]
@@ -61,6 +65,8 @@ class SktimeForecaster(Forecaster):
         Exact class name on the allow-list, e.g. ``"ThetaForecaster"``, ``"NaiveForecaster"`` (the default).
     params : dict or None
         Keyword arguments for its constructor (e.g. ``{"sp": 12}``), each listed under the estimator.
+        Where the allow-list names the estimator's ``season_param`` and ``params`` leaves it out, that
+        parameter is the panel's season length.
 
     Raises
     ------
@@ -106,9 +112,12 @@ class SktimeForecaster(Forecaster):
         index = period_index(history.periods, history.freq)
         point = np.empty((history.n_series, horizon))  # [series, horizon]
         quantiles = np.empty((history.n_series, horizon, len(quantile_levels))) if gives_q else None
+        kwargs = self.constructor_params(season_length=history.season_length)
         for i in range(history.n_series):
             series = pd.Series(history.series(i), index=index[history.observed[i]])
-            p, q = self._forecast_one(cls, series, horizon=horizon, quantile_levels=quantile_levels if gives_q else ())
+            p, q = self._forecast_one(
+                cls, series, kwargs=kwargs, horizon=horizon, quantile_levels=quantile_levels if gives_q else ()
+            )
             point[i] = p
             if quantiles is not None:
                 quantiles[i] = q
@@ -116,14 +125,29 @@ class SktimeForecaster(Forecaster):
             return Forecast(point=point)
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)
 
+    def constructor_params(self, *, season_length: int) -> dict[str, Any]:
+        """The estimator's constructor arguments for a panel of this season length: ``params``, plus
+        the allow-list's ``season_param`` set to ``season_length`` when ``params`` does not set it."""
+        kwargs = dict(self.params or {})
+        name = season_param(self.estimator)
+        if name is not None and name not in kwargs:
+            kwargs[name] = int(season_length)
+        return kwargs
+
     def _forecast_one(
-        self, cls: type, series: pd.Series, *, horizon: int, quantile_levels: tuple[float, ...]
+        self,
+        cls: type,
+        series: pd.Series,
+        *,
+        kwargs: dict[str, Any],
+        horizon: int,
+        quantile_levels: tuple[float, ...],
     ) -> tuple[np.ndarray, np.ndarray | None]:
         from sktime.forecasting.base import ForecastingHorizon
 
         fh = ForecastingHorizon(np.arange(1, horizon + 1), is_relative=True)
         with relay_library_warnings(f"sktime {self.estimator}"):
-            model = cls(**(self.params or {}))
+            model = cls(**kwargs)
             model.fit(series, fh=fh)
             point = np.asarray(model.predict(fh), dtype=np.float64).reshape(horizon)
             if not quantile_levels:

@@ -73,6 +73,7 @@ class ParamRule:
 class _Entry:
     module: str
     params: Mapping[str, ParamRule]
+    season_param: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -92,7 +93,10 @@ def _load() -> dict[str, _Entry]:
                 choices=tuple(rule["choices"]) if "choices" in rule else None,
                 nullable=bool(rule.get("nullable", False)),
             )
-        out[name] = _Entry(module=spec["module"], params=rules)
+        season = spec.get("season_param")
+        if season is not None and season not in rules:
+            raise SktimeAllowListError(f"{ALLOWLIST_PATH}: {name}.season_param {season!r} is not a listed parameter")
+        out[name] = _Entry(module=spec["module"], params=rules, season_param=season)
     return out
 
 
@@ -112,6 +116,13 @@ def rules(estimator: str) -> Mapping[str, ParamRule]:
             f"an estimator joins the list only by a reviewed change to {ALLOWLIST_PATH.name}"
         )
     return table[estimator].params
+
+
+def season_param(estimator: str) -> str | None:
+    """The parameter of ``estimator`` that takes the panel's season length when a config leaves it out
+    (the list's ``season_param``; None for estimators where a season length would change the method)."""
+    rules(estimator)  # raises for an estimator off the list
+    return _load()[estimator].season_param
 
 
 def check_params(estimator: str, params: Mapping[str, Any] | None) -> None:

@@ -7,7 +7,9 @@ Khandakar (2008) and Hyndman et al. (2008) as the R reference does. statsmodels 
 ARIMA order search of its own (``pmdarima`` would be needed), so choosing it would mean re-implementing
 the selection. Quantiles come from statsforecast's prediction intervals: a level ``q < 0.5`` is the lower
 end of the ``100(1 - 2q)``% interval, ``q > 0.5`` the upper end of the ``100(2q - 1)``% one, and
-``q = 0.5`` the point forecast (all intervals here are symmetric around the mean).
+``q = 0.5`` the point forecast (the ETS, ARIMA and MSTL intervals are symmetric around the mean). AutoTheta
+is the exception: its interval ends are quantiles of simulated sample paths, so its ``q = 0.5`` is the
+median of the same samples (see :class:`AutoThetaForecaster`).
 
 References
 ----------
@@ -51,13 +53,16 @@ def levels_for_quantiles(quantile_levels: tuple[float, ...]) -> list[float]:
     return sorted(levels)
 
 
-def quantiles_from_intervals(out: dict[str, Any], quantile_levels: tuple[float, ...]) -> FloatArray:
-    """Read statsforecast's ``lo-<level>``/``hi-<level>`` keys back as ``[horizon, level]`` quantiles."""
-    mean = np.asarray(out["mean"], dtype=np.float64)
+def quantiles_from_intervals(
+    out: dict[str, Any], quantile_levels: tuple[float, ...], *, median_key: str = "mean"
+) -> FloatArray:
+    """Read statsforecast's ``lo-<level>``/``hi-<level>`` keys back as ``[horizon, level]`` quantiles;
+    ``q = 0.5`` is read from ``median_key`` (the point forecast ``"mean"``, or ``"lo-0.0"``: the
+    degenerate level-0 interval, i.e. the median, of a model whose interval ends are simulated)."""
     cols = []
     for q in quantile_levels:
         if q == 0.5:
-            cols.append(mean)
+            cols.append(np.asarray(out[median_key], dtype=np.float64))
             continue
         level = round(100.0 * abs(1.0 - 2.0 * q), 10)
         key = f"{'lo' if q < 0.5 else 'hi'}-{level}"
@@ -75,6 +80,9 @@ class StatsforecastForecaster(LocalForecaster):
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(min_obs=7, quantiles=True)
+    # True where the library's interval ends are quantiles of simulated paths: q = 0.5 is then the
+    # simulated median (level 0), so that every quantile comes from one distribution and none can cross
+    simulated_intervals: ClassVar[bool] = False
 
     @abstractmethod
     def _model(self, season_length: int) -> Any:
@@ -86,6 +94,10 @@ class StatsforecastForecaster(LocalForecaster):
 
     def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
         levels = levels_for_quantiles(quantile_levels)
+        median_key = "mean"
+        if self.simulated_intervals and 0.5 in quantile_levels:
+            levels = [0.0, *levels]
+            median_key = f"lo-{levels[0]}"
         with relay_library_warnings(self.forecaster_id or type(self).__name__):
             out = self._model(season_length).forecast(
                 np.ascontiguousarray(y, dtype=np.float64), horizon, level=levels or None
@@ -93,7 +105,7 @@ class StatsforecastForecaster(LocalForecaster):
         point = np.asarray(out["mean"], dtype=np.float64)
         if not quantile_levels:
             return point, None
-        return point, quantiles_from_intervals(out, quantile_levels)
+        return point, quantiles_from_intervals(out, quantile_levels, median_key=median_key)
 
 
 @register("auto_ets")
@@ -126,9 +138,17 @@ class DampedEtsForecaster(StatsforecastForecaster):
 class AutoThetaForecaster(StatsforecastForecaster):
     """Theta with automatic choice among the standard, optimised and dynamic variants and a
     multiplicative seasonal-decomposition test (statsforecast ``AutoTheta``; Fiorucci et al. 2016).
-    Needs 4 observations."""
+    Needs 4 observations.
+
+    The point forecast is the model's analytic mean; the quantiles are those of the sample paths
+    statsforecast simulates for its intervals, the 0.5 quantile included (their median, asked as the
+    level-0 interval). Taking the mean as the median instead made the quantiles cross wherever the
+    simulated distribution is skewed or noisy: the full run of 2026-12-01 (code 5250fcc) lost AutoTheta on
+    the M1 and M3 yearly and quarterly categories and M1 monthly with "q0.5 > q0.75" at 1-7 places each.
+    """
 
     capabilities = Capabilities(min_obs=4, quantiles=True)
+    simulated_intervals = True
 
     def _model(self, season_length: int) -> Any:
         from statsforecast.models import AutoTheta
