@@ -100,20 +100,23 @@ _KEY_ORDER = ("unit", "model", "series_id", "origin", "step")
 
 def _key_order(frame: pd.DataFrame) -> np.ndarray:
     """Positions that put ``frame`` in :data:`_KEY_ORDER`, stably (as ``sort_values(kind="stable")``;
-    a missing key last): each key's sorted codes combined into one integer, then one stable argsort,
-    which is fast on rows that already come in sorted runs (the sidecar's, model by model)."""
-    codes, size = [], 1
-    for k in _KEY_ORDER:
+    a missing key last): each key's sorted codes folded into one integer key, one key at a time, then
+    one stable argsort, which is fast on rows that already come in sorted runs (the sidecar's, model by
+    model)."""
+
+    def codes(k: str) -> tuple[np.ndarray, int]:
         c, uniques = pd.factorize(frame[k], sort=True)
-        codes.append((np.where(c < 0, len(uniques), c), len(uniques) + 1))
-        size *= len(uniques) + 1
-    if size >= 2**62:  # too many combinations for one int64 key
-        return np.lexsort([c for c, _ in codes[::-1]])
+        return np.where(c < 0, len(uniques), c), len(uniques) + 1
+
+    sizes = [codes(k)[1] for k in _KEY_ORDER] if len(frame) else []
+    if math.prod(sizes) >= 2**62:  # too many combinations for one int64 key
+        return np.lexsort([codes(k)[0] for k in reversed(_KEY_ORDER)])
     key = np.zeros(len(frame), dtype=np.int64)
-    for c, n in codes:
+    for k in _KEY_ORDER:
+        c, n = codes(k)
         key *= n
         key += c
-    del codes
+        del c
     return np.argsort(key, kind="stable")
 
 
@@ -130,6 +133,7 @@ def _read_chunk(
     without bands); the sort replaces one column at a time. So the peak is the chunk's columns plus
     one row group and one column, not the file nor two copies of the chunk. Nothing is taken from the
     file's statistics: every tag and cell is read."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -159,6 +163,7 @@ def _read_chunk(
             _fill(filled, nan_so_far, c, rows[c], at=at, total=total)
         at += hits
         del rows
+        pa.default_memory_pool().release_unused()  # the group's arrow buffers (mimalloc would keep them)
     arrays: dict[str, Any] = {}
     for c in columns:
         if c in nan_so_far:  # no value in any row: one broadcast NaN, as the engine writes a band level without bands
