@@ -20,7 +20,7 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     """``(problems, note)`` for one results file: schema, sidecar hash and every table recomputed; the
     note says when the tables could not be recomputed (an older sidecar)."""
     from benchmarks.results_io import read_results, sidecar_file
-    from benchmarks.verify import recompute_problems
+    from benchmarks.verify import NotRecomputableError, recompute_problems
 
     problems = validate_results_file(path)
     if problems:
@@ -28,8 +28,10 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     doc = read_results(path)
     try:
         return [f"{path}: {p}" for p in recompute_problems(doc, sidecar_file(path, doc.sidecar))], None
-    except ValueError as err:
+    except NotRecomputableError as err:  # only an older sidecar is excused
         return [], f"tables not recomputed: {err}"
+    except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid
+        return [f"{path}: the tables cannot be recomputed from the sidecar: {type(err).__name__}: {err}"], None
 
 
 def main(argv: list[str] | None = None) -> int:

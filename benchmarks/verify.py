@@ -10,7 +10,17 @@ rank and verdict identical. The first difference of each table is named (table, 
 
 A sidecar written before the quantile columns were kept (results v0001-v0004 of ``small``) cannot give
 back the CRPS of a model's own quantiles; such a document is reported as *not recomputable* by
-:func:`legacy_reason` rather than as wrong, and the sidecar hash remains its only link.
+:func:`legacy_reason` (read from the file's schema, before any row is read) rather than as wrong, and the
+sidecar hash remains its only link.
+
+Memory: the sidecar is never materialised whole. Each (dataset, protocol) is read on its own with a row
+filter, only the columns its tables read (:func:`tycheon.analysis.leaderboard.columns_read`; a
+competition table reads every score-set column), text columns as categoricals; a band or quantile
+column without any value is one broadcast NaN, as the engine writes it; and the rows are put in the
+tables' key order (unit, model, series, origin, step) column by column, so the library's key-order view
+of them is their own arrays and not a second copy. The tables do not depend on the order or the
+columns left out (they sort the rows themselves and read only those columns): the same library calls
+on the same rows give the same numbers, which the tests check against the whole-file reading.
 """
 
 from __future__ import annotations
@@ -19,15 +29,21 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column, sorted_categorical
 
-__all__ = ["ABS_TOL", "REL_TOL", "first_difference", "legacy_reason", "recompute_problems"]
+__all__ = ["ABS_TOL", "REL_TOL", "NotRecomputableError", "first_difference", "legacy_reason", "recompute_problems"]
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
+
+
+class NotRecomputableError(ValueError):
+    """The document's tables cannot be recomputed from its sidecar (:func:`legacy_reason`); any other
+    error while recomputing is a failure, not this."""
 
 
 def first_difference(published: Any, recomputed: Any, path: str = "") -> str | None:
@@ -78,9 +94,149 @@ def legacy_reason(doc: ResultsDocument, sidecar_columns: list[str]) -> str | Non
     return None
 
 
-def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list[dict], list[dict]]:
+_KEY_ORDER = ("unit", "model", "series_id", "origin", "step")
+"""The order the leaderboard and interval tables put rows in (:mod:`tycheon.analysis.leaderboard`)."""
+
+
+def _key_order(frame: pd.DataFrame) -> np.ndarray:
+    """Positions that put ``frame`` in :data:`_KEY_ORDER`, stably (as ``sort_values(kind="stable")``;
+    a missing key last): each key's sorted codes folded into one integer key, one key at a time, then
+    one stable argsort, which is fast on rows that already come in sorted runs (the sidecar's, model by
+    model)."""
+
+    def codes(k: str) -> tuple[np.ndarray, int]:
+        c, uniques = pd.factorize(frame[k], sort=True)
+        return np.where(c < 0, len(uniques), c), len(uniques) + 1
+
+    sizes = [codes(k)[1] for k in _KEY_ORDER] if len(frame) else []
+    if math.prod(sizes) >= 2**62:  # too many combinations for one int64 key
+        return np.lexsort([codes(k)[0] for k in reversed(_KEY_ORDER)])
+    key = np.zeros(len(frame), dtype=np.int64)
+    for k in _KEY_ORDER:
+        c, n = codes(k)
+        key *= n
+        key += c
+        del c
+    return np.argsort(key, kind="stable")
+
+
+def _read_chunk(
+    sidecar: Path, *, dataset: str, protocol: str, columns: list[str], key_order: bool = False
+) -> pd.DataFrame:
+    """The sidecar rows of one (dataset, protocol): ``columns`` only, in the score-set form
+    (:func:`~tycheon.backtest.scoreset.conform_table`), and with ``key_order`` the rows sorted by
+    :data:`_KEY_ORDER` (stably).
+
+    Memory: the file is read one row group at a time (a row group holding none of the chunk's rows,
+    by its two tags, is skipped), each group's cells copied into columns allocated once at the chunk's
+    length; a float column without any value is one broadcast NaN (as the engine writes a band level
+    without bands); the sort replaces one column at a time. So the peak is the chunk's columns plus
+    one row group and one column, not the file nor two copies of the chunk. Nothing is taken from the
+    file's statistics: every tag and cell is read."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(sidecar)
+    groups = []  # (row group, mask of the chunk's rows or None for all, number of them)
+    for i in range(file.metadata.num_row_groups):
+        # the tags themselves, not the file's statistics: what a whole-file reader would see
+        tags = file.read_row_group(i, columns=["dataset", "protocol"])
+        mask = pc.and_(_equals(tags["dataset"], dataset), _equals(tags["protocol"], protocol))
+        hits = int(pc.sum(mask).as_py() or 0)
+        if hits:
+            groups.append((i, None if hits == len(tags) else mask, hits))
+    total = sum(h for _, _, h in groups)
+    if not total:
+        return pd.DataFrame({c: [] for c in columns})
+    filled: dict[str, Any] = {}  # column -> array at the chunk's length, or a list of categorical parts
+    nan_so_far: dict[str, np.dtype] = {}  # float columns without a value yet: nothing allocated for them
+    at = 0
+    for i, mask, hits in groups:
+        part = file.read_row_group(i, columns=columns)
+        if mask is not None:
+            part = part.filter(mask)
+        # text columns of a 1.x sidecar (plain strings) come back as categoricals too
+        rows = part.to_pandas(split_blocks=True, self_destruct=True, strings_to_categorical=True)
+        del part
+        for c in columns:
+            _fill(filled, nan_so_far, c, rows[c], at=at, total=total)
+        at += hits
+        del rows
+        pa.default_memory_pool().release_unused()  # the group's arrow buffers (mimalloc would keep them)
+    arrays: dict[str, Any] = {}
+    for c in columns:
+        if c in nan_so_far:  # no value in any row: one broadcast NaN, as the engine writes a band level without bands
+            arrays[c] = np.broadcast_to(nan_so_far[c].type(np.nan), (total,))
+        elif isinstance(filled[c], np.ndarray):
+            arrays[c] = filled.pop(c)
+        elif all(isinstance(p, pd.Categorical) for p in filled[c]):
+            from pandas.api.types import union_categoricals
+
+            arrays[c] = sorted_categorical(union_categoricals(filled.pop(c), sort_categories=True))
+        else:
+            arrays[c] = pd.concat([pd.Series(p) for p in filled.pop(c)], ignore_index=True).array
+    frame = conform_table(pd.DataFrame(arrays, copy=False))
+    if not key_order:
+        return frame
+    order = _key_order(frame)
+    if bool((np.diff(order) == 1).all()):
+        return frame
+    arrays = {c: frame[c].to_numpy() if isinstance(frame[c].dtype, np.dtype) else frame[c].array for c in frame.columns}
+    del frame  # from here the arrays are the only reference to the rows
+    for c in list(arrays):
+        values = arrays[c]
+        if isinstance(values, np.ndarray) and values.strides == (0,):
+            continue  # one broadcast value: every order of it is itself
+        # replaced one column at a time, so the peak is the rows plus one column
+        arrays[c] = values[order] if isinstance(values, np.ndarray) else values.take(order)
+        del values
+    return pd.DataFrame(arrays, copy=False)
+
+
+def _fill(
+    filled: dict[str, Any], nan_so_far: dict[str, np.dtype], name: str, col: pd.Series, *, at: int, total: int
+) -> None:
+    """Put one row group's cells of column ``name`` at rows ``at:`` of the chunk's column: a numpy column
+    is allocated once at the chunk's length (upcast if a later group's type is wider, as a concatenation
+    would), only when a first value arrives for a float column; categoricals (and anything else) are
+    kept as parts to be joined."""
+    if not isinstance(col.dtype, np.dtype) or col.dtype == object:
+        filled.setdefault(name, []).append(col.array)
+        return
+    values = col.to_numpy()
+    if name not in filled and values.dtype.kind == "f" and (name in nan_so_far or at == 0):
+        if bool(np.isnan(values).all()):
+            nan_so_far[name] = np.result_type(nan_so_far.get(name, values.dtype), values.dtype)
+            return
+    if name not in filled:
+        filled[name] = np.empty(total, dtype=np.result_type(nan_so_far.get(name, values.dtype), values.dtype))
+        if name in nan_so_far:
+            filled[name][:at] = np.nan
+            del nan_so_far[name]
+    elif isinstance(filled[name], np.ndarray) and np.result_type(filled[name], values) != filled[name].dtype:
+        filled[name] = filled[name].astype(np.result_type(filled[name], values))
+    filled[name][at : at + len(values)] = values
+
+
+def _equals(column: Any, value: str) -> Any:
+    """``column == value`` (an arrow boolean array; nulls false), on the dictionary's indices where the
+    column is dictionary-encoded instead of comparing every row's string."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(column.type):
+        where = [j for j, v in enumerate(column.dictionary.to_pylist()) if v == value]
+        if not where:
+            return pa.array(np.zeros(len(column), dtype=bool))
+        return pc.fill_null(pc.equal(column.indices, pa.scalar(where[0], column.indices.type)), False)
+    return pc.fill_null(pc.equal(column, value), False)
+
+
+def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
     from tycheon.analysis.competition import competition_table
-    from tycheon.analysis.leaderboard import LeaderboardSpec, interval_tables, leaderboard_tables
+    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read, interval_tables, leaderboard_tables
 
     cfg = doc.config
     spec = LeaderboardSpec(
@@ -94,14 +250,18 @@ def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list
         quantile_levels=tuple(cfg["quantile_levels"]),
     )
     display = {m.id: m.display_name for m in doc.models}
-    columns = [c for c in frame.columns if c not in ("dataset", "protocol")]
+    # pandas may store a non-default index as a column; pd.read_parquet made it the index, not a column
+    every = [c for c in names if c not in ("dataset", "protocol") and not c.startswith("__index_level_")]
+    # the models' own quantile columns are read only where a table ranks their CRPS (leaderboards rank
+    # spec.metrics; the interval tables rank the first of them)
+    own = spec.quantile_levels if "crps" in spec.metrics else ()
+    reads = [c for c in columns_read(quantile_levels=own) if c in every]
     leaderboards, intervals, competition = [], [], []
     for entry in cfg["datasets"]:
         key = entry.get("label") or entry["name"]
-        rows = frame[(frame["dataset"] == key) & (frame["protocol"] == "rolling_origin")]
-        if not len(rows):
+        table = _read_chunk(sidecar, dataset=key, protocol="rolling_origin", columns=reads, key_order=True)
+        if not len(table):
             continue
-        table = rows[columns].reset_index(drop=True)
         tag = {"dataset": key, "protocol": "rolling_origin"}
         leaderboards += [{**tag, **t} for t in leaderboard_tables(table, spec=spec, display_names=display)]
         intervals += [
@@ -110,11 +270,13 @@ def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list
                 table, point_metric=cfg["metrics"][0], quantile_levels=tuple(cfg["quantile_levels"])
             )
         ]
+        del table
     horizons = {t.dataset: t.horizon for t in doc.competition}
     for centry in cfg.get("competition", []):
         key = centry.get("label") or centry["dataset"]
-        rows = frame[(frame["dataset"] == key) & (frame["protocol"] == "competition")]
-        table = rows[columns].reset_index(drop=True) if len(rows) else pd.DataFrame(columns=list(SCORESET_COLUMNS))
+        table = _read_chunk(sidecar, dataset=key, protocol="competition", columns=every)
+        if not len(table):
+            table = pd.DataFrame(columns=list(SCORESET_COLUMNS))
         statuses = {
             m.id: r.status for m in doc.models for r in m.runs if r.dataset == key and r.protocol == "competition"
         }
@@ -128,6 +290,7 @@ def _tables(doc: ResultsDocument, frame: pd.DataFrame) -> tuple[list[dict], list
             }
             for metric in centry["metrics"]
         ]
+        del table
     return leaderboards, intervals, competition
 
 
@@ -136,18 +299,20 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
 
     Raises
     ------
-    ValueError
+    NotRecomputableError
         The document cannot be recomputed (:func:`legacy_reason`).
     """
+    import pyarrow.parquet as pq
+
     from benchmarks.results_io import to_json_value
     from benchmarks.results_model import CompetitionTable, IntervalTable, Leaderboard
 
-    # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
-    frame = conform_table(pd.read_parquet(sidecar))
-    reason = legacy_reason(doc, list(frame.columns))
+    names = list(pq.read_schema(sidecar).names)
+    reason = legacy_reason(doc, names)
     if reason:
-        raise ValueError(reason)
-    leaderboards, intervals, competition = _tables(doc, frame)
+        raise NotRecomputableError(reason)
+    # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
+    leaderboards, intervals, competition = _tables(doc, sidecar, names)
     problems = []
     for name, published, recomputed, model in (
         ("leaderboards", doc.leaderboards, leaderboards, Leaderboard),
