@@ -51,11 +51,12 @@ import numpy as np
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
-from tycheon.backtest.columns import ColumnBuffers
+from tycheon.backtest.columns import ColumnBuffers, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
+from tycheon.backtest.heap import release_free_memory
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
@@ -246,6 +247,14 @@ def run(
     ]
     size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
     runnable, models_meta = _availability(factories)
+    # at most this many distinct values per text column: their codes are written at the width the
+    # table keeps them in (.columns.code_dtypes), so no column is copied when the table is made
+    text_bounds = {
+        "model": len(runnable),
+        "unit": len(states),
+        "series_id": sum(s.data.n_series for s in states),
+        "demand_class": len(CLASSES),
+    }
     tasks = _plan_tasks(
         states,
         runnable,
@@ -279,6 +288,7 @@ def run(
                 band_min_origins=int(band_min_origins),
                 buffers=buffers,
                 band_levels=band_levels,
+                text_bounds=text_bounds,
             ),
         )
     )
@@ -291,7 +301,14 @@ def run(
         else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
     )
     band_levels = expected_band_levels(len(origins), band_min_origins=int(band_min_origins))
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples), band_levels=band_levels)
+    release_free_memory()  # the caller's and the panel's freed temporaries, before the largest allocation
+    buffers = ColumnBuffers(
+        capacity,
+        quantile_levels=levels,
+        n_samples=int(n_samples),
+        band_levels=band_levels,
+        codes=code_dtypes(text_bounds),
+    )
     per_task: list[list[TaskResult]] = run_tasks(
         tasks,
         backend=backend,
@@ -346,6 +363,7 @@ def run(
         meta=meta,
         buffers=buffers,
         band_levels=band_levels,
+        text_bounds=text_bounds,
     )
 
 
