@@ -70,8 +70,10 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 
 DEFAULT_CHUNK_SIZE = 1024
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
-# backends whose tasks run in other processes: the main process is free to write rows as results arrive
-STREAMING_BACKENDS = ("joblib", "dask", "auto")
+# backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
+# workers the main process is otherwise idle; in process the writing costs the same either way, and
+# streaming lets go of each task's forecasts once written instead of holding every task's next to the table
+STREAMING_BACKENDS = ("sequential", "joblib", "dask", "auto")
 
 
 class _UnitState:
@@ -270,8 +272,8 @@ def run(
             "band_min_origins": int(band_min_origins),
         },
     )
-    # with worker processes the main process writes each task's rows as its result arrives (rows planned
-    # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
+    # each task's rows are written as its result arrives (rows planned now; see .assembly), so that no
+    # task's forecasts are held once written; a plan that does not hold falls back to assembling at the end
     stream = (
         None
         if backend not in STREAMING_BACKENDS
@@ -343,10 +345,11 @@ def run(
         scores = stream.finish(meta)
         if scores is not None:
             return scores  # type: ignore[return-value]
-    # in process, or the plan did not hold (a model failed, or forecast other rows than planned):
-    # assemble the blocks now; the stream's columns, if any, are released first. The stream let go of
-    # the forecasts it had written; the tasks that gave them run again here (each task is deterministic,
-    # its seed its own), except those whose every model failed on the unit (their rows are dropped)
+    # no plan (a factory that does not say what it builds), or the plan did not hold (a model failed, or
+    # forecast other rows than planned): assemble the blocks now; the stream's columns, if any, are
+    # released first. The stream let go of the forecasts it had written; the tasks that gave them run
+    # again here (each task is deterministic, its seed its own), except those whose every model failed
+    # on the unit (their rows are dropped)
     released = [] if stream is None else sorted(stream.released)
     stream = None
     for i in released:
