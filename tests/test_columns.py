@@ -71,3 +71,58 @@ def test_a_run_with_prepared_columns_equals_one_without(monkeypatch):
     without = run(panel, protocol, factories, **kwargs)
     assert_same_scores(with_buffers, without, meta=("conformal",))
     assert with_buffers.table["has_band"].any()
+
+
+def test_codes_are_written_in_the_dtype_pandas_keeps_them_in():
+    import pandas as pd
+
+    from tycheon.backtest.columns import code_dtype, code_dtypes
+
+    for n in (1, 126, 127, 128, 32766, 32767, 40000):
+        made = pd.Categorical.from_codes(np.zeros(3, dtype=code_dtype(n)), categories=pd.RangeIndex(n))
+        assert made.codes.dtype == np.dtype(code_dtype(n)), n  # a different dtype would mean a copy
+    assert code_dtypes({"series_id": 30490, "model": 8}) == {
+        "model": "int8",
+        "unit": "int16",  # no bound: the wide default, narrowed by pandas
+        "series_id": "int16",
+        "demand_class": "int16",
+    }
+
+
+def test_the_engine_writes_text_codes_that_become_the_tables_codes_without_a_copy(monkeypatch):
+    from tycheon.backtest import records
+    from tycheon.contract import TEXT_COLUMNS
+
+    written = {}
+    finish = records.ScoreSetWriter.finish
+
+    def spy(self, meta=None):
+        written.update({name: self.data[name] for name in TEXT_COLUMNS})
+        return finish(self, meta)
+
+    monkeypatch.setattr(records.ScoreSetWriter, "finish", spy)
+    panel = toy_panel(n_series=20, n_periods=30, seed=4, zero_share=0.2)
+    protocol = RollingOrigin(horizon=2, stride=2, n_origins=4, mode="analysis")
+    factories = {"naive": instance_factory(NaiveForecaster()), "mean": instance_factory(MeanForecaster())}
+    scores = run(panel, protocol, factories, units=("series", "total"), quantile_levels=())
+    for name in TEXT_COLUMNS:
+        codes = scores.table[name].array.codes
+        assert codes.dtype == np.int8 and np.shares_memory(codes, written[name]), name
+    assert sorted(scores.table["model"].unique()) == ["mean", "naive"]
+    assert set(scores.table["unit"]) == {"series", "total"}
+
+
+def test_released_heap_memory_is_reported_where_glibc_trims():
+    import sys
+
+    from tycheon.backtest.heap import release_free_memory
+
+    blocks = [np.ones(4096) for _ in range(2000)]  # 32 KiB each: below the mmap threshold, on the heap
+    del blocks
+    released = release_free_memory()
+    assert isinstance(released, bool)
+    if sys.platform.startswith("linux"):
+        import ctypes.util
+
+        if ctypes.util.find_library("c") and "musl" not in (ctypes.util.find_library("c") or ""):
+            assert released  # 64 MB freed on the heap: glibc gives pages back

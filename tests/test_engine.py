@@ -343,10 +343,13 @@ def test_when_a_band_level_is_empty_in_an_output_then_the_task_ships_none_and_th
 
     shipped = []
 
-    def capture(tasks, **kwargs):
-        results = run_tasks(tasks, **kwargs)
-        shipped.extend(o for task_results in results for r in task_results for o in r.outputs)
-        return results
+    def capture(tasks, on_result=None, **kwargs):
+        def keep(i, task_results):  # what the task shipped, before the streaming writer lets it go
+            shipped.extend(o for r in task_results for o in r.outputs)
+            if on_result is not None:
+                on_result(i, task_results)
+
+        return run_tasks(tasks, on_result=keep, **kwargs)
 
     run_tasks = engine.run_tasks
     monkeypatch.setattr(engine, "run_tasks", capture)

@@ -120,8 +120,27 @@ def test_auto_keeps_short_runs_in_process_and_moves_long_ones_to_workers(monkeyp
     out = run_tasks(slow, backend="auto", n_jobs=2)
     assert [k for k, _ in out] == list(range(6))  # task order whatever ran where
     pids = [pid for _, pid in out]
-    assert pids[: execution.PROBE_TASKS] == [os.getpid()] * execution.PROBE_TASKS
-    assert os.getpid() not in pids[execution.PROBE_TASKS :]
+    probed = 1 + execution.PROBE_TASKS  # the first task (its warm-up) and the tasks timed after it
+    assert pids[:probed] == [os.getpid()] * probed
+    assert os.getpid() not in pids[probed:]
+
+
+def test_auto_does_not_extrapolate_the_first_tasks_warm_up(monkeypatch):
+    import functools
+    import os
+
+    # a first task 50x slower than the rest (compiled kernels loading): the rate of the others says the
+    # remaining work is far below the start-up of workers, so everything stays in process
+    from tycheon.backtest import execution
+
+    monkeypatch.setattr(execution, "WORKER_STARTUP_S", 0.5)
+    tasks = [functools.partial(_pid_after, 0.6 if k == 0 else 0.012, k) for k in range(12)]
+    out = run_tasks(tasks, backend="auto", n_jobs=2)
+    assert [k for k, _ in out] == list(range(12)) and {pid for _, pid in out} == {os.getpid()}
+    # the warm-up counts against workers: the same rest of work with a first task's 0.6 s beyond the rate
+    args = dict(probed_seconds=1.0, probed_work=1.0, n_workers=2, rest_tasks=10)
+    assert execution.auto_uses_workers(rest_work=2 * execution.WORKER_STARTUP_S + 1, **args)
+    assert not execution.auto_uses_workers(rest_work=2 * execution.WORKER_STARTUP_S + 1, warm_up=0.6, **args)
 
 
 def test_auto_decision_weighs_the_remaining_work_against_the_start_up():

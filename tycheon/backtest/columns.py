@@ -17,13 +17,13 @@ dropped and the builder allocates the exact size itself, so a loose bound never 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
-__all__ = ["BAND_COLUMNS", "CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype"]
+__all__ = ["BAND_COLUMNS", "CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype", "code_dtype", "code_dtypes"]
 
 MIN_USE = 0.75
 
@@ -31,12 +31,35 @@ BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
 """The conformal band columns of the score set."""
 
 CODE_DTYPES = {"model": "int16", "unit": "int16", "series_id": "int32", "demand_class": "int16"}
-"""Dtype of the codes a text (``category``) column is written as: series ids can be many, the others few."""
+"""Dtype of the codes a text (``category``) column is written as when nothing bounds its distinct values
+(:func:`code_dtypes` without bounds): series ids can be many, the others few."""
 
 
-def buffer_dtype(name: str, dtype: str) -> str:
-    """The dtype a score-set column is written in: its codes' for a text column, else its own."""
-    return CODE_DTYPES[name] if dtype == "category" else dtype
+def code_dtype(n_categories: int) -> str:
+    """The dtype pandas keeps a categorical's codes in for ``n_categories`` categories (int8 below 127,
+    int16 below 32,767, then int32, as ``pandas.core.dtypes.cast.coerce_indexer_dtype``). Codes written
+    in it become the table's column as they are; in a wider one pandas copies them into a new array
+    when the categorical is made (a second copy of the column at the end of the run)."""
+    n = int(n_categories)
+    for dtype in ("int8", "int16", "int32"):
+        if n < np.iinfo(dtype).max:
+            return dtype
+    return "int64"
+
+
+def code_dtypes(bounds: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Codes dtype of every text column: :func:`code_dtype` of its bound on the distinct values (the
+    engine knows them: its models, units, the demand classes and the series of every unit), else
+    :data:`CODE_DTYPES`. A bound above the values actually written is safe: pandas then narrows the
+    codes itself (a copy, the values unchanged)."""
+    bounds = bounds or {}
+    return {name: code_dtype(bounds[name]) if name in bounds else dtype for name, dtype in CODE_DTYPES.items()}
+
+
+def buffer_dtype(name: str, dtype: str, codes: Mapping[str, str] | None = None) -> str:
+    """The dtype a score-set column is written in: its codes' for a text column (``codes``, default
+    :data:`CODE_DTYPES`), else its own."""
+    return (codes or CODE_DTYPES)[name] if dtype == "category" else dtype
 
 
 class ColumnBuffers:
@@ -52,6 +75,8 @@ class ColumnBuffers:
         Width of the ``[row, sample]`` matrix (0: none).
     band_levels : sequence of int
         Band levels whose ``lo``/``hi`` columns are prepared (those where bands are expected).
+    codes : mapping of str to str, optional
+        Dtype of each text column's codes (:func:`code_dtypes`; default :data:`CODE_DTYPES`).
     """
 
     def __init__(
@@ -61,13 +86,14 @@ class ColumnBuffers:
         quantile_levels: Sequence[float] = (),
         n_samples: int = 0,
         band_levels: Sequence[int] = (),
+        codes: Mapping[str, str] | None = None,
     ) -> None:
         self.capacity = int(capacity)
-        # the text columns are written as integer codes (CODE_DTYPES); the band columns are not prepared
+        # the text columns are written as integer codes (``codes``); the band columns are not prepared
         # (the writer allocates a level's pair only when a band at that level arrives)
         expected = {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
         specs: list[tuple[str, str, tuple[int, ...]]] = [
-            (name, buffer_dtype(name, dtype), (self.capacity,))
+            (name, buffer_dtype(name, dtype, codes), (self.capacity,))
             for name, dtype in SCORESET_COLUMNS.items()
             if name not in BAND_COLUMNS or name in expected
         ]

@@ -51,11 +51,12 @@ import numpy as np
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
-from tycheon.backtest.columns import ColumnBuffers
+from tycheon.backtest.columns import ColumnBuffers, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
+from tycheon.backtest.heap import release_free_memory
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
 from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
@@ -69,8 +70,10 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 
 DEFAULT_CHUNK_SIZE = 1024
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
-# backends whose tasks run in other processes: the main process is free to write rows as results arrive
-STREAMING_BACKENDS = ("joblib", "dask", "auto")
+# backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
+# workers the main process is otherwise idle; in process the writing costs the same either way, and
+# streaming lets go of each task's forecasts once written instead of holding every task's next to the table
+STREAMING_BACKENDS = ("sequential", "joblib", "dask", "auto")
 
 
 class _UnitState:
@@ -246,6 +249,14 @@ def run(
     ]
     size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
     runnable, models_meta = _availability(factories)
+    # at most this many distinct values per text column: their codes are written at the width the
+    # table keeps them in (.columns.code_dtypes), so no column is copied when the table is made
+    text_bounds = {
+        "model": len(runnable),
+        "unit": len(states),
+        "series_id": sum(s.data.n_series for s in states),
+        "demand_class": len(CLASSES),
+    }
     tasks = _plan_tasks(
         states,
         runnable,
@@ -261,8 +272,8 @@ def run(
             "band_min_origins": int(band_min_origins),
         },
     )
-    # with worker processes the main process writes each task's rows as its result arrives (rows planned
-    # now; see .assembly); in process the tasks keep the main thread busy, so it assembles at the end
+    # each task's rows are written as its result arrives (rows planned now; see .assembly), so that no
+    # task's forecasts are held once written; a plan that does not hold falls back to assembling at the end
     stream = (
         None
         if backend not in STREAMING_BACKENDS
@@ -279,6 +290,7 @@ def run(
                 band_min_origins=int(band_min_origins),
                 buffers=buffers,
                 band_levels=band_levels,
+                text_bounds=text_bounds,
             ),
         )
     )
@@ -291,7 +303,14 @@ def run(
         else sum(int(state.eligible.sum()) for state in states) * protocol.horizon * len(runnable)
     )
     band_levels = expected_band_levels(len(origins), band_min_origins=int(band_min_origins))
-    buffers = ColumnBuffers(capacity, quantile_levels=levels, n_samples=int(n_samples), band_levels=band_levels)
+    release_free_memory()  # the caller's and the panel's freed temporaries, before the largest allocation
+    buffers = ColumnBuffers(
+        capacity,
+        quantile_levels=levels,
+        n_samples=int(n_samples),
+        band_levels=band_levels,
+        codes=code_dtypes(text_bounds),
+    )
     per_task: list[list[TaskResult]] = run_tasks(
         tasks,
         backend=backend,
@@ -326,10 +345,11 @@ def run(
         scores = stream.finish(meta)
         if scores is not None:
             return scores  # type: ignore[return-value]
-    # in process, or the plan did not hold (a model failed, or forecast other rows than planned):
-    # assemble the blocks now; the stream's columns, if any, are released first. The stream let go of
-    # the forecasts it had written; the tasks that gave them run again here (each task is deterministic,
-    # its seed its own), except those whose every model failed on the unit (their rows are dropped)
+    # no plan (a factory that does not say what it builds), or the plan did not hold (a model failed, or
+    # forecast other rows than planned): assemble the blocks now; the stream's columns, if any, are
+    # released first. The stream let go of the forecasts it had written; the tasks that gave them run
+    # again here (each task is deterministic, its seed its own), except those whose every model failed
+    # on the unit (their rows are dropped)
     released = [] if stream is None else sorted(stream.released)
     stream = None
     for i in released:
@@ -346,6 +366,7 @@ def run(
         meta=meta,
         buffers=buffers,
         band_levels=band_levels,
+        text_bounds=text_bounds,
     )
 
 

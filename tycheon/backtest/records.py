@@ -15,7 +15,7 @@ in ``meta["conformal"]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.columns import CODE_DTYPES, ColumnBuffers, buffer_dtype
+from tycheon.backtest.columns import ColumnBuffers, buffer_dtype, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 from tycheon.contract import TEXT_COLUMNS
@@ -215,6 +215,11 @@ class ScoreSetWriter:
         With precomputed radii, the levels whose band columns are allocated at once (where bands are
         expected); any other level's pair is allocated when its first band arrives, or stays one
         broadcast NaN when none does.
+    text_bounds : mapping of str to int, optional
+        At most how many distinct values each text column will hold (``model``, ``unit``,
+        ``series_id``, ``demand_class``; :func:`~tycheon.backtest.columns.code_dtypes`): its codes are then
+        written in the dtype the table keeps them in, so making the categoricals copies nothing. A
+        column without a bound is written in a wide dtype and narrowed by pandas at the end.
     """
 
     def __init__(
@@ -227,8 +232,10 @@ class ScoreSetWriter:
         precomputed_bands: bool = True,
         buffers: ColumnBuffers | None = None,
         band_levels: Sequence[int] = (),
+        text_bounds: Mapping[str, int] | None = None,
     ) -> None:
         self.total = int(total)
+        self.codes = code_dtypes(text_bounds)
         self.levels = tuple(float(q) for q in quantile_levels)
         self.n_samples = int(n_samples)
         self.band_min_origins = int(band_min_origins)
@@ -241,11 +248,11 @@ class ScoreSetWriter:
         if self.precomputed:  # the levels where bands are expected: every row is written, no NaN fill
             skip -= {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
         self.data = {
-            name: self._column(name, buffer_dtype(name, dtype))
+            name: self._column(name, buffer_dtype(name, dtype, self.codes))
             for name, dtype in SCORESET_COLUMNS.items()
             if name not in skip
         }
-        self.dictionaries = {name: _Dictionary(name, CODE_DTYPES[name]) for name in TEXT_COLUMNS}
+        self.dictionaries = {name: _Dictionary(name, self.codes[name]) for name in TEXT_COLUMNS}
         self._target_ns = self.data["target_period"].view(np.int64)
         self.qmat = [self._column(quantile_column(q), "float64") for q in self.levels]  # one per level
         self.smat = self._column("samples", "float64", self.n_samples) if self.n_samples else None
@@ -258,8 +265,9 @@ class ScoreSetWriter:
         self._ready.clear()
 
     def _column(self, name: str, dtype: str, width: int = 0) -> np.ndarray:
-        if name in self._ready:
-            return self._ready.pop(name)
+        ready = self._ready.pop(name, None)
+        if ready is not None and ready.dtype == np.dtype(dtype):  # prepared for other code widths: not used
+            return ready
         return np.empty((self.total, width) if width else (self.total,), dtype=dtype)
 
     def write(
@@ -415,6 +423,7 @@ def build_scoreset(
     meta: dict[str, Any] | None = None,
     buffers: ColumnBuffers | None = None,
     band_levels: Sequence[int] = (),
+    text_bounds: Mapping[str, int] | None = None,
 ) -> ScoreSet:
     """Flatten forecast blocks into the score-set record and attach conformal bands.
 
@@ -424,7 +433,9 @@ def build_scoreset(
     those arrays without a consolidating copy (at panel scale the record is the largest object of a run,
     so it is held once). Bands computed upstream (``Block.radii`` on every block) are used as they are;
     otherwise they are calibrated here over the whole table. ``buffers`` supplies columns allocated and
-    touched ahead of time; the values written are the same either way.
+    touched ahead of time; the values written are the same either way. ``text_bounds`` bounds the
+    distinct values of text columns (see :class:`ScoreSetWriter`); without it the model, unit and
+    series-id bounds are read off the blocks.
     """
     # blocks of models that shared one target array (the engine's tasks hand the same array to models with
     # the same minimum history) share its kept cells, row layout and gathered actuals
@@ -438,8 +449,26 @@ def build_scoreset(
         buffers=buffers,
         precomputed_bands=bool(blocks) and all(b.radii is not None for b in blocks),
         band_levels=band_levels,
+        text_bounds=_text_bounds(blocks) if text_bounds is None else text_bounds,
     )
     start = 0
     for b in blocks:
         start += writer.write(b, start, layouts=layouts)
     return writer.finish(meta)
+
+
+def _text_bounds(blocks: Sequence[Block]) -> dict[str, int]:
+    """Upper bounds on the distinct models, units and series ids of ``blocks``: a unit's series are at
+    most its ids (``unit_series_ids``, where its blocks carry them) plus the series of its other blocks."""
+    whole: dict[str, int] = {}  # unit -> most ids of the unit a block carries
+    loose: dict[str, int] = {}  # unit -> series of its blocks without them, added up
+    for b in blocks:
+        if b.unit_series_ids is not None:
+            whole[b.unit] = max(whole.get(b.unit, 0), len(b.unit_series_ids))
+        else:
+            loose[b.unit] = loose.get(b.unit, 0) + len(b.series_ids)
+    return {
+        "model": len({b.model for b in blocks}),
+        "unit": len(whole.keys() | loose.keys()),
+        "series_id": sum(whole.values()) + sum(loose.values()),
+    }

@@ -32,6 +32,7 @@ view marks them with ``observed == False``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,22 +238,25 @@ class Panel:
         # and every later step on integer keys: sorting, duplicates and gaps cost no string comparisons
         codes, id_values = _series_codes(frame[series_col], series_col, name)
         periods = _periods(frame[period_col], period_col, name)
-        df = pd.DataFrame(
-            {"series_id": id_values[codes], "period": periods.to_numpy().astype("datetime64[ns]")}, index=frame.index
-        )
-        values = _values(frame[value_col], df, value_col, name)
+        period_ns = periods.to_numpy().astype("datetime64[ns]").view(np.int64)
+
+        def rows() -> pd.DataFrame:  # the input rows' ids and periods, only built for an error message
+            return pd.DataFrame(
+                {"series_id": id_values[codes], "period": period_ns.view("datetime64[ns]")}, index=frame.index
+            )
+
+        values = _values(frame[value_col], rows, value_col, name)
         meta = dict(meta or {})
         meta.setdefault("warnings", [])
 
-        period_ns = df["period"].to_numpy().view(np.int64)
         order = np.lexsort((period_ns, codes))  # by series (sorted ids), then period
         same = (codes[order][1:] == codes[order][:-1]) & (period_ns[order][1:] == period_ns[order][:-1])
         if same.any():
-            dup = np.zeros(len(df), dtype=bool)
+            dup = np.zeros(len(codes), dtype=bool)
             dup[order[1:][same]] = dup[order[:-1][same]] = True
             raise PanelValidationError(
                 f"panel {name!r}: duplicate (series, period) rows; each series may have one value per period: "
-                + _examples(df[dup].sort_values(["series_id", "period"]), ["series_id", "period"])
+                + _examples(rows()[dup].sort_values(["series_id", "period"]), ["series_id", "period"])
             )
         value = values.to_numpy()
         labels = frame.index[order]  # the input rows in panel order (for available_at)
@@ -471,14 +475,14 @@ def _series_codes(raw: pd.Series, column: str, name: str) -> tuple[np.ndarray, n
     """Series ids as strings: ``(codes, ids)`` with ``ids`` the sorted distinct ids (object array) and
     ``ids[codes]`` the id of each row. A missing id is refused (``astype(str)`` would name it "nan").
     Distinct raw values that read as the same string (``1`` and ``"1"``) are one series."""
-    missing = raw.isna().to_numpy()
+    raw_codes, raw_uniques = pd.factorize(raw)  # a missing id gets code -1 (one hash pass, no isna pass)
+    missing = raw_codes < 0
     if missing.any():
         rows = list(raw.index[missing][:_MAX_EXAMPLES])
         raise PanelValidationError(
             f"panel {name!r}: {int(missing.sum())} row(s) have no series id in column {column!r} "
             f"(rows {rows}); every row needs the id of its series"
         )
-    raw_codes, raw_uniques = pd.factorize(raw)
     text = pd.Index(raw_uniques).astype(str).to_numpy(dtype=object)
     text_codes, ids = pd.factorize(text, sort=True)
     return text_codes[raw_codes].astype(np.int64), np.asarray(ids, dtype=object)
@@ -534,8 +538,9 @@ def _first_unparseable(raw: pd.Series) -> str:
     return "(a value pandas cannot read as a date)"
 
 
-def _values(raw: pd.Series, df: pd.DataFrame, column: str, name: str) -> pd.Series:
-    """Numeric float64 values (NaN kept for the NaN policy); booleans, text and infinities refused."""
+def _values(raw: pd.Series, rows: Callable[[], pd.DataFrame], column: str, name: str) -> pd.Series:
+    """Numeric float64 values (NaN kept for the NaN policy); booleans, text and infinities refused
+    (``rows()``: the rows' ``series_id`` and ``period``, for the message)."""
     is_bool = (
         raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
         if raw.dtype == object
@@ -545,20 +550,20 @@ def _values(raw: pd.Series, df: pd.DataFrame, column: str, name: str) -> pd.Seri
         raise PanelValidationError(
             f"panel {name!r}: column {column!r} holds booleans (True/False), not quantities; convert them "
             "to numbers if they are 0/1 demand: "
-            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[is_bool], ["series_id", "value"])
+            + _examples(pd.DataFrame({"series_id": rows()["series_id"], "value": raw})[is_bool], ["series_id", "value"])
         )
     numeric = pd.to_numeric(raw, errors="coerce")
     bad = numeric.isna() & raw.notna()
     if bad.any():
         raise PanelValidationError(
             f"panel {name!r}: column {column!r} has non-numeric values; numbers (or NaN) are accepted: "
-            + _examples(pd.DataFrame({"series_id": df["series_id"], "value": raw})[bad], ["series_id", "value"])
+            + _examples(pd.DataFrame({"series_id": rows()["series_id"], "value": raw})[bad], ["series_id", "value"])
         )
     values = numeric.astype(np.float64)
     inf = np.isinf(values.to_numpy())
     if inf.any():
         raise PanelValidationError(
-            f"panel {name!r}: infinite values are not accepted: " + _examples(df[inf], ["series_id", "period"])
+            f"panel {name!r}: infinite values are not accepted: " + _examples(rows()[inf], ["series_id", "period"])
         )
     return values
 
