@@ -320,10 +320,12 @@ def _dm(
     both = ~np.isnan(la) & ~np.isnan(lb)  # [key], in key order
     if not both.any():
         return None, f"{a} and {b} share no scored rows"
+    if not both.all():  # a pair that shares every key (the usual case) is tested on the columns themselves
+        la, lb = la[both], lb[both]
     try:
         return dm_pooled(
-            la[both],
-            lb[both],
+            la,
+            lb,
             layout=losses.grid.layout(both),
             horizon=spec.horizon,
             stride=spec.stride,
