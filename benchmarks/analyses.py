@@ -37,7 +37,7 @@ from tycheon.analysis.inversion import unit_inversion
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
-from tycheon.analysis.uncertainty import leaderboard_uncertainty
+from tycheon.analysis.uncertainty import leaderboard_uncertainties, leaderboard_uncertainty
 from tycheon.errors import InputError
 
 __all__ = ["N_RESAMPLES", "DatasetAnalyses", "across_table", "dataset_analyses", "dial_unit_names", "sweep_table"]
@@ -137,14 +137,23 @@ def dataset_analyses(
         out.relative.extend(rel or [])
     for unit in leaderboard_units:  # every leaderboard: unit x demand class x metric
         present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
+        metrics = [m for m in spec.metrics if m != "crps"]  # block metrics of point forecasts
         for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
-            for metric in [m for m in spec.metrics if m != "crps"]:  # block metrics of point forecasts
-                unc = attempt(
-                    f"uncertainty {unit}/{dc}/{metric}",
-                    lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
-                        scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples
-                    ),
+            try:  # every metric of the leaderboard from one bootstrap draw (the same values as one by one)
+                found: list[Any] = leaderboard_uncertainties(
+                    scores, spec=spec, metrics=metrics, unit=unit, demand_class=dc, n_resamples=n_resamples
                 )
+            except InputError:  # one by one, so that each metric that cannot be computed says why
+                found = [
+                    attempt(
+                        f"uncertainty {unit}/{dc}/{metric}",
+                        lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
+                            scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples
+                        ),
+                    )
+                    for metric in metrics
+                ]
+            for unc in found:
                 if unc is not None:
                     out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
     return out

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests._analysis_support import score_table, spec
-from tycheon.analysis.uncertainty import leaderboard_uncertainty
+from tycheon.analysis.uncertainty import leaderboard_uncertainties, leaderboard_uncertainty
 from tycheon.errors import InputError
 from tycheon.stats.bootstrap import paired_means_bootstrap
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
@@ -106,3 +106,17 @@ def test_a_demand_class_leaderboard_and_calendar_blocks():
     assert calendar.resample == "origin"
     with pytest.raises(InputError, match="erratic"):
         leaderboard_uncertainty(table, spec=spec(), metric="mase", demand_class="erratic")
+
+
+@pytest.mark.parametrize("resample", ["block", "series"])
+def test_when_the_metrics_of_a_leaderboard_share_one_draw_then_each_equals_its_own_call(resample):
+    table = score_table(
+        {"series": 30}, list(SD), _err, n_origins=8, demand_class=lambda s, o: "lumpy" if s % 3 == 0 else "smooth"
+    )
+    for dc in ("all", "lumpy"):
+        kw = dict(spec=spec(), unit="series", demand_class=dc, resample=resample, n_resamples=150)
+        together = leaderboard_uncertainties(table, metrics=("mase", "rmsse"), **kw)
+        alone = [leaderboard_uncertainty(table, metric=m, **kw) for m in ("mase", "rmsse")]
+        assert [u.metric for u in together] == ["mase", "rmsse"]
+        assert together == alone  # dataclasses: every CI, rank, p-value and MCS outcome equal
+        assert together[0].rows != together[1].rows  # two metrics, two leaderboards

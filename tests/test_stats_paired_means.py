@@ -115,3 +115,30 @@ def test_bad_input_is_refused_with_what_was_wrong():
         paired_means_bootstrap(frame, blocks=blocks[:-1], reference="base", seed=0)
     with pytest.raises(StatisticInputError, match="finite"):
         paired_means_bootstrap(frame.assign(m1=np.inf), blocks=blocks, reference="base", seed=0)
+
+
+def _same(a, b):
+    for f in ("mean", "mean_low", "mean_high", "delta", "delta_low", "delta_high", "delta_se", "p_value", "n_obs"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))  # NaN where NaN, else bit for bit
+    assert (a.columns, a.reference, a.n_blocks) == (b.columns, b.reference, b.n_blocks)
+
+
+def test_when_tables_share_their_blocks_then_one_draw_gives_each_its_own_call_bit_for_bit(monkeypatch):
+    monkeypatch.setattr(bootstrap, "_WEIGHT_CELLS", 700)  # several chunks of resamples, as at scale
+    first, blocks = _frame(seed=1, n_blocks=30, missing=0.2)
+    second = first * 1.7 + 0.1  # another metric of the same blocks
+    alone = [
+        paired_means_bootstrap(f, blocks=blocks, reference="base", n_resamples=300, seed=5) for f in (first, second)
+    ]
+    together = bootstrap.paired_means_bootstraps(
+        [first, second], blocks=blocks, reference="base", n_resamples=300, seed=5
+    )
+    for a, b in zip(alone, together, strict=True):
+        _same(a, b)
+    assert not np.array_equal(together[0].delta_low, together[1].delta_low)  # two tables, two results
+
+
+def test_when_one_table_of_several_is_bad_then_the_joint_bootstrap_refuses_it():
+    frame, blocks = _frame()
+    with pytest.raises(StatisticInputError, match="reference"):
+        bootstrap.paired_means_bootstraps([frame, frame.drop(columns="base")], blocks=blocks, reference="base", seed=0)

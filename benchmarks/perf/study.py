@@ -12,7 +12,10 @@ with ``mkdocs build --strict``. It prints one JSON line with the stage times:
 - ``results_write_s``: writing the JSON and the sidecar;
 - ``render_s`` and ``site_build_s``: the renderer and mkdocs;
 
-plus the JSON's and the sidecar's sizes and the number of scored rows. :func:`run_study` (the parent)
+plus the JSON's and the sidecar's sizes, the number of scored rows, and ``pipeline_stages``: the pipeline's
+own stage marks (:func:`benchmarks.perf.memory.mark_stage`) as seconds and the main process's peak RSS per
+stage (leaderboards, interval tables, analyses, replay, ...; every ``backtest <model>`` mark counted as
+``backtest``, engine time included), so the statistics stage can be read part by part. :func:`run_study` (the parent)
 starts it and samples the resident set of the child and all its descendants (joblib workers, isolated
 model processes, mkdocs) every :data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into
 ``benchmarks/results/``: the scale run's results are produced and rendered here, not committed.
@@ -30,7 +33,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "run_study"]
+__all__ = ["main", "run_study", "stage_breakdown"]
+
+
+def stage_breakdown(marks: list[dict[str, Any]], *, start: float) -> dict[str, dict[str, float]]:
+    """Seconds and peak RSS (GiB, the main process's high-water mark in the stage) of each stage, from the
+    marks of :func:`benchmarks.perf.memory.mark_stage` (in order; each ends its stage, the first one began
+    at ``start``, a ``time.time()``); repeated names, and every ``backtest <model>``, are summed as one."""
+    out: dict[str, dict[str, float]] = {}
+    previous = start
+    for mark in marks:
+        name = "backtest" if str(mark["stage"]).startswith("backtest ") else str(mark["stage"])
+        row = out.setdefault(name, {"seconds": 0.0, "peak_gib": 0.0})
+        row["seconds"] += float(mark["t"]) - previous
+        row["peak_gib"] = max(row["peak_gib"], float(mark["hwm_kb"] or 0) / 2**20)
+        previous = float(mark["t"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks import config as config_module
     from benchmarks.cache import ScoreCache
     from benchmarks.config import resolve_benchmark_config
+    from benchmarks.perf.memory import STAGE_LOG_ENV, read_stage_log
     from benchmarks.pipeline import RunInputs, build_results
     from benchmarks.render.site import build_html, find_mkdocs
     from benchmarks.results_io import write_results
@@ -65,10 +84,17 @@ def main(argv: list[str] | None = None) -> int:
 
     engine.run = timed_run  # type: ignore[assignment]  # the pipeline calls engine.run by attribute
     inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache", enabled=False), False)
+    stage_log = out / "pipeline_stages.jsonl"
+    stage_log.parent.mkdir(parents=True, exist_ok=True)
+    stage_log.unlink(missing_ok=True)
+    os.environ[STAGE_LOG_ENV] = str(stage_log)  # the pipeline's marks only: unset before the render starts
+    started = time.time()
     t0 = time.perf_counter()
     doc, sidecar = build_results(inputs)
     build_s = time.perf_counter() - t0
+    os.environ.pop(STAGE_LOG_ENV, None)
     engine.run = real_run  # type: ignore[assignment]
+    stages = stage_breakdown(read_stage_log(stage_log), start=started)
     rows = len(sidecar)
     t0 = time.perf_counter()
     written = write_results(doc, sidecar, results_dir=out / "results")
@@ -106,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         "json_mb": written.stat().st_size / 1e6,
         "sidecar_mb": sum(p.stat().st_size for p in sidecar_files) / 1e6,
         "whole_s": time.perf_counter() - t_start,
+        "pipeline_stages": stages,
     }
     print(json.dumps(report), flush=True)
     return 0

@@ -48,7 +48,7 @@ per-origin ADI/CV² classes recorded by the engine.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,7 +67,7 @@ from tycheon.metrics.aggregate import (
     summarize,
 )
 from tycheon.metrics.registry import get_metric
-from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
+from tycheon.stats.dm import DMResult, PooledLayout, dm_pooled
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean, spearman_test
@@ -239,45 +239,74 @@ def _classes(table: pd.DataFrame) -> list[str]:
     return ["all"] + [c for c in DEMAND_CLASSES[1:] if c in present]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _StepGrid:
     """Where each score-set row sits in the ``[(series, origin, step), model]`` grid of one table.
 
     Built once per (unit, demand class); every per-step loss of the table is then placed with one
-    scatter instead of a ``pivot_table`` per loss (same rows, same order, a fraction of the memory).
+    scatter instead of a ``pivot_table`` per loss (same rows, same order, a fraction of the memory). The
+    grid's keys are the unique (series_id, origin, step) in lexicographic order; ``series`` / ``origin``
+    give each key's codes in sorted label order, from which every DM test's block layout is read
+    (:meth:`layout`) instead of from the labels again.
     """
 
-    index: pd.MultiIndex  # [key]: unique (series_id, origin, step), lexicographically sorted
     row: np.ndarray  # [table row] -> key
     col: np.ndarray  # [table row] -> model
     models: np.ndarray  # [model], sorted
+    series: np.ndarray  # [key] series code (sorted labels)
+    origin: np.ndarray  # [key] origin code (sorted labels)
+    n_origins: int
+    layouts: dict[bytes, PooledLayout] = field(default_factory=dict)
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.series)
+
+    def layout(self, keep: np.ndarray) -> PooledLayout:
+        """:func:`tycheon.stats.dm.pooled_layout` of the keys ``keep`` (a boolean ``[key]`` mask), built
+        once per distinct mask: the (series, origin) blocks numbered in sorted order, as from the labels
+        (codes of sorted labels order the blocks the same way; a block's series code differs from the
+        one a factorisation of the kept labels would give, but only equality of series is read)."""
+        tag = np.packbits(keep).tobytes()
+        if tag not in self.layouts:
+            key = self.series[keep] * self.n_origins + self.origin[keep]
+            uniq, block = np.unique(key, return_inverse=True)
+            self.layouts[tag] = PooledLayout(block.astype(np.int64), uniq // self.n_origins, len(uniq))
+        return self.layouts[tag]
 
 
 def _step_grid(table: pd.DataFrame) -> _StepGrid:
-    codes, levels = [], []
+    codes, sizes = [], []
     for k in _STEP_KEYS:
         c, u = pd.factorize(table[k], sort=True)
         codes.append(c.astype(np.int64, copy=False))
-        levels.append(u)
-    key = (codes[0] * len(levels[1]) + codes[1]) * len(levels[2]) + codes[2]
+        sizes.append(len(u))
+    key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
     uniq, row = np.unique(key, return_inverse=True)
-    s, rest = np.divmod(uniq, len(levels[1]) * len(levels[2]))
-    o, h = np.divmod(rest, len(levels[2]))
-    index = pd.MultiIndex.from_arrays([levels[0][s], levels[1][o], levels[2][h]], names=_STEP_KEYS)
+    s, rest = np.divmod(uniq, sizes[1] * sizes[2])
     col, models = pd.factorize(table["model"], sort=True)
-    return _StepGrid(index=index, row=row, col=col, models=np.asarray(models))
+    return _StepGrid(row=row, col=col, models=np.asarray(models), series=s, origin=rest // sizes[2], n_origins=sizes[1])
 
 
-def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> pd.DataFrame:
-    """Per-step values as ``[(series, origin, step), model]``; keys and models with no value are left out
-    (as ``pivot_table`` does)."""
-    arr = np.full((len(grid.index), len(grid.models)), np.nan)
+@dataclass(frozen=True, eq=False)
+class _Losses:
+    """Per-step values of one loss on a step grid, ``[key, model]`` (NaN where a model has no value). A
+    model with no value at all counts as absent, as a ``pivot_table`` would leave its column out."""
+
+    grid: _StepGrid
+    values: np.ndarray  # [key, model]
+    present: dict[str, int]  # model -> column of ``values``, models with at least one value
+
+    def n_keys_with_value(self) -> int:
+        return int((~np.isnan(self.values)).any(axis=1).sum())
+
+
+def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> _Losses:
+    """Per-step values placed on the grid ``[(series, origin, step), model]``."""
+    arr = np.full((grid.n_keys, len(grid.models)), np.nan)
     arr[grid.row, grid.col] = np.asarray(values, dtype=np.float64)
-    present = ~np.isnan(arr)
-    rows, cols = present.any(axis=1), present.any(axis=0)
-    if rows.all() and cols.all():  # nothing to leave out: the grid itself, not a copy of it
-        return pd.DataFrame(arr, index=grid.index, columns=grid.models, copy=False)
-    return pd.DataFrame(arr[np.ix_(rows, cols)], index=grid.index[rows], columns=grid.models[cols])
+    has = (~np.isnan(arr)).any(axis=0)
+    return _Losses(grid, arr, {str(m): j for j, m in enumerate(grid.models) if has[j]})
 
 
 def _band_grid(table: pd.DataFrame) -> int:
@@ -300,22 +329,23 @@ def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
 
 
 def _dm(
-    losses: pd.DataFrame, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
+    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
 ) -> tuple[DMResult | None, str | None]:
-    """Pooled DM of model ``a`` against ``b`` on the rows where both have a loss; or None and why."""
-    absent = [m for m in (a, b) if m not in losses]
+    """Pooled DM of model ``a`` against ``b`` on the keys where both have a loss; or None and why."""
+    absent = [m for m in (a, b) if m not in losses.present]
     if absent:
         return None, f"no losses for {' and '.join(absent)}"
-    pair = losses[[a, b]].dropna()
-    if pair.empty:
+    la, lb = losses.values[:, losses.present[a]], losses.values[:, losses.present[b]]
+    both = ~np.isnan(la) & ~np.isnan(lb)  # [key], in key order
+    if not both.any():
         return None, f"{a} and {b} share no scored rows"
-    idx = pair.index
+    if not both.all():  # a pair that shares every key (the usual case) is tested on the columns themselves
+        la, lb = la[both], lb[both]
     try:
-        layout = pooled_layout(idx.get_level_values("series_id").to_numpy(), idx.get_level_values("origin").to_numpy())
         return dm_pooled(
-            pair[a].to_numpy(),
-            pair[b].to_numpy(),
-            layout=layout,
+            la,
+            lb,
+            layout=losses.grid.layout(both),
             horizon=spec.horizon,
             stride=spec.stride,
             alternative=alternative,
@@ -324,13 +354,13 @@ def _dm(
         return None, str(err)
 
 
-def _p_less(losses: pd.DataFrame, model: str, spec: LeaderboardSpec) -> tuple[float | None, str | None]:
+def _p_less(losses: _Losses, model: str, spec: LeaderboardSpec) -> tuple[float | None, str | None]:
     res, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less")
     return (None, why) if res is None else (res.p_value, None)
 
 
 def _verdicts(
-    point: pd.DataFrame, crps: pd.DataFrame, models: list[str], spec: LeaderboardSpec, *, suffix: str = ""
+    point: _Losses, crps: _Losses, models: list[str], spec: LeaderboardSpec, *, suffix: str = ""
 ) -> dict[str, dict[str, Any]]:
     """ADR-0006 decision 6 for every model of a table: one-sided pooled DM p-values on the point loss and
     the CRPS, the family adjustment and the rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
@@ -369,7 +399,7 @@ def _verdicts(
     return out
 
 
-def _dm_column(losses: pd.DataFrame, family: list[str], spec: LeaderboardSpec) -> dict[str, dict[str, Any]]:
+def _dm_column(losses: _Losses, family: list[str], spec: LeaderboardSpec) -> dict[str, dict[str, Any]]:
     """Two-sided pooled DM of each family model against the production baseline, BH-adjusted."""
     runs = {m: _dm(losses, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
     tested = [m for m, (res, _) in runs.items() if res is not None and np.isfinite(res.p_value)]
@@ -494,7 +524,7 @@ def _one_class(
             continue
         own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
         loss = _pivot(grid, step_loss(table, metric, crps=None if own is None else own.to_numpy()))
-        n_losses = int(loss.notna().any(axis=1).sum())
+        n_losses = loss.n_keys_with_value()
         cell = _cell(unit, demand_class, n_blocks_total, n_losses, spec)
         unscaled_point = abs_err if metric not in ("rmsse", "rmse") else _pivot(grid, step_loss(table, "rmse"))
         if cell["cell_ok"]:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon.errors import InputError
-from tycheon.metrics.aggregate import block_scores
+from tycheon.metrics.aggregate import block_scores, column_values
 from tycheon.metrics.registry import term_values
 from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
@@ -109,8 +109,7 @@ class UnitScores:
 
     def column(self, name: str) -> np.ndarray:
         """One column of the unit's rows (a numpy array; gathered when the unit is part of its table)."""
-        values = self._table[name].to_numpy()
-        return values if self._index is None else values[self._index]
+        return column_values(self._table[name], self._index)
 
     def _codes(self) -> tuple[np.ndarray, list[str]]:
         if self._model_codes is None:
@@ -125,32 +124,36 @@ class UnitScores:
     def nunique(self, name: str) -> int:
         return int(pd.unique(self.column(name)).size)
 
-    def _take(self, positions: np.ndarray | None) -> pd.DataFrame:
-        """The needed columns at some row positions of the table (column by column: no full-table copy)."""
+    def _take(self, positions: np.ndarray | None, *, categorical: bool = False) -> pd.DataFrame:
+        """The needed columns at some row positions of the table (column by column: no full-table copy).
+        Text columns come as arrays of objects, as ``to_numpy`` gives them; ``categorical`` keeps them
+        categorical (for :func:`~tycheon.metrics.aggregate.block_scores`, whose blocks are the same)."""
         cols = [c for c in (*_NEEDED, *_OPTIONAL) if c in self._table.columns]
         if positions is None:
             return self._table[cols]
-        return pd.DataFrame({c: self._table[c].to_numpy()[positions] for c in cols})
+        if categorical:
+            return pd.DataFrame({c: self._table[c].array.take(positions) for c in cols}, copy=False)
+        return pd.DataFrame({c: column_values(self._table[c], positions) for c in cols})
 
     @property
     def rows(self) -> pd.DataFrame:
         """A copy of the unit's rows (needed columns only)."""
         return self._take(self._index)
 
-    def by_model(self) -> Iterator[tuple[str, pd.DataFrame]]:
+    def by_model(self, *, categorical: bool = False) -> Iterator[tuple[str, pd.DataFrame]]:
         """Each model's rows (a copy of one model's rows at a time), models in sorted order."""
         codes, models = self._codes()
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(models) + 1))
         for j, m in enumerate(models):
             pos = order[bounds[j] : bounds[j + 1]]
-            yield m, self._take(pos if self._index is None else self._index[pos])
+            yield m, self._take(pos if self._index is None else self._index[pos], categorical=categorical)
 
     def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
         """:func:`tycheon.metrics.aggregate.block_scores` of the unit, model by model."""
         want = tuple(dict.fromkeys((*BLOCK_METRICS, *metrics)))
         if self._blocks is None or not set(want) <= set(self._metrics):
-            parts = [block_scores(g, metrics=list(want)) for _, g in self.by_model()]
+            parts = [block_scores(g, metrics=list(want)) for _, g in self.by_model(categorical=True)]
             self._blocks, self._metrics = pd.concat(parts, ignore_index=True), want
         return self._blocks
 

@@ -21,6 +21,7 @@ For one unit and one block metric:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +30,7 @@ import pandas as pd
 
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import (
+    DMFamily,
     PreparedScores,
     StepLosses,
     dm_family,
@@ -37,10 +39,10 @@ from tycheon.analysis.prepared import (
     wide,
 )
 from tycheon.errors import InputError
-from tycheon.stats.bootstrap import paired_means_bootstrap, ranking_bootstrap
+from tycheon.stats.bootstrap import PairedMeans, paired_means_bootstraps, ranking_bootstrap
 from tycheon.stats.multiplicity import holm
 
-__all__ = ["ModelUncertainty", "Uncertainty", "leaderboard_uncertainty"]
+__all__ = ["ModelUncertainty", "Uncertainty", "leaderboard_uncertainties", "leaderboard_uncertainty"]
 
 MCS_SIZE = 0.10
 
@@ -182,27 +184,113 @@ def leaderboard_uncertainty(
     WP26 section 4.1; evaluation-choices paper, section 4; Hansen, P. R., Lunde, A. & Nason, J. M. (2011).
     The model confidence set. Econometrica 79(2), 453-497; Holm (1979); Benjamini & Hochberg (1995).
     """
+    return leaderboard_uncertainties(
+        table,
+        spec=spec,
+        metrics=(metric,),
+        unit=unit,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        resample=resample,
+        mcs=mcs,
+        demand_class=demand_class,
+    )[0]
+
+
+def leaderboard_uncertainties(
+    table: pd.DataFrame | PreparedScores,
+    *,
+    spec: LeaderboardSpec,
+    metrics: Sequence[str],
+    unit: str = "series",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    resample: Literal["block", "series", "origin"] = "block",
+    mcs: bool = True,
+    demand_class: str = "all",
+) -> list[Uncertainty]:
+    """:func:`leaderboard_uncertainty` of one (unit, demand class) for each of ``metrics``, in order.
+
+    Each result equals its own :func:`leaderboard_uncertainty` call, value for value: the metrics'
+    leaderboards share their blocks, so the paired bootstrap of every metric whose resampling labels are
+    the same is made from one block draw (:func:`tycheon.stats.bootstrap.paired_means_bootstraps`, the
+    draws a call of its own would make), and the DM family, which does not depend on the metric, is
+    computed once.
+    """
     if resample not in ("block", "series", "origin"):
         raise InputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
     scores = prepared(table)[unit]
     require_models(scores, [spec.baseline])
-    blocks = scores.blocks((metric,))
-    losses = scores.step_losses()
-    if demand_class != "all":
-        blocks = blocks[blocks["demand_class"] == demand_class]
-        losses = losses.where(losses.demand_class == demand_class)
-        if blocks.empty:
-            raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
-    w = wide(blocks, metric)  # [(series, origin), model]
-    # each row of ``w`` is one (series, origin) block
-    labels = {
-        "series": lambda: w.index.get_level_values("series_id").to_numpy(),
-        "origin": lambda: w.index.get_level_values("origin").to_numpy(),
-        "block": lambda: np.arange(len(w)),
-    }[resample]()
-    boot = paired_means_bootstrap(
-        w, blocks=labels, reference=spec.baseline, n_resamples=n_resamples, confidence=confidence, seed=spec.seed
-    )
+    wides, labels = [], []
+    for metric in metrics:
+        blocks = scores.blocks((metric,))
+        losses = scores.step_losses()
+        if demand_class != "all":
+            blocks = blocks[blocks["demand_class"] == demand_class]
+            losses = losses.where(losses.demand_class == demand_class)
+            if blocks.empty:
+                raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
+        w = wide(blocks, metric)  # [(series, origin), model]; each row is one (series, origin) block
+        wides.append(w)
+        labels.append(
+            {
+                "series": lambda w=w: w.index.get_level_values("series_id").to_numpy(),
+                "origin": lambda w=w: w.index.get_level_values("origin").to_numpy(),
+                "block": lambda w=w: np.arange(len(w)),
+            }[resample]()
+        )
+    boots: dict[int, PairedMeans] = {}
+    for i in range(len(wides)):
+        if i in boots:
+            continue
+        same = [j for j in range(i, len(wides)) if j not in boots and np.array_equal(labels[j], labels[i])]
+        shared = paired_means_bootstraps(
+            [wides[j] for j in same],
+            blocks=labels[i],
+            reference=spec.baseline,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=spec.seed,
+        )
+        boots.update(zip(same, shared, strict=True))
+    if not metrics:
+        return []
+    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
+    return [
+        _uncertainty(
+            wides[i],
+            boots[i],
+            fam,
+            losses,
+            spec=spec,
+            metric=metric,
+            unit=unit,
+            demand_class=demand_class,
+            resample=resample,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            mcs=mcs,
+        )
+        for i, metric in enumerate(metrics)
+    ]
+
+
+def _uncertainty(
+    w: pd.DataFrame,
+    boot: PairedMeans,
+    fam: DMFamily,
+    losses: StepLosses,
+    *,
+    spec: LeaderboardSpec,
+    metric: str,
+    unit: str,
+    demand_class: str,
+    resample: str,
+    n_resamples: int,
+    confidence: float,
+    mcs: bool,
+) -> Uncertainty:
+    """One metric's uncertainty from its block scores ``w``, its bootstrap and the DM family."""
     complete = w.dropna()
     rank = keep = interval = None
     if len(complete) >= 2 and complete.shape[1] >= 2:
@@ -213,7 +301,6 @@ def leaderboard_uncertainty(
             seed=spec.seed,
         )
         rank, keep, interval = rb.rank, rb.keep_fraction, _rank_interval(rb.rank_counts, confidence)
-    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
     tested = list(fam.p_value)
     p_holm = dict(zip(tested, holm([fam.p_value[m] for m in tested]), strict=True)) if tested else {}
     mcs_p: dict[str, float] = {}

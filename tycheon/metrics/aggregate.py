@@ -37,6 +37,8 @@ __all__ = [
     "SCALE_COLUMNS",
     "block_scores",
     "check_scale_consistency",
+    "column_values",
+    "group_codes",
     "row_crps",
     "row_scales",
     "scale_column",
@@ -72,6 +74,37 @@ def scale_column(metric: str) -> str:
     return col
 
 
+def group_codes(table: pd.DataFrame, keys: Sequence[str]) -> np.ndarray | None:
+    """``[row]`` int64 code of each row's group of ``keys``, numbered in order of first appearance (the
+    group order of ``groupby(keys, sort=False)``); None where a key has a missing value (such rows would
+    be dropped by a ``groupby``, which the caller then runs itself).
+
+    Categorical keys are read by their codes and other keys factorised once, so no text column is turned
+    into Python objects; the codes are combined one key at a time and re-numbered after each, so the
+    combined number stays below the number of rows."""
+    out: np.ndarray | None = None
+    for k in keys:
+        col = table[k]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes, n = col.cat.codes.to_numpy().astype(np.int64), len(col.cat.categories)
+        else:
+            codes, uniques = pd.factorize(col.to_numpy())
+            codes, n = codes.astype(np.int64, copy=False), len(uniques)
+        if len(codes) and codes.min() < 0:
+            return None
+        out = codes if out is None else pd.factorize(out * max(n, 1) + codes)[0].astype(np.int64, copy=False)
+    if out is None:
+        return np.zeros(len(table), dtype=np.int64)
+    return out if len(keys) > 1 else pd.factorize(out)[0].astype(np.int64, copy=False)
+
+
+def _first_rows(codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """``[group]`` position of each group's first row (groups numbered by first appearance)."""
+    first = np.empty(n_groups, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
 def check_scale_consistency(table: pd.DataFrame) -> None:
     r"""Refuse a table whose rows of one (unit, series_id, origin) carry more than one scale.
 
@@ -84,17 +117,37 @@ def check_scale_consistency(table: pd.DataFrame) -> None:
     ----------
     Evaluation-choices paper, section 11.
     """
+    codes = group_codes(table, SCALE_KEYS)
     for col in ("scale_mae", "scale_rmse"):
         filled = table[col].fillna(-1.0)  # NaN scales must agree too
-        g = filled.groupby([table[k] for k in SCALE_KEYS], sort=False, observed=True)  # only blocks that exist
-        spread = g.max() - g.min()
-        bad = spread[spread != 0]
-        if len(bad):
-            raise ScaleMismatchError(
-                f"{len(bad)} block(s) carry more than one {col} across models/steps, first "
-                f"{dict(zip(SCALE_KEYS, bad.index[0], strict=False))}: every model of a block, a combination included, "
-                "must be scaled by the same in-sample scales recorded by the engine"
-            )
+        values = filled.to_numpy()
+        if codes is None or values.dtype.kind != "f" or np.isinf(values).any():
+            _check_scale_grouped(table, col, filled)  # the general path (missing keys, infinite scales)
+            continue
+        n_groups = int(codes.max()) + 1 if len(codes) else 0
+        first = _first_rows(codes, n_groups)
+        differs = values != values[first][codes]  # [row]: a value other than its block's first
+        if differs.any():
+            bad = np.unique(codes[differs])  # blocks with a second value, in order of first appearance
+            row = int(first[bad[0]])
+            where = {k: table[k].iloc[row] for k in SCALE_KEYS}
+            _scale_mismatch(len(bad), col, where)
+
+
+def _check_scale_grouped(table: pd.DataFrame, col: str, filled: pd.Series) -> None:
+    g = filled.groupby([table[k] for k in SCALE_KEYS], sort=False, observed=True)  # only blocks that exist
+    spread = g.max() - g.min()
+    bad = spread[spread != 0]
+    if len(bad):
+        _scale_mismatch(len(bad), col, dict(zip(SCALE_KEYS, bad.index[0], strict=False)))
+
+
+def _scale_mismatch(n_bad: int, col: str, where: dict[str, object]) -> None:
+    raise ScaleMismatchError(
+        f"{n_bad} block(s) carry more than one {col} across models/steps, first "
+        f"{where}: every model of a block, a combination included, "
+        "must be scaled by the same in-sample scales recorded by the engine"
+    )
 
 
 def _has_band(table: pd.DataFrame, level: str) -> bool:
@@ -283,7 +336,16 @@ def block_scores(
             "need columns the table lacks (lo/hi bands)"
         )
     frame = pd.DataFrame(step_terms(table, needed, crps=None if crps is None else crps.values))
-    keys = [table[k].to_numpy() for k in BLOCK_KEYS]
+    carried = [c for c in ("scale_mae", "scale_rmse", "demand_class", "season_length", "weight") if c in table.columns]
+    codes = group_codes(table, BLOCK_KEYS)
+    if codes is None:  # a missing key: pandas' own grouping on the key values (which drops those rows)
+        keys: list[np.ndarray] | str = [table[k].to_numpy() for k in BLOCK_KEYS]
+        first_of = table
+    else:  # one integer code per block, in order of first appearance: the same groups in the same order
+        keys = "__block"
+        frame[keys] = codes
+        first_of = pd.DataFrame({c: table[c].array for c in carried}, copy=False)
+        first_of[keys] = codes
     g = frame.groupby(keys, sort=False, observed=True)
     mean = g.mean()
     total = g[[t for t in ("abs_err", "abs_y", "zero_y") if t in frame.columns]].sum()
@@ -293,11 +355,14 @@ def block_scores(
     if partial:
         counts = g[partial].count()
         mean[partial] = mean[partial].where(counts.to_numpy() == n_steps.to_numpy()[:, None])
-    first = table.groupby(keys, sort=False, observed=True)[
-        [c for c in ("scale_mae", "scale_rmse", "demand_class", "season_length", "weight") if c in table.columns]
-    ].first()
-    first.index = mean.index
-    out = pd.DataFrame(index=mean.index)
+    first = first_of.groupby(keys, sort=False, observed=True)[carried].first()
+    if codes is None:
+        index = mean.index
+    else:  # the blocks' keys, read at each block's first row
+        rows = _first_rows(codes, len(mean))
+        index = pd.MultiIndex.from_arrays([column_values(table[k], rows) for k in BLOCK_KEYS])
+    first.index = index
+    out = pd.DataFrame(index=index)
     out.index.names = list(BLOCK_KEYS)
     out["n_steps"] = n_steps.to_numpy()
     for c in ("demand_class", "season_length", "weight"):
@@ -317,6 +382,20 @@ def block_scores(
     if crps is not None and "crps" in metrics:
         out["crps_kind"] = pd.Series(crps.kind, index=out.index, dtype=object).where(out["crps"].notna(), None)
     return out.reset_index()
+
+
+def column_values(col: pd.Series, rows: np.ndarray | None = None) -> np.ndarray:
+    """``col.to_numpy()`` (at the positions ``rows``, if given) without turning a whole categorical
+    column into an array first: a categorical of text is gathered from its categories by its codes, so
+    only the rows asked for become Python objects. Equal to ``col.to_numpy()[rows]`` value for value."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        if rows is not None:
+            codes = codes[rows]
+        if not len(codes) or codes.min() >= 0:  # a missing value (code -1) takes the general path
+            return col.cat.categories.to_numpy().take(codes)
+    values = col.to_numpy()
+    return values if rows is None else values[rows]
 
 
 def summarize(blocks: pd.DataFrame, *, metrics: Sequence[str], by: Sequence[str] = ("model", "unit")) -> pd.DataFrame:

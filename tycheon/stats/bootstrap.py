@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +20,7 @@ __all__ = [
     "RankingBootstrap",
     "paired_block_bootstrap",
     "paired_means_bootstrap",
+    "paired_means_bootstraps",
     "ranking_bootstrap",
 ]
 
@@ -179,26 +180,84 @@ def paired_means_bootstrap(
     ----------
     WP26 section 4.1; Künsch (1989); Lahiri (2003); evaluation-choices paper, section 4.
     """
+    return paired_means_bootstraps(
+        [values], blocks=blocks, reference=reference, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )[0]
+
+
+def paired_means_bootstraps(
+    values: Sequence[pd.DataFrame],
+    *,
+    blocks: object,
+    reference: str,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None,
+) -> list[PairedMeans]:
+    """:func:`paired_means_bootstrap` of several tables whose rows share the block labels ``blocks``
+    (e.g. one leaderboard's blocks scored by two metrics), from one block draw: each result equals that
+    table's own call with the same seed, draw for draw and bit for bit (the same chunks of
+    ``[resample, block]`` weights times the same block sums), but the weights are drawn once for all."""
     _check_n_resamples(n_resamples)
     _check_confidence(confidence)
-    if not isinstance(values, pd.DataFrame) or reference not in values.columns:
-        raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
-    x = values.to_numpy(dtype=np.float64)  # [obs, column]
-    if np.isinf(x).any():
-        raise StatisticInputError("values must be finite or NaN (missing)")
+    arrays = []
     labels = np.asarray(blocks)
-    if labels.shape != (x.shape[0],):
-        raise StatisticInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
+    for v in values:
+        if not isinstance(v, pd.DataFrame) or reference not in v.columns:
+            raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
+        x = v.to_numpy(dtype=np.float64)  # [obs, column]
+        if np.isinf(x).any():
+            raise StatisticInputError("values must be finite or NaN (missing)")
+        if labels.shape != (x.shape[0],):
+            raise StatisticInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
+        arrays.append(x)
+    if not arrays:
+        return []
     codes, g = label_codes(labels, "block")
-    present = np.isfinite(x)
-    r = list(values.columns).index(reference)
-    both = present & present[:, [r]]
-    diff = np.where(both, x - np.where(present[:, [r]], x[:, [r]], 0.0), 0.0)
-    stacked = np.concatenate([np.where(present, x, 0.0), present, diff, both], axis=1)  # [obs, 4 * column]
-    sums = np.zeros((g, stacked.shape[1]))
-    np.add.at(sums, codes, stacked)  # [block, 4 * column]
-    k = x.shape[1]
-    boot = np.concatenate([w @ sums for w in _weight_chunks(g, int(n_resamples), as_generator(seed))])
+    parts = []
+    for v, x in zip(values, arrays, strict=True):
+        present = np.isfinite(x)
+        r = list(v.columns).index(reference)
+        both = present & present[:, [r]]
+        diff = np.where(both, x - np.where(present[:, [r]], x[:, [r]], 0.0), 0.0)
+        stacked = np.concatenate([np.where(present, x, 0.0), present, diff, both], axis=1)  # [obs, 4 * column]
+        sums = np.zeros((g, stacked.shape[1]))
+        np.add.at(sums, codes, stacked)  # [block, 4 * column]
+        parts.append((sums, present, r))
+    boots: list[list[np.ndarray]] = [[] for _ in parts]
+    for w in _weight_chunks(g, int(n_resamples), as_generator(seed)):
+        for out, (sums, _, _) in zip(boots, parts, strict=True):
+            out.append(w @ sums)
+    return [
+        _paired_means(
+            v,
+            np.concatenate(b),
+            sums,
+            present,
+            r,
+            reference=reference,
+            g=g,
+            n_resamples=int(n_resamples),
+            confidence=confidence,
+        )
+        for v, b, (sums, present, r) in zip(values, boots, parts, strict=True)
+    ]
+
+
+def _paired_means(
+    values: pd.DataFrame,
+    boot: np.ndarray,
+    sums: np.ndarray,
+    present: np.ndarray,
+    r: int,
+    *,
+    reference: str,
+    g: int,
+    n_resamples: int,
+    confidence: float,
+) -> PairedMeans:
+    """The means, differences, percentile CIs and p-values of one table from its resampled sums."""
+    k = present.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         means = boot[:, :k] / boot[:, k : 2 * k]  # [resample, column]
         deltas = boot[:, 2 * k : 3 * k] / boot[:, 3 * k :]
@@ -228,7 +287,7 @@ def paired_means_bootstrap(
         p,
         present.sum(axis=0),
         g,
-        int(n_resamples),
+        n_resamples,
         confidence,
     )
 

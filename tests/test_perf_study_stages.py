@@ -1,0 +1,31 @@
+"""The study's stage breakdown from the pipeline's stage marks (benchmarks.perf.study.stage_breakdown)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.perf.study import stage_breakdown
+
+
+def _mark(stage: str, t: float, gib: float) -> dict[str, object]:
+    return {"stage": stage, "t": t, "hwm_kb": int(gib * 2**20), "rss_kb": 0}
+
+
+def test_each_stage_lasts_from_the_previous_mark_and_backtests_of_every_model_count_as_one():
+    marks = [
+        _mark("backtest naive", 103.0, 0.5),
+        _mark("backtest drift", 110.0, 0.7),
+        _mark("leaderboards", 130.0, 1.5),
+        _mark("backtest naive", 131.0, 0.6),  # the dial's extra backtest
+        _mark("analyses", 171.5, 2.0),
+    ]
+    out = stage_breakdown(marks, start=100.0)
+    assert list(out) == ["backtest", "leaderboards", "analyses"]
+    assert out["backtest"]["seconds"] == pytest.approx(3.0 + 7.0 + 1.0)
+    assert out["leaderboards"]["seconds"] == pytest.approx(20.0)
+    assert out["analyses"] == {"seconds": pytest.approx(40.5), "peak_gib": pytest.approx(2.0)}
+    assert out["backtest"]["peak_gib"] == pytest.approx(0.7)  # the largest of its marks, not the sum
+
+
+def test_without_marks_there_is_no_stage():
+    assert stage_breakdown([], start=0.0) == {}
