@@ -20,7 +20,7 @@ from benchmarks.results_model import (
 )
 
 from . import charts
-from .analyses import across_page, robustness_page, uncertainty_page
+from .analyses import across_page, robustness_page, uncertainty_pages
 from .definitions import forecaster_docs, model_columns, read_package, registry_glossary
 from .fmt import safe_label
 from .load import Run
@@ -187,10 +187,17 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
         if robustness is not None:
             pages.append(robustness)
             ds_nav.children.append(NavNode(title=robustness.title, page=robustness.path))
-            uncertainty = uncertainty_page(site, run, dataset)
-            if uncertainty is not None:
-                pages.append(uncertainty)
-                ds_nav.children.append(NavNode(title=uncertainty.title, page=uncertainty.path))
+            unc_pages = uncertainty_pages(site, run, dataset)
+            if unc_pages:
+                uncertainty = unc_pages[0]
+                pages.extend(unc_pages)
+                ds_nav.children.append(
+                    NavNode(
+                        title=uncertainty.title,
+                        page=uncertainty.path,
+                        children=[NavNode(title=p.title, page=p.path) for p in unc_pages[1:]],
+                    )
+                )
         class_counts = next(
             (
                 cw.class_counts
