@@ -33,7 +33,10 @@ def test_a_hanging_model_is_stopped_at_its_budget_and_recorded(bench, hostile):
     budget = 2.0
     t0 = time.monotonic()
     assert bench.run(bench.config(["naive", "snaive_momentum", "hang"], budget=budget)) == 0
-    assert time.monotonic() - t0 < budget + 10
+    # stopped, not left to hang: the reason below says it was killed at its 7 s limit (budget + grace); the
+    # bound leaves the rest of the run (imports, two models, statistics, results) room on a loaded 2-core
+    # machine, where it took 14.5 s in all (a fresh-clone CI, 2026-12-01)
+    assert time.monotonic() - t0 < budget + 25
     (run,) = _runs(bench)["hang"]
     assert run["status"] == "failed"
     assert run["reason"] == "WallClockExceeded: hang: stopped at its wall-clock limit of 7 s"
