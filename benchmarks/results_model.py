@@ -17,9 +17,10 @@ metric) tuple, never by position.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -185,6 +186,22 @@ class DatasetInfo(_Model):
     )
 
 
+# An absolute path in a traceback names the machine that ran it (e.g. /work/fullrun/tycheon/...): a published
+# document keeps the part a reader can find, the path inside the repository or inside an installed package.
+_REPO_PATH = re.compile(r"(?:/[^\s\"'/]+)+?/((?:tycheon|benchmarks|tests)/[^\s\"']+\.py)")
+_PACKAGE_PATH = re.compile(r"(?:/[^\s\"'/]+)+/(site-packages|dist-packages)/")
+_STDLIB_PATH = re.compile(r"(?:/[^\s\"'/]+)+/lib/(python3\.\d+)/")
+
+
+def portable_paths(text: str) -> str:
+    """``text`` with absolute file paths made machine-free: a repository file as its path from the
+    repository root (``tycheon/backtest/tasks.py``), an installed package's as ``<site-packages>/...``, the
+    standard library's as ``<python3.X>/...``."""
+    text = _PACKAGE_PATH.sub(lambda m: f"<{m.group(1)}>/", text)
+    text = _STDLIB_PATH.sub(lambda m: f"<{m.group(1)}>/", text)
+    return _REPO_PATH.sub(lambda m: m.group(1), text)
+
+
 class ModelRun(_Model):
     dataset: str
     protocol: Slug
@@ -195,6 +212,12 @@ class ModelRun(_Model):
     timings: dict[str, float | None] = Field(
         description="The cost record (fit_seconds, predict_seconds); excluded from the determinism comparison."
     )
+
+    @field_validator("traceback", mode="after")
+    @classmethod
+    def _portable(cls, value: str | None) -> str | None:
+        return None if value is None else portable_paths(value)
+
     failed_units: dict[str, str] = Field(
         default_factory=dict,
         description=(
