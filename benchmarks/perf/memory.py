@@ -18,7 +18,6 @@ a measured run writes when :data:`STAGE_LOG_ENV` names a file (:func:`mark_stage
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import json
 import os
@@ -75,19 +74,15 @@ def release_heap() -> None:
     """Hand freed memory back to the system between the stages of a run: a full ``gc`` pass, pyarrow's
     pool's unused memory where pyarrow is loaded, then glibc's ``malloc_trim(0)`` (freed arrays below
     glibc's adaptive mmap threshold stay in the heap otherwise, and count in the RSS of every later
-    stage). The trim is skipped where the C library is not glibc."""
+    stage). The trim (:func:`tycheon.backtest.heap.release_free_memory`) is skipped where the C library is
+    not glibc."""
+    from tycheon.backtest.heap import release_free_memory
+
     gc.collect()
     arrow = sys.modules.get("pyarrow")  # only where pyarrow is already in use (parquet reads and writes)
     if arrow is not None:
         arrow.default_memory_pool().release_unused()
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # musl and others: no malloc_trim
-        return
-    trim.argtypes = [ctypes.c_size_t]
-    trim(0)
+    release_free_memory()
 
 
 def mark_stage(name: str) -> None:
