@@ -222,9 +222,13 @@ def _run_model(
     units: list[str],
     min_history: int,
     label: str,
+    point_only: bool = False,
 ) -> ModelOutcome:
     cfg = inputs.config
     panel = loaded.panel
+    quantile_levels = () if point_only else tuple(cfg.quantile_levels)
+    if point_only and isinstance(protocol, RollingOrigin) and protocol.n_calibration_origins:
+        protocol = replace(protocol, n_calibration_origins=0)  # calibration origins only serve the bands
     forecaster_id, params = model.factory_spec()
     key = cache_key(
         dataset=loaded.info["content_hash"],
@@ -234,8 +238,8 @@ def _run_model(
         backend=cfg.backend,
         n_jobs=cfg.n_jobs,
         min_history=min_history,
-        quantiles=list(cfg.quantile_levels),
-        n_samples=cfg.n_samples,
+        quantiles=list(quantile_levels),
+        n_samples=0 if point_only else cfg.n_samples,
         seed=cfg.seed,
         time_budget=cfg.time_budget_seconds,
         library=library_sha256(),
@@ -259,8 +263,8 @@ def _run_model(
         {model.id: forecaster_factory(forecaster_id, **params)},
         units=units,
         chunk_size=chunk,
-        quantile_levels=cfg.quantile_levels,
-        n_samples=cfg.n_samples,
+        quantile_levels=quantile_levels,
+        n_samples=0 if point_only else cfg.n_samples,
         min_history=min_history,
         backend=backend,
         n_jobs=cfg.n_jobs,
@@ -393,7 +397,12 @@ def _run_models(
     skip: Mapping[str, str],
     part: str = "",
     only: Collection[str] | None = None,
+    point_only: bool = False,
 ) -> ProtocolRun:
+    """Every model of the roster (or of ``only``) on one (dataset, protocol). ``point_only``: for an
+    analysis that reads point forecasts only (the dial), no quantiles, sample paths or calibration
+    origins are asked for, so its backtests fit fewer origins and its rows are narrower; the point
+    forecasts, and so every point metric, are those of the full run."""
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
@@ -404,7 +413,16 @@ def _run_models(
         if model.id in skip:  # left out of this dataset's roster by the config, with its reason
             outcome = ModelOutcome(None, {"status": "skipped", "reason": f"left out here: {skip[model.id]}"}, "skipped")
         else:
-            outcome = _run_model(inputs, loaded, protocol, model, units=units, min_history=min_history, label=label)
+            outcome = _run_model(
+                inputs,
+                loaded,
+                protocol,
+                model,
+                units=units,
+                min_history=min_history,
+                label=label,
+                point_only=point_only,
+            )
         cache[label] = outcome.source
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
         if inputs.on_model_done is not None:  # the dial's and the sweep's extra backtests say which they are
@@ -414,8 +432,10 @@ def _run_models(
         mark_stage(f"backtest {model.id}")
     if inputs.config.backend == "joblib":
         _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
-    # one table for every later step; the per-model score sets are released as soon as it exists
-    table = concat_tables([r.table for r in ran]) if ran else None  # keeps the text columns categorical
+    # one table for every later step, in key order (a unit's rows are one slice: the leaderboards read
+    # them without a copy); each model's columns are released as they are concatenated, so the peak is
+    # the table plus about two columns, not two tables
+    table = concat_tables([r.table for r in ran], sort_keys=True, release=True) if ran else None
     metas = [r.meta for r in ran]
     ran.clear()
     mark_stage("concatenate score sets")
@@ -591,6 +611,7 @@ def _analyses(
             skip=entry.skip_models,
             part="aggregation dial",
             only=entry.analysis_models,
+            point_only=True,  # the dial ranks point metrics only (tycheon.analysis.dial)
         ).table
     analyses = dataset_analyses(
         table,

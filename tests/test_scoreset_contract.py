@@ -16,7 +16,7 @@ import pytest
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
 from tycheon.backtest.protocol import RollingOrigin
-from tycheon.backtest.scoreset import ScoreSet, concat_tables, conform_table, sorted_categorical
+from tycheon.backtest.scoreset import ScoreSet, concat_tables, conform_table, key_order, sorted_categorical
 from tycheon.contract import SCORESET_COLUMNS, SCORESET_SCHEMA, SCORESET_SCHEMA_KEY, TEXT_COLUMNS
 from tycheon.testing.toys import MeanForecaster, NaiveForecaster, toy_panel
 
@@ -82,6 +82,39 @@ def test_concat_keeps_categoricals_with_the_sorted_union_of_categories():
     assert list(joined["model"].cat.categories) == ["mean", "naive"]
     expected = pd.concat([p.astype({n: object for n in TEXT_COLUMNS}) for p in parts], ignore_index=True)
     pd.testing.assert_frame_equal(joined.astype({n: object for n in TEXT_COLUMNS}), expected, check_exact=True)
+
+
+def test_concat_in_key_order_equals_pandas_sort_values_and_releases_the_inputs():
+    scores = _scores()
+    parts = [scores.select(model=m).table for m in ("naive", "mean")]  # model-major, the engine's order
+    expected = (
+        pd.concat([p.astype({n: object for n in TEXT_COLUMNS}) for p in parts], ignore_index=True)
+        .sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable")
+        .reset_index(drop=True)
+    )
+    copies = [p.copy() for p in parts]
+    joined = concat_tables(copies, sort_keys=True, release=True)
+    _assert_contract(joined)
+    pd.testing.assert_frame_equal(joined.astype({n: object for n in TEXT_COLUMNS}), expected, check_exact=True)
+    assert all(c.shape[1] == 0 for c in copies)  # every column was taken out of the inputs
+    # the order of the inputs does not matter, and without release they are left as they were
+    again = concat_tables(parts[::-1], sort_keys=True)
+    pd.testing.assert_frame_equal(again, joined, check_exact=True)
+    assert all(p.shape[1] == joined.shape[1] for p in parts)
+
+
+def test_key_order_equals_a_stable_sort_of_the_labels_with_missing_keys_last():
+    table = pd.DataFrame(
+        {
+            "unit": pd.Categorical(["series", "total", "series", "series"]),
+            "model": pd.Categorical(["b", "a", "a", None], categories=["a", "b"]),
+            "series_id": ["s2", "t", "s10", "s2"],
+            "origin": pd.to_datetime(["2020-01-01"] * 4),
+            "step": np.array([1, 1, 2, 1], dtype=np.int16),
+        }
+    )
+    expected = table.sort_values(["unit", "model", "series_id", "origin", "step"], kind="stable", na_position="last")
+    assert list(key_order(table)) == list(expected.index)
 
 
 def test_parquet_round_trip_is_dictionary_encoded_and_records_the_contract(tmp_path):

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import Alternative
+from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
 from tycheon.metrics.aggregate import (
@@ -126,41 +127,13 @@ _USED = (
 )
 
 
-_SORT_KEYS = ("unit", "model", "series_id", "origin", "step")
-
-
 def _sort_order(table: pd.DataFrame) -> np.ndarray:
-    """Positions that put ``table`` in key order (unit, model, series, origin, step), stably: the order
-    ``sort_values(keys, kind="stable")`` gives (each key's sorted codes, missing keys last, then
-    ``np.lexsort``), computed on integer codes without copying the table."""
-    codes = []
-    for k in _SORT_KEYS:
-        c, uniques = pd.factorize(table[k], sort=True)
-        # a missing key sorts last, as in sort_values; each key's codes in the smallest integer type that
-        # holds them (the order is the same; five int64 copies of a 15M-row table were 600 MB at once)
-        codes.append(np.where(c < 0, len(uniques), c).astype(np.min_scalar_type(len(uniques)), copy=False))
-    return np.lexsort(codes[::-1])
+    """Positions that put ``table`` in key order (unit, model, series, origin, step), stably
+    (:func:`tycheon.backtest.scoreset.key_order`)."""
+    return key_order(table)
 
 
-def _take(table: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows ``positions`` of ``columns`` (default all) as a new frame with a fresh index, gathered column
-    by column: one copy of only those cells, with no block-wise intermediate (``frame[cols]`` then a
-    row selection then ``reset_index`` copied the rows two or three times).
-
-    Where ``positions`` is one ascending run (``a, a+1, ..., b-1``: a table already in key order, as a
-    reader of a large sidecar hands it over) the columns are slices of the table's own arrays, not
-    copies; nothing here writes into the rows it is given."""
-    n = len(positions)
-    run = bool(n) and int(positions[-1]) - int(positions[0]) == n - 1 and bool((np.diff(positions) == 1).all())
-    a = int(positions[0]) if run else 0
-    out = {}
-    for c in table.columns if columns is None else columns:
-        col = table[c]
-        if run:
-            out[c] = col.to_numpy()[a : a + n] if isinstance(col.dtype, np.dtype) else col.array[a : a + n]
-        else:
-            out[c] = col.to_numpy()[positions] if isinstance(col.dtype, np.dtype) else col.array.take(positions)
-    return pd.DataFrame(out, copy=False)
+_take = take_rows  # rows at positions, column by column; a slice where the positions are one run
 
 
 def columns_read(*, quantile_levels: tuple[float, ...] = ()) -> list[str]:

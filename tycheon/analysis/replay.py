@@ -49,7 +49,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from tycheon.backtest.scoreset import concat_tables
+from tycheon.backtest.scoreset import concat_tables, take_rows
+from tycheon.contract import SCORESET_COLUMNS
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, check_scale_consistency
 from tycheon.metrics.registry import get_metric
@@ -63,6 +64,10 @@ __all__ = [
     "replay_tables",
     "replay_units",
 ]
+
+_READ = frozenset(SCORESET_COLUMNS) - {"lo80", "hi80", "lo95", "hi95"}
+"""The score-set columns the replay reads: not the bands nor the models' quantiles (the served
+combination has neither)."""
 
 REPLAY_CLASSES = ("all", "smooth", "erratic", "intermittent", "lumpy")
 """Demand classes reported; ``all`` pools every class (``undefined`` included)."""
@@ -218,10 +223,20 @@ class _Grid:
         self.point[rs, ro, rm, steps - 1] = table["point"].to_numpy(dtype=np.float64)
 
     def _codes(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        s = pd.Categorical(frame["series_id"].astype(str), categories=self.series).codes.astype(np.int64)
+        s = self._series_codes(frame["series_id"])
         o = np.searchsorted(self.origins, frame["origin"].to_numpy())
         m = pd.Categorical(frame["model"], categories=self.models).codes.astype(np.int64)
         return s, o, m
+
+    def _series_codes(self, col: pd.Series) -> np.ndarray:
+        """Each row's position in the grid's series (``-1``: not there), as ``pd.Categorical(col.astype(str),
+        categories=self.series).codes``; a categorical column is mapped through its categories, so no
+        row's label is made (15 million at M5 size)."""
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy()
+            at = pd.Categorical(col.cat.categories.astype(str), categories=self.series).codes.astype(np.int64)
+            return np.where(codes >= 0, at[codes], -1)
+        return pd.Categorical(col.astype(str), categories=self.series).codes.astype(np.int64)
 
     def take(self, keep: np.ndarray) -> _Grid:
         """The grid on the origins ``keep`` (sorted positions) only."""
@@ -435,7 +450,9 @@ def replay(table: pd.DataFrame, *, spec: ReplaySpec, unit: str = "series") -> Re
     if "unit" not in table.columns:
         raise InputError("table must be a score-set table (column 'unit' missing)")
     rows = (table["unit"] == unit).to_numpy()
-    t = table if rows.all() else table[rows]  # no copy when the table holds this unit only
+    # the unit's rows of the columns the replay reads: a slice (no copy) of a table in key order, as the
+    # harness hands it over; a gather of those columns only otherwise (not of bands and quantiles)
+    t = take_rows(table, np.flatnonzero(rows), [c for c in table.columns if c in _READ])
     if t.empty:
         raise InputError(f"no rows for unit {unit!r}; units present: {sorted(table['unit'].unique())}")
     grid = _Grid(t, spec)

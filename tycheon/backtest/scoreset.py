@@ -50,6 +50,7 @@ origin, overlap lag, per-model cost (fit/predict seconds) and status.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,12 +69,15 @@ from tycheon.contract import (
 
 __all__ = [
     "KEY_COLUMNS",
+    "SORT_KEYS",
     "SCORESET_COLUMNS",
     "ScoreSet",
     "concat_tables",
     "conform_table",
+    "key_order",
     "quantile_column",
     "sorted_categorical",
+    "take_rows",
 ]
 
 _INT_COLUMNS = tuple(name for name, dtype in SCORESET_COLUMNS.items() if dtype.startswith("int"))
@@ -136,7 +140,51 @@ def conform_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def concat_tables(frames: list[pd.DataFrame]) -> pd.DataFrame:
+SORT_KEYS = ("unit", "model", "series_id", "origin", "step")
+"""The score set's key order: unit, then model, series, origin and horizon step (the order every table
+of :mod:`tycheon.analysis.leaderboard` reads its rows in)."""
+
+
+def key_order(table: pd.DataFrame) -> np.ndarray:
+    """Positions that put ``table`` in key order (:data:`SORT_KEYS`), stably: the order
+    ``sort_values(SORT_KEYS, kind="stable")`` gives (each key's sorted codes, missing keys last, then
+    ``np.lexsort``), computed on integer codes without copying the table."""
+    codes = []
+    for k in SORT_KEYS:
+        col = table[k]
+        if isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_monotonic_increasing:
+            c, n = col.cat.codes.to_numpy(), len(col.cat.categories)  # sorted categories: codes sort as labels
+        else:
+            c, uniques = pd.factorize(col, sort=True)
+            n = len(uniques)
+        # a missing key sorts last, as in sort_values; each key's codes in the smallest integer type that
+        # holds them (the order is the same; five int64 copies of a 15M-row table were 600 MB at once)
+        codes.append(np.where(c < 0, n, c).astype(np.min_scalar_type(n), copy=False))
+    return np.lexsort(codes[::-1])
+
+
+def take_rows(table: pd.DataFrame, positions: np.ndarray, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows ``positions`` of ``columns`` (default all) as a new frame with a fresh index, gathered column
+    by column: one copy of only those cells, with no block-wise intermediate (``frame[cols]`` then a
+    row selection then ``reset_index`` copied the rows two or three times).
+
+    Where ``positions`` is one ascending run (``a, a+1, ..., b-1``: a unit of a table in key order, as
+    :func:`concat_tables` with ``sort_keys`` and a reader of a large sidecar hand it over) the columns are
+    slices of the table's own arrays, not copies; the caller must not write into them."""
+    n = len(positions)
+    run = bool(n) and int(positions[-1]) - int(positions[0]) == n - 1 and bool((np.diff(positions) == 1).all())
+    a = int(positions[0]) if run else 0
+    out = {}
+    for c in table.columns if columns is None else columns:
+        col = table[c]
+        if run:
+            out[c] = col.to_numpy()[a : a + n] if isinstance(col.dtype, np.dtype) else col.array[a : a + n]
+        else:
+            out[c] = col.to_numpy()[positions] if isinstance(col.dtype, np.dtype) else col.array.take(positions)
+    return pd.DataFrame(out, copy=False)
+
+
+def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, release: bool = False) -> pd.DataFrame:
     """Concatenate score-set tables (same columns) keeping the text columns categorical.
 
     Column by column (no intermediate frame, so the peak is the inputs plus the result): a column that
@@ -144,24 +192,52 @@ def concat_tables(frames: list[pd.DataFrame]) -> pd.DataFrame:
     remapped onto them (``pandas.api.types.union_categoricals``); any other column is concatenated as
     :func:`pandas.concat` would (``numpy`` concatenation where the dtypes agree). Empty tables are left
     out (they add no rows); the index is reset.
+
+    Parameters
+    ----------
+    frames : list of DataFrame
+        The tables, in the order their rows are concatenated.
+    sort_keys : bool, default False
+        Put the rows in key order (:func:`key_order`), the order every leaderboard reads them in, so a
+        unit's rows are one slice of the result (read without a copy) and the result does not depend on
+        the order of ``frames``. Row keys are unique in a score set, so the order is fully determined.
+    release : bool, default False
+        Delete each column from the input frames once it is concatenated, so that the peak is the
+        result plus about two columns instead of the inputs plus the result (the inputs are consumed:
+        for a caller that drops them afterwards).
     """
     from pandas.api.types import union_categoricals
 
     frames = [f for f in frames if len(f)] or list(frames)[:1]  # empty tables add no rows (nor dtypes)
-    if len(frames) == 1:
+    columns = list(frames[0].columns) if frames else []
+    if len(frames) == 1 and not sort_keys:
         return frames[0].reset_index(drop=True)
-    columns = list(frames[0].columns)
     if not frames or any(list(f.columns) != columns for f in frames):
-        return pd.concat(frames, ignore_index=True)
-    out: dict[str, Any] = {}
-    for name in columns:
+        out_frame = pd.concat(frames, ignore_index=True)
+        return out_frame.take(key_order(out_frame)).reset_index(drop=True) if sort_keys else out_frame
+
+    def joined(name: str) -> Any:
         parts = [f[name] for f in frames]
         if all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
-            out[name] = sorted_categorical(union_categoricals([p.array for p in parts], sort_categories=True))
-        elif all(isinstance(p.dtype, np.dtype) and p.dtype == parts[0].dtype for p in parts):
-            out[name] = np.concatenate([p.to_numpy() for p in parts])
-        else:
-            out[name] = pd.concat(parts, ignore_index=True).array
+            return sorted_categorical(union_categoricals([p.array for p in parts], sort_categories=True))
+        if all(isinstance(p.dtype, np.dtype) and p.dtype == parts[0].dtype for p in parts):
+            return np.concatenate([p.to_numpy() for p in parts])
+        return pd.concat(parts, ignore_index=True).array
+
+    out: dict[str, Any] = {}
+    order = None
+    if sort_keys:  # the key columns first: the order is read from them
+        keys = {k: joined(k) for k in SORT_KEYS}
+        order = key_order(pd.DataFrame(keys, copy=False))
+        if bool((np.diff(order) == 1).all()):
+            order = None  # already in key order: no gather
+    for name in columns:
+        col = keys.pop(name) if sort_keys and name in keys else joined(name)
+        if release:
+            for f in frames:
+                del f[name]
+        out[name] = col if order is None else col.take(order)
+        del col
     return pd.DataFrame(out, copy=False)
 
 
