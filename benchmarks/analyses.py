@@ -81,14 +81,19 @@ def dataset_analyses(
     dial_table: pd.DataFrame | None = None,
     dial_models: Sequence[str] | None = None,
     n_resamples: int = N_RESAMPLES,
+    units: Sequence[str] | None = None,
 ) -> DatasetAnalyses:
     """Every per-dataset analysis of one rolling-origin score set (see the module docstring).
 
     ``dial_models``: the models the dial covers (the config's ``analysis_models``; ``dial_table`` holds
-    these only), recorded in its table; None: every model of the score set."""
+    these only), recorded in its table; None: every model of the score set. ``units``: the order the
+    per-unit tables are listed in (the config's: those not in the table are left out, and any other
+    unit of the table follows them in the order it first appears, which is the order without ``units``)."""
     tag = {"dataset": dataset, "protocol": protocol}
     scores = PreparedScores(table) if dial_table is None or dial_table.empty else PreparedScores(table, dial_table)
-    leaderboard_units = list(pd.unique(table["unit"]))
+    present = list(pd.unique(table["unit"]))
+    order = [] if units is None else [u for u in units if u in set(present)]
+    leaderboard_units = order + [u for u in present if u not in set(order)]
     out = DatasetAnalyses()
 
     def attempt(what: str, fn: Any) -> Any:

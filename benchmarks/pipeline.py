@@ -621,6 +621,7 @@ def _analyses(
         n_series=loaded.panel.n_series,
         dial_table=dial_table,
         dial_models=entry.analysis_models,
+        units=list(entry.units),  # the table is in key order; the tables are listed in the config's
     )
     sweep = None
     if entry.sweep:

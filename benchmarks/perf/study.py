@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     written = write_results(doc, sidecar, results_dir=out / "results")
     results_write_s = time.perf_counter() - t0
     del doc, sidecar
-    sidecar_files = sorted(written.parent.glob("*.parquet"))
+    sidecar_files = sorted((written.parent / "sidecars").glob("*.parquet"))  # stored once per content hash
     t0 = time.perf_counter()
     subprocess.run(
         [
