@@ -102,6 +102,10 @@ class UnitScores:
         self.unit = unit
         self._table = table
         self._index = index  # [row] positions in ``table``; None: every row
+        # the same rows as one slice where they are one run (a unit of a table in key order): a numeric
+        # column is then read as a view of the table's array, not gathered
+        run = index is not None and len(index) > 0 and int(index[-1]) - int(index[0]) == len(index) - 1
+        self._span: slice | np.ndarray | None = slice(int(index[0]), int(index[-1]) + 1) if run else index
         self._blocks: pd.DataFrame | None = None
         self._metrics: tuple[str, ...] = ()
         self._losses: StepLosses | None = None
@@ -109,7 +113,7 @@ class UnitScores:
 
     def column(self, name: str) -> np.ndarray:
         """One column of the unit's rows (a numpy array; gathered when the unit is part of its table)."""
-        return column_values(self._table[name], self._index)
+        return column_values(self._table[name], self._span)
 
     def _codes(self) -> tuple[np.ndarray, list[str]]:
         if self._model_codes is None:
@@ -173,13 +177,19 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     m_codes, models = unit._codes()
     loss = np.full((len(cells), len(models)), np.nan)  # [cell, model]
     loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
-        ("abs_err",), actual=unit.column("actual").astype(np.float64), point=unit.column("point").astype(np.float64)
+        ("abs_err",),
+        actual=np.asarray(unit.column("actual"), dtype=np.float64),  # no copy of a float column
+        point=np.asarray(unit.column("point"), dtype=np.float64),
     )["abs_err"]
     first = np.zeros(len(cells), dtype=np.int64)
     first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
     p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)
     scale = {
-        c: unit.column(c).astype(np.float64)[first] if c in unit._table.columns else np.full(len(cells), np.nan)
+        c: (
+            np.asarray(unit.column(c), dtype=np.float64)[first]
+            if c in unit._table.columns
+            else np.full(len(cells), np.nan)
+        )
         for c in ("scale_mae", "scale_rmse")
     }
     classes = (
@@ -211,7 +221,12 @@ class PreparedScores(Mapping[str, UnitScores]):
         self._units: dict[str, UnitScores] = {}
         for table in tables:
             check_table(table)
-            codes, uniques = pd.factorize(table["unit"].to_numpy())
+            unit = table["unit"]
+            if isinstance(unit.dtype, pd.CategoricalDtype):  # by its codes: no label made per row
+                codes, first = pd.factorize(unit.cat.codes.to_numpy())
+                uniques = unit.cat.categories.take(first).to_numpy()  # in the order they first appear
+            else:
+                codes, uniques = pd.factorize(unit.to_numpy())
             for j, unit in enumerate(uniques):
                 if unit in self._units:
                     raise InputError(f"unit {unit!r} appears in more than one table")

@@ -384,7 +384,7 @@ def block_scores(
     return out.reset_index()
 
 
-def column_values(col: pd.Series, rows: np.ndarray | None = None) -> np.ndarray:
+def column_values(col: pd.Series, rows: np.ndarray | slice | None = None) -> np.ndarray:
     """``col.to_numpy()`` (at the positions ``rows``, if given) without turning a whole categorical
     column into an array first: a categorical of text is gathered from its categories by its codes, so
     only the rows asked for become Python objects. Equal to ``col.to_numpy()[rows]`` value for value."""
