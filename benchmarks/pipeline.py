@@ -68,6 +68,7 @@ from tycheon.analysis.leaderboard import (
     interval_tables,
     leaderboard_tables,
 )
+from tycheon.analysis.prepared import READ_COLUMNS
 from tycheon.backtest import engine
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
@@ -402,7 +403,8 @@ def _run_models(
     """Every model of the roster (or of ``only``) on one (dataset, protocol). ``point_only``: for an
     analysis that reads point forecasts only (the dial), no quantiles, sample paths or calibration
     origins are asked for, so its backtests fit fewer origins and its rows are narrower; the point
-    forecasts, and so every point metric, are those of the full run."""
+    forecasts, and so every point metric, are those of the full run; each model's table keeps only the
+    columns prepared scores read (:data:`tycheon.analysis.prepared.READ_COLUMNS`)."""
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
@@ -429,6 +431,9 @@ def _run_models(
             inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
         if outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
+            if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
+                unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
+                outcome.scores.table.drop(columns=unread, inplace=True)
         mark_stage(f"backtest {model.id}")
     if inputs.config.backend == "joblib":
         _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory

@@ -27,6 +27,7 @@ from tycheon.stats.ranking import rank_by_mean
 
 __all__ = [
     "BLOCK_METRICS",
+    "READ_COLUMNS",
     "DMFamily",
     "PreparedScores",
     "StepLosses",
@@ -44,6 +45,9 @@ _GROUPS = re.compile(r"^(groups|groups_random):(\d+)$")
 _NEEDED = ("model", "unit", "series_id", "origin", "step", "target_period", "actual", "point")
 _OPTIONAL = ("demand_class", "season_length", "scale_mae", "scale_rmse", "weight")
 BLOCK_METRICS = ("mase", "rmsse", "wape")
+READ_COLUMNS = (*_NEEDED, *_OPTIONAL)
+"""The score-set columns prepared scores read (block scores and per-step losses of point forecasts):
+a table of only these serves every analysis built on them."""
 
 
 def check_table(table: pd.DataFrame) -> None:
@@ -132,7 +136,7 @@ class UnitScores:
         """The needed columns at some row positions of the table (column by column: no full-table copy).
         Text columns come as arrays of objects, as ``to_numpy`` gives them; ``categorical`` keeps them
         categorical (for :func:`~tycheon.metrics.aggregate.block_scores`, whose blocks are the same)."""
-        cols = [c for c in (*_NEEDED, *_OPTIONAL) if c in self._table.columns]
+        cols = [c for c in READ_COLUMNS if c in self._table.columns]
         if positions is None:
             return self._table[cols]
         if categorical:

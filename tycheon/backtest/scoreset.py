@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon.backtest.heap import release_free_memory
 from tycheon.contract import (
     KEY_COLUMNS,
     SCORESET_COLUMNS,
@@ -204,7 +205,8 @@ def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, releas
     release : bool, default False
         Delete each column from the input frames once it is concatenated, so that the peak is the
         result plus about two columns instead of the inputs plus the result (the inputs are consumed:
-        for a caller that drops them afterwards).
+        for a caller that drops them afterwards). The freed heap is handed back to the OS after each
+        column (:func:`tycheon.backtest.heap.release_free_memory`).
     """
     from pandas.api.types import union_categoricals
 
@@ -236,6 +238,10 @@ def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, releas
         if release:
             for f in frames:
                 del f[name]
+            # the inputs' columns are below glibc's mmap threshold (heap memory, kept for reuse when freed)
+            # while the joined column is mapped afresh: without a trim the freed heap stays resident and
+            # the peak is two tables again (m5scale: 4.2 GiB for a 2.3 GiB table)
+            release_free_memory()
         out[name] = col if order is None else col.take(order)
         del col
     return pd.DataFrame(out, copy=False)
