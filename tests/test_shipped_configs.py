@@ -6,7 +6,8 @@ protocol code places the rolling origins (:meth:`RollingOrigin.origins`, which r
 :class:`ProtocolError` when fewer than ``n_origins`` leave a full horizon and the minimum history), the
 calibration origins (:func:`calibration_plan`: every one asked for must be usable), every unit of
 analysis, the dial's units and the sweep's variants (:func:`build_unit`), and each competition block's
-hold-out (:meth:`CompetitionHoldout.from_panel`). A config that would stop at once, or silently score
+hold-out (:meth:`CompetitionHoldout.from_panel`), and the protocols of the sensitivity audit where the
+config runs one. A config that would stop at once, or silently score
 fewer origins than it says, fails here instead of after hours of model fits.
 """
 
@@ -20,6 +21,8 @@ import pytest
 from benchmarks.analyses import dial_unit_names
 from benchmarks.config import CONFIGS_DIR, BenchmarkConfig, DatasetEntry, resolve_benchmark_config
 from benchmarks.pipeline import MANIFEST, load_dataset, rolling_protocol
+from benchmarks.replay_audit import sensitivity_datasets
+from tycheon.analysis.sensitivity import sensitivity_protocols
 from tycheon.backtest.calibration import calibration_min_history
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.protocol import calibration_plan
@@ -51,6 +54,20 @@ def check_rolling_dataset(cfg: BenchmarkConfig, entry: DatasetEntry, config_dir:
         data = build_unit(panel, unit, first_fit_end=first_fit_end, seed=cfg.seed)
         scoreable = data.observed[:, :first_fit_end].sum(axis=1) >= min_history
         assert scoreable.any(), f"{entry.key}: unit {unit} has no series with {min_history} periods at the first origin"
+    if entry.key in sensitivity_datasets(cfg):  # the audit's protocols too (it was skipped on m5scale at 73 months)
+        sens = cfg.sensitivity
+        protocols = sensitivity_protocols(
+            rolling,
+            panel,
+            static_gap=sens.static_gap,
+            boundary_shifts=sens.boundary_shifts,
+            refit_shift=sens.refit_shift,
+            min_history=min_history,
+        )
+        for name, protocol in protocols.items():
+            assert protocol.origins(panel, min_history=min_history), (
+                f"{entry.key}: audit protocol {name} places no origin"
+            )
     for setting in entry.sweep:
         variant = load_dataset(
             entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample, manifest=MANIFEST
