@@ -267,19 +267,22 @@ class _Losses:
     model with no value at all counts as absent, as a ``pivot_table`` would leave its column out."""
 
     grid: _StepGrid
-    values: np.ndarray  # [key, model]
+    values: np.ndarray  # [key, model], column-major: each model's losses are contiguous
     present: dict[str, int]  # model -> column of ``values``, models with at least one value
+    finite: np.ndarray  # [key, model] ~isnan(values), read by every test of the model
 
     def n_keys_with_value(self) -> int:
-        return int((~np.isnan(self.values)).any(axis=1).sum())
+        return int(self.finite.any(axis=1).sum())
 
 
 def _pivot(grid: _StepGrid, values: pd.Series | np.ndarray) -> _Losses:
-    """Per-step values placed on the grid ``[(series, origin, step), model]``."""
-    arr = np.full((grid.n_keys, len(grid.models)), np.nan)
+    """Per-step values placed on the grid ``[(series, origin, step), model]``, stored column by column
+    (a model's column is read whole by each of its DM tests: 1,600 of them at M5 size)."""
+    arr = np.full((grid.n_keys, len(grid.models)), np.nan, order="F")
     arr[grid.row, grid.col] = np.asarray(values, dtype=np.float64)
-    has = (~np.isnan(arr)).any(axis=0)
-    return _Losses(grid, arr, {str(m): j for j, m in enumerate(grid.models) if has[j]})
+    finite = ~np.isnan(arr)
+    has = finite.any(axis=0)
+    return _Losses(grid, arr, {str(m): j for j, m in enumerate(grid.models) if has[j]}, finite)
 
 
 def _band_grid(table: pd.DataFrame) -> int:
@@ -308,8 +311,9 @@ def _dm(
     absent = [m for m in (a, b) if m not in losses.present]
     if absent:
         return None, f"no losses for {' and '.join(absent)}"
-    la, lb = losses.values[:, losses.present[a]], losses.values[:, losses.present[b]]
-    both = ~np.isnan(la) & ~np.isnan(lb)  # [key], in key order
+    ja, jb = losses.present[a], losses.present[b]
+    la, lb = losses.values[:, ja], losses.values[:, jb]
+    both = losses.finite[:, ja] & losses.finite[:, jb]  # [key], in key order
     if not both.any():
         return None, f"{a} and {b} share no scored rows"
     if not both.all():  # a pair that shares every key (the usual case) is tested on the columns themselves

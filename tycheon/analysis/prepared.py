@@ -179,7 +179,7 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     cell = (s_codes.astype(np.int64) * len(o_uni) + o_codes) * n_h + h
     cells, cell_idx = np.unique(cell, return_inverse=True)
     m_codes, models = unit._codes()
-    loss = np.full((len(cells), len(models)), np.nan)  # [cell, model]
+    loss = np.full((len(cells), len(models)), np.nan, order="F")  # [cell, model]: a model's losses contiguous
     loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
         ("abs_err",),
         actual=np.asarray(unit.column("actual"), dtype=np.float64),  # no copy of a float column
