@@ -119,9 +119,24 @@ class UnitScores:
         """One column of the unit's rows (a numpy array; gathered when the unit is part of its table)."""
         return column_values(self._table[name], self._span)
 
+    def factorize(self, name: str, *, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``pd.factorize(self.column(name), sort=sort)``, the same codes and uniques; a categorical column
+        (the score set's text columns) is factorised by its integer codes, so no row's label is made
+        (equal codes are equal labels; with ``sort`` the categories must be sorted, as the contract keeps
+        them, else the labels are factorised)."""
+        col = self._table[name]
+        if isinstance(col.dtype, pd.CategoricalDtype) and (not sort or col.cat.categories.is_monotonic_increasing):
+            raw = col.cat.codes.to_numpy()
+            raw = raw if self._span is None else raw[self._span]
+            if not len(raw) or raw.min() >= 0:  # a missing value (code -1) takes the general path
+                codes, first = pd.factorize(raw, sort=sort)
+                return codes, col.cat.categories.to_numpy().take(first)
+        codes, uniques = pd.factorize(self.column(name), sort=sort)
+        return codes, np.asarray(uniques)
+
     def _codes(self) -> tuple[np.ndarray, list[str]]:
         if self._model_codes is None:
-            codes, uniques = pd.factorize(self.column("model"), sort=True)
+            codes, uniques = self.factorize("model", sort=True)
             self._model_codes = (codes, [str(m) for m in uniques])
         return self._model_codes
 
@@ -130,6 +145,14 @@ class UnitScores:
         return self._codes()[1]
 
     def nunique(self, name: str) -> int:
+        """Distinct values of a column among the unit's rows (``pd.unique(...).size``; a categorical
+        column counted by its codes)."""
+        col = self._table[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            raw = col.cat.codes.to_numpy()
+            raw = raw if self._span is None else raw[self._span]
+            if not len(raw) or raw.min() >= 0:
+                return int(np.unique(raw).size)
         return int(pd.unique(self.column(name)).size)
 
     def _take(self, positions: np.ndarray | None, *, categorical: bool = False) -> pd.DataFrame:
@@ -172,7 +195,7 @@ class UnitScores:
 
 
 def _step_losses(unit: UnitScores) -> StepLosses:
-    s_codes, _ = pd.factorize(unit.column("series_id"))
+    s_codes, _ = unit.factorize("series_id")
     o_codes, o_uni = pd.factorize(unit.column("origin"), sort=True)
     h = unit.column("step").astype(np.int64) - 1
     n_h = int(h.max()) + 1 if len(h) else 1
