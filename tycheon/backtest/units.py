@@ -79,15 +79,33 @@ def _aggregate(panel: Panel, unit: str, codes: np.ndarray, names: np.ndarray, cu
     """Sum series into ``len(names)`` aggregates; ``codes[s]`` is series s's aggregate."""
     view = panel.dense()
     n_agg, n_t = len(names), view.shape[1]
+    lowest = np.iinfo(np.int64).min  # NaT is the smallest int64: never the max of a member
     values = np.zeros((n_agg, n_t))  # [aggregate, time]
-    np.add.at(values, codes, np.where(view.observed, view.values, 0.0))
     counts = np.zeros((n_agg, n_t), dtype=np.int64)
-    np.add.at(counts, codes, view.observed.astype(np.int64))
+    avail = np.full((n_agg, n_t), lowest, dtype=np.int64)
+    # members of each aggregate as one run of rows, in series order (a stable sort). The float sums add
+    # the k-th member of every aggregate at step k, so each aggregate adds its members one after another
+    # in series order, as ``np.add.at`` does (the same floats), without its per-element loop (8.5 s of
+    # the dial's 10,000-series backtests); counts and maxima are exact in any order
+    order = np.argsort(codes, kind="stable")
+    members = np.bincount(codes, minlength=n_agg)
+    has = np.flatnonzero(members)
+    starts = (np.cumsum(members) - members)[has]
+    observed_rows = view.observed[order]
+    filled = np.where(observed_rows, view.values[order], 0.0)
+    depth = int(members.max()) if len(has) else 0
+    if len(has) <= depth:  # few large aggregates: one sum over each run (numpy adds the rows in order)
+        for g, a in zip(has, starts, strict=True):
+            values[g] = filled[a : a + members[g]].sum(axis=0)
+    else:  # many small ones: the k-th member of every aggregate at once
+        for k in range(depth):
+            deep = members[has] > k  # the aggregates with a k-th member
+            values[has[deep]] += filled[starts[deep] + k]
+    counts[has] = np.add.reduceat(observed_rows.astype(np.int64), starts, axis=0)
+    stamps = np.where(observed_rows, view.available_at.astype(np.int64)[order], lowest)
+    avail[has] = np.maximum.reduceat(stamps, starts, axis=0)
     observed = counts > 0
-    stamps = view.available_at.astype(np.int64)  # NaT is the smallest int64: never the max of a member
-    avail = np.full((n_agg, n_t), np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(avail, codes, np.where(view.observed, stamps, np.iinfo(np.int64).min))
-    available_at = np.where(observed, avail, np.iinfo(np.int64).min).astype("datetime64[ns]")
+    available_at = np.where(observed, avail, lowest).astype("datetime64[ns]")
     values = np.where(observed, values, np.nan)
     if "weight" in panel.attributes.columns:
         weight = np.bincount(codes, weights=panel.attributes["weight"].to_numpy(dtype=np.float64), minlength=n_agg)
