@@ -108,8 +108,9 @@ class UnitScores:
         self._index = index  # [row] positions in ``table``; None: every row
         # the same rows as one slice where they are one run (a unit of a table in key order): a numeric
         # column is then read as a view of the table's array, not gathered
-        run = index is not None and len(index) > 0 and int(index[-1]) - int(index[0]) == len(index) - 1
-        self._span: slice | np.ndarray | None = slice(int(index[0]), int(index[-1]) + 1) if run else index
+        self._span: slice | np.ndarray | None = index
+        if index is not None and len(index) > 0 and int(index[-1]) - int(index[0]) == len(index) - 1:
+            self._span = slice(int(index[0]), int(index[-1]) + 1)
         self._blocks: pd.DataFrame | None = None
         self._metrics: tuple[str, ...] = ()
         self._losses: StepLosses | None = None
