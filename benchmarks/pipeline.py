@@ -83,6 +83,7 @@ from tycheon.data.panel import Panel
 from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.data.userfile import load_user_file
 from tycheon.metrics.registry import glossary as metric_glossary
+from tycheon.stats.threads import single_thread_blas
 
 __all__ = [
     "LoadedDataset",
@@ -533,15 +534,17 @@ def _rolling_part(
     table = run.table
     leaderboards, intervals = [], []
     if table is not None:
-        leaderboards = [
-            Leaderboard.model_validate(to_json_value({**tag, **t}))
-            for t in leaderboard_tables(table, spec=spec, display_names=display)
-        ]
+        with single_thread_blas():  # statistics only (tycheon.stats.threads): never around a model's fit
+            leaderboards = [
+                Leaderboard.model_validate(to_json_value({**tag, **t}))
+                for t in leaderboard_tables(table, spec=spec, display_names=display)
+            ]
         mark_stage("leaderboards")
-        intervals = [
-            IntervalTable.model_validate(to_json_value({**tag, **t}))
-            for t in interval_tables(table, point_metric=cfg.metrics[0], quantile_levels=tuple(cfg.quantile_levels))
-        ]
+        with single_thread_blas():
+            intervals = [
+                IntervalTable.model_validate(to_json_value({**tag, **t}))
+                for t in interval_tables(table, point_metric=cfg.metrics[0], quantile_levels=tuple(cfg.quantile_levels))
+            ]
         mark_stage("interval tables")
     analyses, sweep = DatasetAnalyses(), None
     if table is not None:
@@ -550,7 +553,8 @@ def _rolling_part(
     warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
     replays, sensitivity, seconds = [], [], {}
     if table is not None:
-        replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
+        with single_thread_blas():
+            replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
         mark_stage("replay")
     if table is not None and dataset in sensitivity_datasets(cfg):
         ran = {}
@@ -618,16 +622,17 @@ def _analyses(
             only=entry.analysis_models,
             point_only=True,  # the dial ranks point metrics only (tycheon.analysis.dial)
         ).table
-    analyses = dataset_analyses(
-        table,
-        dataset=dataset,
-        protocol="rolling_origin",
-        spec=spec,
-        n_series=loaded.panel.n_series,
-        dial_table=dial_table,
-        dial_models=entry.analysis_models,
-        units=list(entry.units),  # the table is in key order; the tables are listed in the config's
-    )
+    with single_thread_blas():  # after the dial's backtests
+        analyses = dataset_analyses(
+            table,
+            dataset=dataset,
+            protocol="rolling_origin",
+            spec=spec,
+            n_series=loaded.panel.n_series,
+            dial_table=dial_table,
+            dial_models=entry.analysis_models,
+            units=list(entry.units),  # the table is in key order; the tables are listed in the config's
+        )
     sweep = None
     if entry.sweep:
         tables = {}
@@ -659,18 +664,19 @@ def _analyses(
             ).table
             if t is not None:
                 tables[float(setting)] = t
-        sweep = (
-            sweep_table(
-                tables,
-                dataset=dataset,
-                protocol="rolling_origin",
-                spec=spec,
-                n_entities=loaded.panel.n_series,
-                models=entry.analysis_models,
+        with single_thread_blas():  # after the sweep's backtests
+            sweep = (
+                sweep_table(
+                    tables,
+                    dataset=dataset,
+                    protocol="rolling_origin",
+                    spec=spec,
+                    n_entities=loaded.panel.n_series,
+                    models=entry.analysis_models,
+                )
+                if tables
+                else None
             )
-            if tables
-            else None
-        )
     return analyses, sweep
 
 

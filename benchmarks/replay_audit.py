@@ -25,6 +25,7 @@ from tycheon.backtest.factories import Factory
 from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit
 from tycheon.data import datasets as catalogue
 from tycheon.data.panel import Panel
+from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["replay_section", "sensitivity_datasets", "sensitivity_section"]
 
@@ -126,7 +127,8 @@ def sensitivity_section(
             seed=cfg.seed,
             time_budget=cfg.time_budget_seconds,
         )
-        report = sensitivity_report(runs, seed=cfg.seed, n_resamples=sens.n_resamples)
+        with single_thread_blas():  # the statistics, after the audit's backtests
+            report = sensitivity_report(runs, seed=cfg.seed, n_resamples=sens.n_resamples)
     except (TargetPairingError, ProtocolError) as err:  # pairs differ, or a reference protocol does not fit
         return (
             None,
