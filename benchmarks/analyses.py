@@ -13,7 +13,7 @@ datasets: win rate, verdict cells and relative error against the random walk.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -39,6 +39,7 @@ from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainties, leaderboard_uncertainty
 from tycheon.errors import InputError
+from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["N_RESAMPLES", "DatasetAnalyses", "across_table", "dataset_analyses", "dial_unit_names", "sweep_table"]
 
@@ -78,19 +79,24 @@ def dataset_analyses(
     protocol: str,
     spec: LeaderboardSpec,
     n_series: int,
-    dial_table: pd.DataFrame | None = None,
+    dial_table: pd.DataFrame | Callable[[], pd.DataFrame | None] | None = None,
     dial_models: Sequence[str] | None = None,
     n_resamples: int = N_RESAMPLES,
     units: Sequence[str] | None = None,
 ) -> DatasetAnalyses:
     """Every per-dataset analysis of one rolling-origin score set (see the module docstring).
 
-    ``dial_models``: the models the dial covers (the config's ``analysis_models``; ``dial_table`` holds
-    these only), recorded in its table; None: every model of the score set. ``units``: the order the
-    per-unit tables are listed in (the config's: those not in the table are left out, and any other
-    unit of the table follows them in the order it first appears, which is the order without ``units``)."""
+    ``dial_table``: the score set of the dial's own units, or a function that runs their backtests and
+    returns it; a function is called when the dial is computed, after the inversion, and its table is
+    released once the dial is (at M5 size 7 million rows that no later analysis reads). ``dial_models``:
+    the models the dial covers (the config's ``analysis_models``; ``dial_table`` holds these only),
+    recorded in its table; None: every model of the score set. Every statistic runs with BLAS on the
+    calling thread (:func:`tycheon.stats.threads.single_thread_blas`); the dial's backtests do not.
+    ``units``: the order the per-unit tables are listed in (the config's: those not in the table are
+    left out, and any other unit of the table follows them in the order it first appears, which is the
+    order without ``units``)."""
     tag = {"dataset": dataset, "protocol": protocol}
-    scores = PreparedScores(table) if dial_table is None or dial_table.empty else PreparedScores(table, dial_table)
+    scores = PreparedScores(table)
     present = list(pd.unique(table["unit"]))
     order = [] if units is None else [u for u in units if u in set(present)]
     leaderboard_units = order + [u for u in present if u not in set(order)]
@@ -98,7 +104,8 @@ def dataset_analyses(
 
     def attempt(what: str, fn: Any) -> Any:
         try:
-            return fn()
+            with single_thread_blas():
+                return fn()
         except InputError as err:  # e.g. the baseline did not run on this dataset: say so, go on
             out.notes.append(f"{what}: {err}")
             return None
@@ -108,17 +115,20 @@ def dataset_analyses(
         if inv is not None:
             out.inversion.append(InversionTable.model_validate({**tag, **_plain(inv)}))
     aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
-    if (dial_table is not None and not dial_table.empty) or aggregates:
-        dial_scores = scores
+    own = dial_table() if callable(dial_table) else dial_table  # the dial's backtests, if a function
+    dial_table = None  # from here the dial's rows are referenced by ``own`` only, released below
+    extra = () if own is None or own.empty else (own,)
+    if extra or aggregates:
         if dial_models is not None:  # the leaderboard units' rows of the dial's models only
-            rows = table[table["model"].isin(dial_models)]
-            extra = () if dial_table is None or dial_table.empty else (dial_table,)
-            dial_scores = PreparedScores(rows, *extra)
+            dial_scores = PreparedScores(table[table["model"].isin(dial_models)], *extra)
+        else:  # the leaderboard units as prepared above (shared), and the dial's own
+            dial_scores = scores.extended(*extra)
         dial = attempt("dial", lambda: aggregation_dial(dial_scores, spec=spec, n_series=n_series))
         del dial_scores
         if dial is not None:
             covered = {} if dial_models is None else {"models": list(dial_models)}
             out.dials.append(DialTable.model_validate({**tag, **_plain(dial), **covered}))
+    del own, extra
     if "series" in leaderboard_units:
         metric = spec.metrics[-1] if "rmsse" not in spec.metrics else "rmsse"
         cw = attempt("class winners", lambda: class_winners(scores, baseline=spec.baseline, metric=metric))
@@ -145,9 +155,10 @@ def dataset_analyses(
         metrics = [m for m in spec.metrics if m != "crps"]  # block metrics of point forecasts
         for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
             try:  # every metric of the leaderboard from one bootstrap draw (the same values as one by one)
-                found: list[Any] = leaderboard_uncertainties(
-                    scores, spec=spec, metrics=metrics, unit=unit, demand_class=dc, n_resamples=n_resamples
-                )
+                with single_thread_blas():
+                    found: list[Any] = leaderboard_uncertainties(
+                        scores, spec=spec, metrics=metrics, unit=unit, demand_class=dc, n_resamples=n_resamples
+                    )
             except InputError:  # one by one, so that each metric that cannot be computed says why
                 found = [
                     attempt(

@@ -606,10 +606,11 @@ def _analyses(
     """The dataset's issue-16 analyses; the dial's and the sweep's extra backtests run here (their model
     records are not the dataset's: a model that fails there is simply absent from that analysis)."""
     dataset = entry.key
-    dial_table = None
     units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
-    if units:
-        dial_table = _run_models(
+
+    def dial_table() -> pd.DataFrame | None:
+        """The dial's own units' backtests, run when the dial is computed (its rows are released then)."""
+        return _run_models(
             inputs,
             loaded,
             rolling,
@@ -622,17 +623,17 @@ def _analyses(
             only=entry.analysis_models,
             point_only=True,  # the dial ranks point metrics only (tycheon.analysis.dial)
         ).table
-    with single_thread_blas():  # after the dial's backtests
-        analyses = dataset_analyses(
-            table,
-            dataset=dataset,
-            protocol="rolling_origin",
-            spec=spec,
-            n_series=loaded.panel.n_series,
-            dial_table=dial_table,
-            dial_models=entry.analysis_models,
-            units=list(entry.units),  # the table is in key order; the tables are listed in the config's
-        )
+
+    analyses = dataset_analyses(  # its statistics run with BLAS on one thread, the dial's backtests do not
+        table,
+        dataset=dataset,
+        protocol="rolling_origin",
+        spec=spec,
+        n_series=loaded.panel.n_series,
+        dial_table=dial_table if units else None,
+        dial_models=entry.analysis_models,
+        units=list(entry.units),  # the table is in key order; the tables are listed in the config's
+    )
     sweep = None
     if entry.sweep:
         tables = {}

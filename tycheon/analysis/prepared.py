@@ -261,6 +261,16 @@ class PreparedScores(Mapping[str, UnitScores]):
                 index = None if len(uniques) == 1 else np.flatnonzero(codes == j)
                 self._units[str(unit)] = UnitScores(str(unit), table, index)
 
+    def extended(self, *tables: pd.DataFrame) -> PreparedScores:
+        """These prepared units (shared, not recomputed) followed by the units of ``tables``; a unit
+        already here is refused, as in the constructor."""
+        out = PreparedScores(*tables)
+        clash = sorted(set(out._units) & set(self._units))
+        if clash:
+            raise InputError(f"unit(s) {clash} appear in more than one table")
+        out._units = {**self._units, **out._units}
+        return out
+
     def subset(self, units: Sequence[str]) -> PreparedScores:
         """The same prepared units (shared, not recomputed), only ``units``."""
         out = PreparedScores()
