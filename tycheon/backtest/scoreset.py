@@ -50,6 +50,7 @@ origin, overlap lag, per-model cost (fit/predict seconds) and status.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,9 +149,12 @@ of :mod:`tycheon.analysis.leaderboard` reads its rows in)."""
 
 def key_order(table: pd.DataFrame) -> np.ndarray:
     """Positions that put ``table`` in key order (:data:`SORT_KEYS`), stably: the order
-    ``sort_values(SORT_KEYS, kind="stable")`` gives (each key's sorted codes, missing keys last, then
-    ``np.lexsort``), computed on integer codes without copying the table."""
+    ``sort_values(SORT_KEYS, kind="stable")`` gives (each key's sorted codes, missing keys last),
+    computed on integer codes without copying the table: the codes are folded into one int64 key and
+    sorted by one stable argsort, which is fast on rows that already come in sorted runs (each model's
+    rows, as the engine writes them); ``np.lexsort`` where the keys cannot be folded into 62 bits."""
     codes = []
+    sizes = []
     for k in SORT_KEYS:
         col = table[k]
         if isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_monotonic_increasing:
@@ -158,10 +162,17 @@ def key_order(table: pd.DataFrame) -> np.ndarray:
         else:
             c, uniques = pd.factorize(col, sort=True)
             n = len(uniques)
-        # a missing key sorts last, as in sort_values; each key's codes in the smallest integer type that
-        # holds them (the order is the same; five int64 copies of a 15M-row table were 600 MB at once)
-        codes.append(np.where(c < 0, n, c).astype(np.min_scalar_type(n), copy=False))
-    return np.lexsort(codes[::-1])
+        codes.append(np.where(c < 0, n, c))  # a missing key sorts last, as in sort_values
+        sizes.append(n + 1)
+    if math.prod(sizes) >= 2**62:  # pragma: no cover - more combinations than one int64 key holds
+        return np.lexsort(
+            [c.astype(np.min_scalar_type(n), copy=False) for c, n in zip(codes[::-1], sizes[::-1], strict=True)]
+        )
+    key = np.zeros(len(table), dtype=np.int64)
+    for c, n in zip(codes, sizes, strict=True):
+        key *= n
+        key += c
+    return np.argsort(key, kind="stable")
 
 
 def take_rows(table: pd.DataFrame, positions: np.ndarray, columns: Sequence[str] | None = None) -> pd.DataFrame:
