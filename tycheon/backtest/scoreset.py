@@ -50,7 +50,6 @@ origin, overlap lag, per-model cost (fit/predict seconds) and status.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,25 +152,26 @@ def key_order(table: pd.DataFrame) -> np.ndarray:
     computed on integer codes without copying the table: the codes are folded into one int64 key and
     sorted by one stable argsort, which is fast on rows that already come in sorted runs (each model's
     rows, as the engine writes them); ``np.lexsort`` where the keys cannot be folded into 62 bits."""
-    codes = []
-    sizes = []
-    for k in SORT_KEYS:
+
+    def codes(k: str) -> tuple[np.ndarray, int]:
         col = table[k]
         if isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_monotonic_increasing:
             c, n = col.cat.codes.to_numpy(), len(col.cat.categories)  # sorted categories: codes sort as labels
         else:
             c, uniques = pd.factorize(col, sort=True)
             n = len(uniques)
-        codes.append(np.where(c < 0, n, c))  # a missing key sorts last, as in sort_values
-        sizes.append(n + 1)
-    if math.prod(sizes) >= 2**62:  # pragma: no cover - more combinations than one int64 key holds
-        return np.lexsort(
-            [c.astype(np.min_scalar_type(n), copy=False) for c, n in zip(codes[::-1], sizes[::-1], strict=True)]
-        )
+        return np.where(c < 0, n, c), n + 1  # a missing key sorts last, as in sort_values
+
     key = np.zeros(len(table), dtype=np.int64)
-    for c, n in zip(codes, sizes, strict=True):
+    room = 1
+    for k in SORT_KEYS:  # Horner's scheme, one key's codes alive at a time
+        c, n = codes(k)
+        room *= n
+        if room >= 2**62:  # pragma: no cover - more combinations than one int64 key holds
+            return np.lexsort([codes(k)[0] for k in SORT_KEYS[::-1]])
         key *= n
         key += c
+        del c
     return np.argsort(key, kind="stable")
 
 
