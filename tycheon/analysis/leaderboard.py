@@ -191,6 +191,7 @@ def _unit_class_tables(
     keeps it so.
     """
     order = _sort_order(table)
+    order = order.astype(np.min_scalar_type(max(len(order) - 1, 0)), copy=False)  # int32 up to 2**31 rows
     for unit, start, stop in _runs(table["unit"].take(order)):
         positions = order[start:stop]
         rows = _take(table, positions, columns)
@@ -256,8 +257,12 @@ def _step_grid(table: pd.DataFrame) -> _StepGrid:
         sizes.append(len(u))
     key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
     uniq, row = np.unique(key, return_inverse=True)
+    del key, codes
     s, rest = np.divmod(uniq, sizes[1] * sizes[2])
     col, models = pd.factorize(table["model"], sort=True)
+    # positions in the narrowest integers that hold them (at M5 size two int64 row columns were 240 MB)
+    row = row.astype(np.min_scalar_type(max(len(uniq) - 1, 0)), copy=False)
+    col = col.astype(np.min_scalar_type(max(len(models) - 1, 0)), copy=False)
     return _StepGrid(row=row, col=col, models=np.asarray(models), series=s, origin=rest // sizes[2], n_origins=sizes[1])
 
 
