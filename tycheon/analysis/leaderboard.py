@@ -275,6 +275,9 @@ class _Losses:
     values: np.ndarray  # [key, model], column-major: each model's losses are contiguous
     present: dict[str, int]  # model -> column of ``values``, models with at least one value
     finite: np.ndarray  # [key, model] ~isnan(values), read by every test of the model
+    tested: dict[tuple[str, str, str], tuple[DMResult | None, str | None]] = field(default_factory=dict)
+    """DM results on these losses by (model, against, alternative): the CRPS grids are tested against
+    the random walk once per metric of a table with the same result, so each test runs once."""
 
     def n_keys_with_value(self) -> int:
         return int(self.finite.any(axis=1).sum())
@@ -312,7 +315,17 @@ def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
 def _dm(
     losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
 ) -> tuple[DMResult | None, str | None]:
-    """Pooled DM of model ``a`` against ``b`` on the keys where both have a loss; or None and why."""
+    """Pooled DM of model ``a`` against ``b`` on the keys where both have a loss; or None and why (each
+    test once per loss grid: the spec's horizon and stride are those of the whole table)."""
+    key = (a, b, alternative)
+    if key not in losses.tested:
+        losses.tested[key] = _dm_once(losses, a, b, spec=spec, alternative=alternative)
+    return losses.tested[key]
+
+
+def _dm_once(
+    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
+) -> tuple[DMResult | None, str | None]:
     absent = [m for m in (a, b) if m not in losses.present]
     if absent:
         return None, f"no losses for {' and '.join(absent)}"
