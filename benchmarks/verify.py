@@ -34,6 +34,7 @@ import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column, sorted_categorical
+from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["ABS_TOL", "REL_TOL", "NotRecomputableError", "first_difference", "legacy_reason", "recompute_problems"]
 
@@ -294,19 +295,6 @@ def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list
     return leaderboards, intervals, competition
 
 
-def _one_blas_thread() -> Any:
-    """BLAS on the calling thread only, while the tables are rebuilt.
-
-    The tables' DM tests make thousands of small BLAS calls (a dot product per test); with OpenBLAS's
-    own threads each call wakes them and they then spin waiting for the next, taking a core from the
-    work itself: on the 2-core m5scale study (15M sidecar rows) the leaderboards took 71 s with them and
-    47 s without. Only the summation order of a dot product can change, far inside :data:`REL_TOL`.
-    ``threadpoolctl`` comes with statsforecast, a dependency of tycheon."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
     """Every published table that its sidecar does not give back (empty when all agree).
 
@@ -325,7 +313,7 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
     if reason:
         raise NotRecomputableError(reason)
     # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
-    with _one_blas_thread():
+    with single_thread_blas():  # as the pipeline built them (tycheon.stats.threads)
         leaderboards, intervals, competition = _tables(doc, sidecar, names)
     problems = []
     for name, published, recomputed, model in (
