@@ -432,7 +432,7 @@ def _plan_tasks(
                 tasks.append(
                     ChunkTask(
                         models=specs,
-                        data=data.take(rows),
+                        data=data.chunk(start, start + len(rows)),
                         rows=rows,
                         chunk=c,
                         origins=origins,
