@@ -432,7 +432,7 @@ def _plan_tasks(
                 tasks.append(
                     ChunkTask(
                         models=specs,
-                        data=data.take(rows),
+                        data=data.chunk(start, start + len(rows)),
                         rows=rows,
                         chunk=c,
                         origins=origins,
@@ -542,6 +542,7 @@ def _block(
         quantiles=part.quantiles if with_q else None,
         samples=part.samples if with_s else None,
         demand_class=_CLASS_NAMES[features.demand_code],
+        demand_code=features.demand_code,
         season_length=features.season_length,
         scale_mae=features.scale_mae,
         scale_rmse=features.scale_rmse,

@@ -27,11 +27,14 @@ from tycheon.backtest.columns import ColumnBuffers, buffer_dtype, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 from tycheon.contract import TEXT_COLUMNS
+from tycheon.data.demand import CLASSES
 from tycheon.errors import TycheonError
 
 __all__ = ["Block", "RowPlanError", "ScoreSetWriter", "build_scoreset"]
 
 _BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
+_CLASS_NAMES = np.asarray(CLASSES, dtype=object)
+_REMAP_ROWS = 1 << 20  # codes remapped per slice in _Dictionary.categorical (an 8 MiB intp temporary)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +63,10 @@ class Block:
     demand_class : ndarray of str, shape (n,)
     season_length : ndarray of int, shape (n,)
     scale_mae, scale_rmse, weight : ndarray, shape (n,)
+    demand_code : ndarray of int, shape (n,), optional
+        ``demand_class`` as positions in :data:`tycheon.data.demand.CLASSES` (the engine's tasks compute
+        the classes as these codes): the writer then encodes the column from them without hashing a
+        string per series.
     unit_series_ids : ndarray of str, optional
         Every series id of the unit (``series_ids`` is ``unit_series_ids[series_rows]``), shared by the
         unit's blocks: the writer then encodes the unit's ids once instead of once per block.
@@ -90,6 +97,7 @@ class Block:
     weight: FloatArray  # [series]
     radii: tuple[FloatArray | None, ...] | None = None  # per band level: [kept cell] or None
     unit_series_ids: np.ndarray | None = None  # [unit series], shared by the unit's blocks
+    demand_code: IntArray | None = None  # [series] positions in CLASSES
 
     @property
     def kept(self) -> BoolArray:
@@ -146,6 +154,17 @@ class _Dictionary:
             raise ValueError(f"score-set column {self.name!r}: a missing value")
         return np.asarray([self.code(v) for v in uniques], dtype=np.int64)[local]
 
+    def encode_positions(self, positions: IntArray, names: np.ndarray) -> IntArray:
+        """Codes of ``names[positions]`` without hashing every value: only the names present are looked
+        up (codes are assigned in another order than :meth:`encode` would, which the sorted categorical
+        of :meth:`categorical` does not see)."""
+        positions = np.asarray(positions)
+        present = np.flatnonzero(np.bincount(positions, minlength=len(names)) if len(positions) else [])
+        lookup = np.zeros(len(names), dtype=np.int64)
+        for p in present:
+            lookup[p] = self.code(names[p])
+        return lookup[positions]
+
     def unit_codes(self, unit: str, ids: np.ndarray) -> IntArray:
         """Codes of every series id of a unit, encoded once per unit (and per ids array)."""
         cached = self._units.get(unit)
@@ -160,7 +179,11 @@ class _Dictionary:
         if order != list(range(len(values))) and len(codes):  # first-sight order is not sorted: remap
             rank = np.empty(len(values), dtype=codes.dtype)
             rank[order] = np.arange(len(values), dtype=codes.dtype)
-            np.take(rank, codes, out=codes)
+            # np.take casts its indices to intp: on the whole column that is an 8-byte-per-row temporary
+            # (89 MB for 11M int8 codes, the peak of a large run), so the codes are remapped a slice at a time
+            for start in range(0, len(codes), _REMAP_ROWS):
+                part = codes[start : start + _REMAP_ROWS]
+                np.take(rank, part, out=part)
         categories = pd.Index([values[i] for i in order], dtype=object)
         dtype = pd.CategoricalDtype(categories, ordered=False)
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
@@ -302,7 +325,11 @@ class ScoreSetWriter:
             data["series_id"][rows] = unit_codes[np.asarray(block.series_rows)[srow]]
         else:
             data["series_id"][rows] = words["series_id"].encode(block.series_ids)[srow]
-        data["demand_class"][rows] = words["demand_class"].encode(block.demand_class)[srow]
+        if block.demand_code is not None:
+            classes = words["demand_class"].encode_positions(block.demand_code, _CLASS_NAMES)
+        else:
+            classes = words["demand_class"].encode(block.demand_class)
+        data["demand_class"][rows] = classes[srow]
         data["origin"][rows] = block.origin.to_datetime64()
         data["step"][rows] = step
         self._target_ns[rows] = block.target_periods.asi8[step - 1]  # int64 ns, no DatetimeIndex per block

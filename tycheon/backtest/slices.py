@@ -82,6 +82,27 @@ class UnitData:
     def n_series(self) -> int:
         return len(self.series_ids)
 
+    def chunk(self, start: int, stop: int) -> UnitData:
+        """The same unit restricted to series ``[start, stop)``: views of its arrays, no copy.
+
+        A task of the engine holds its chunk this way, so that a run in process does not hold the unit
+        twice (about 34 MB of values, mask and publication times at 30,490 series x 67 periods); a task
+        sent to a worker is pickled with its views' own elements only, as a copy would be."""
+        rows = slice(int(start), int(stop))
+        attrs = self.attributes.iloc[rows] if len(self.attributes) else self.attributes
+        return UnitData(
+            self.unit,
+            self.values[rows],
+            self.observed[rows],
+            self.available_at[rows],
+            self.series_ids[rows],
+            self.periods,
+            self.freq,
+            self.season_length,
+            self.weight[rows],
+            attrs,
+        )
+
     def take(self, rows: IntArray) -> UnitData:
         """The same unit restricted to some series (copies; used to ship a chunk to a worker)."""
         rows = np.asarray(rows, dtype=np.int64)

@@ -327,8 +327,12 @@ class Panel:
                 f"nan_policy='zero'): {list(bad_ids[:_MAX_EXAMPLES])}"
             )
 
+        # the four fresh arrays become the columns as they are (copy=False: no consolidating copy of the
+        # two datetime columns into one block, no second frame for the column order; 0.4 s of 0.9 s at
+        # 1.9M rows)
         df = pd.DataFrame(
-            {"series_id": id_values[sid], "period": period_col_values, "value": value, "available_at": available}
+            {"series_id": id_values[sid], "period": period_col_values, "value": value, "available_at": available},
+            copy=False,
         )
         attrs = _validate_attributes(attributes, pd.Index(uniques), tuple(levels), name)
         if season_length is None:
@@ -338,7 +342,7 @@ class Panel:
         meta.setdefault("synthetic", False)
         meta.setdefault("redistributable", True)
         return cls(
-            data=df[list(LONG_COLUMNS)],
+            data=df,  # built in LONG_COLUMNS order
             attributes=attrs,
             freq=freq,
             season_length=int(season_length),
