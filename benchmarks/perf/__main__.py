@@ -224,6 +224,10 @@ def study_lines(r: dict, *, config: str) -> list[bool]:  # type: ignore[type-arg
         f"results writing {r['results_write_s']:.1f}s, render (re-verifies every table) {r['render_s']:.1f}s",
         flush=True,
     )
+    stages = r.get("pipeline_stages") or {}
+    if stages:  # the pipeline's own marks: where the statistics stage's time and memory go
+        parts = ", ".join(f"{k} {v['seconds']:.1f}s/{v['peak_gib']:.2f} GiB" for k, v in stages.items())
+        print(f"  {config} pipeline stages (seconds / main-process peak): {parts}", flush=True)
     for ok, text in checks:
         print(f"{text}: {verdict(ok)}", flush=True)
     return [ok for ok, _ in checks]
