@@ -27,7 +27,7 @@ from tycheon.data import datasets as catalogue
 from tycheon.data.panel import Panel
 from tycheon.stats.threads import single_thread_blas
 
-__all__ = ["replay_section", "sensitivity_datasets", "sensitivity_section"]
+__all__ = ["audit_protocols", "replay_section", "sensitivity_datasets", "sensitivity_section"]
 
 
 def _synthetic(entry: DatasetEntry) -> bool:
@@ -46,6 +46,23 @@ def sensitivity_datasets(cfg: BenchmarkConfig) -> list[str]:
         if entry is not None:
             chosen.append(entry.key)
     return chosen
+
+
+def audit_protocols(
+    cfg: BenchmarkConfig, rolling: RollingOrigin, panel: Panel, *, min_history: int
+) -> dict[str, RollingOrigin | StaticSplit]:
+    """The protocols the config's sensitivity audit runs on ``panel``
+    (:func:`tycheon.analysis.sensitivity.sensitivity_protocols` with the config's gap and shifts, which
+    raises where they cannot all score the same targets), for the audit and for the shipped-config check."""
+    sens = cfg.sensitivity
+    return sensitivity_protocols(
+        rolling,
+        panel,
+        static_gap=sens.static_gap,
+        boundary_shifts=sens.boundary_shifts,
+        refit_shift=sens.refit_shift,
+        min_history=min_history,
+    )
 
 
 def replay_section(
@@ -103,14 +120,7 @@ def sensitivity_section(
             0.0,
         )
     try:
-        protocols = sensitivity_protocols(
-            rolling,
-            panel,
-            static_gap=sens.static_gap,
-            boundary_shifts=sens.boundary_shifts,
-            refit_shift=sens.refit_shift,
-            min_history=min_history,
-        )
+        protocols = audit_protocols(cfg, rolling, panel, min_history=min_history)
         runs = sensitivity_runs(
             panel,
             rolling,

@@ -21,8 +21,7 @@ import pytest
 from benchmarks.analyses import dial_unit_names
 from benchmarks.config import CONFIGS_DIR, BenchmarkConfig, DatasetEntry, resolve_benchmark_config
 from benchmarks.pipeline import MANIFEST, load_dataset, rolling_protocol
-from benchmarks.replay_audit import sensitivity_datasets
-from tycheon.analysis.sensitivity import sensitivity_protocols
+from benchmarks.replay_audit import audit_protocols, sensitivity_datasets
 from tycheon.backtest.calibration import calibration_min_history
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.protocol import calibration_plan
@@ -55,15 +54,7 @@ def check_rolling_dataset(cfg: BenchmarkConfig, entry: DatasetEntry, config_dir:
         scoreable = data.observed[:, :first_fit_end].sum(axis=1) >= min_history
         assert scoreable.any(), f"{entry.key}: unit {unit} has no series with {min_history} periods at the first origin"
     if entry.key in sensitivity_datasets(cfg):  # the audit's protocols too (it was skipped on m5scale at 73 months)
-        sens = cfg.sensitivity
-        protocols = sensitivity_protocols(
-            rolling,
-            panel,
-            static_gap=sens.static_gap,
-            boundary_shifts=sens.boundary_shifts,
-            refit_shift=sens.refit_shift,
-            min_history=min_history,
-        )
+        protocols = audit_protocols(cfg, rolling, panel, min_history=min_history)
         for name, protocol in protocols.items():
             assert protocol.origins(panel, min_history=min_history), (
                 f"{entry.key}: audit protocol {name} places no origin"
