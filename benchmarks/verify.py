@@ -34,6 +34,7 @@ import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column, sorted_categorical
+from tycheon.backtest.scoreset import key_order as rows_in_key_order
 from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["ABS_TOL", "REL_TOL", "NotRecomputableError", "first_difference", "legacy_reason", "recompute_problems"]
@@ -95,38 +96,12 @@ def legacy_reason(doc: ResultsDocument, sidecar_columns: list[str]) -> str | Non
     return None
 
 
-_KEY_ORDER = ("unit", "model", "series_id", "origin", "step")
-"""The order the leaderboard and interval tables put rows in (:mod:`tycheon.analysis.leaderboard`)."""
-
-
-def _key_order(frame: pd.DataFrame) -> np.ndarray:
-    """Positions that put ``frame`` in :data:`_KEY_ORDER`, stably (as ``sort_values(kind="stable")``;
-    a missing key last): each key's sorted codes folded into one integer key, one key at a time, then
-    one stable argsort, which is fast on rows that already come in sorted runs (the sidecar's, model by
-    model)."""
-
-    def codes(k: str) -> tuple[np.ndarray, int]:
-        c, uniques = pd.factorize(frame[k], sort=True)
-        return np.where(c < 0, len(uniques), c), len(uniques) + 1
-
-    sizes = [codes(k)[1] for k in _KEY_ORDER] if len(frame) else []
-    if math.prod(sizes) >= 2**62:  # too many combinations for one int64 key
-        return np.lexsort([codes(k)[0] for k in reversed(_KEY_ORDER)])
-    key = np.zeros(len(frame), dtype=np.int64)
-    for k in _KEY_ORDER:
-        c, n = codes(k)
-        key *= n
-        key += c
-        del c
-    return np.argsort(key, kind="stable")
-
-
 def _read_chunk(
     sidecar: Path, *, dataset: str, protocol: str, columns: list[str], key_order: bool = False
 ) -> pd.DataFrame:
     """The sidecar rows of one (dataset, protocol): ``columns`` only, in the score-set form
     (:func:`~tycheon.backtest.scoreset.conform_table`), and with ``key_order`` the rows sorted by
-    :data:`_KEY_ORDER` (stably).
+    :data:`~tycheon.backtest.scoreset.SORT_KEYS` (stably).
 
     Memory: the file is read one row group at a time (a row group holding none of the chunk's rows,
     by its two tags, is skipped), each group's cells copied into columns allocated once at the chunk's
@@ -180,7 +155,7 @@ def _read_chunk(
     frame = conform_table(pd.DataFrame(arrays, copy=False))
     if not key_order:
         return frame
-    order = _key_order(frame)
+    order = rows_in_key_order(frame)
     if bool((np.diff(order) == 1).all()):
         return frame
     arrays = {c: frame[c].to_numpy() if isinstance(frame[c].dtype, np.dtype) else frame[c].array for c in frame.columns}

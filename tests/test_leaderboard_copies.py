@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tycheon.analysis import leaderboard as lb
+from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.errors import ScaleMismatchError
 from tycheon.metrics.aggregate import block_scores
 
@@ -17,7 +18,7 @@ KEYS = ["unit", "model", "series_id", "origin", "step"]
 
 def _canonical(table: pd.DataFrame, levels: tuple[float, ...] = ()) -> pd.DataFrame:
     """The tables' key-order copy of the columns they read."""
-    return lb._take(table, lb._sort_order(table), lb._read_columns(table, levels))
+    return take_rows(table, key_order(table), lb._read_columns(table, levels))
 
 
 def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
@@ -66,7 +67,7 @@ def test_the_key_order_copy_leaves_the_quantile_columns_out_unless_asked():
 def test_the_sort_order_puts_a_missing_key_last_as_sort_values_does():
     table = pd.DataFrame({k: [1, 1, 1] for k in KEYS})
     table["series_id"] = ["b", None, "a"]
-    assert lb._sort_order(table).tolist() == table.sort_values(KEYS, kind="stable").index.tolist() == [2, 0, 1]
+    assert key_order(table).tolist() == table.sort_values(KEYS, kind="stable").index.tolist() == [2, 0, 1]
 
 
 def test_per_model_block_scores_equal_one_call_on_every_model():

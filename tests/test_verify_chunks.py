@@ -22,7 +22,7 @@ from benchmarks.results_io import file_sha256, sidecar_file, to_json_value
 from benchmarks.run import main as run_main
 from benchmarks.validate import main as validate_main
 from tycheon.analysis import leaderboard as lb
-from tycheon.backtest.scoreset import conform_table
+from tycheon.backtest.scoreset import conform_table, key_order, take_rows
 
 pytestmark = pytest.mark.slow  # one whole-harness run of the tiny benchmark
 
@@ -85,8 +85,8 @@ def test_a_chunk_read_row_group_by_row_group_is_the_whole_file_read_filtered_and
         got = verify._read_chunk(side, dataset=dataset, protocol=protocol, columns=columns, key_order=True)
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
         # in key order already: the tables' key-order view of it is its own arrays, not a copy
-        assert lb._sort_order(got).tolist() == list(range(len(got)))
-        view = lb._take(got, lb._sort_order(got), columns)
+        assert key_order(got).tolist() == list(range(len(got)))
+        view = take_rows(got, key_order(got), columns)
         assert np.shares_memory(view["actual"].to_numpy(), got["actual"].to_numpy())
         unsorted = verify._read_chunk(side, dataset=dataset, protocol=protocol, columns=columns)
         pd.testing.assert_frame_equal(

@@ -127,15 +127,6 @@ _USED = (
 )
 
 
-def _sort_order(table: pd.DataFrame) -> np.ndarray:
-    """Positions that put ``table`` in key order (unit, model, series, origin, step), stably
-    (:func:`tycheon.backtest.scoreset.key_order`)."""
-    return key_order(table)
-
-
-_take = take_rows  # rows at positions, column by column; a slice where the positions are one run
-
-
 def columns_read(*, quantile_levels: tuple[float, ...] = ()) -> list[str]:
     """The score-set columns :func:`leaderboard_tables` and :func:`interval_tables` read, and the models'
     own quantile columns of ``quantile_levels`` after them (pass the levels only where a table ranks
@@ -190,11 +181,11 @@ def _unit_class_tables(
     one class's copy is alive at a time. A caller that ``del``-s its ``rows`` at the end of each step
     keeps it so.
     """
-    order = _sort_order(table)
+    order = key_order(table)
     order = order.astype(np.min_scalar_type(max(len(order) - 1, 0)), copy=False)  # int32 up to 2**31 rows
     for unit, start, stop in _runs(table["unit"].take(order)):
         positions = order[start:stop]
-        rows = _take(table, positions, columns)
+        rows = take_rows(table, positions, columns)
         blocks = _per_model_blocks(rows, **block_kwargs)
         classes = _classes(rows)
         dc = rows["demand_class"]
@@ -203,7 +194,7 @@ def _unit_class_tables(
         yield unit, "all", rows, blocks
         del rows
         for c in classes[1:]:
-            rows = _take(table, by_class.pop(c), columns if class_columns is None else class_columns)
+            rows = take_rows(table, by_class.pop(c), columns if class_columns is None else class_columns)
             yield unit, c, rows, blocks[blocks["demand_class"] == c]
             del rows
 
