@@ -98,8 +98,8 @@ def dataset_analyses(
     tag = {"dataset": dataset, "protocol": protocol}
     scores = PreparedScores(table)
     present = list(pd.unique(table["unit"]))
-    order = [] if units is None else [u for u in units if u in set(present)]
-    leaderboard_units = order + [u for u in present if u not in set(order)]
+    order = [] if units is None else [u for u in units if u in present]
+    leaderboard_units = order + [u for u in present if u not in order]  # a handful of units: lists suffice
     out = DatasetAnalyses()
 
     def attempt(what: str, fn: Any) -> Any:

@@ -79,10 +79,7 @@ def release_heap() -> None:
     from tycheon.backtest.heap import release_free_memory
 
     gc.collect()
-    arrow = sys.modules.get("pyarrow")  # only where pyarrow is already in use (parquet reads and writes)
-    if arrow is not None:
-        arrow.default_memory_pool().release_unused()
-    release_free_memory()
+    release_free_memory()  # arrow's pool too, where pyarrow is loaded
 
 
 def mark_stage(name: str) -> None:

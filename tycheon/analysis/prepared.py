@@ -250,10 +250,11 @@ class PreparedScores(Mapping[str, UnitScores]):
         for table in tables:
             check_table(table)
             unit = table["unit"]
-            if isinstance(unit.dtype, pd.CategoricalDtype):  # by its codes: no label made per row
-                codes, first = pd.factorize(unit.cat.codes.to_numpy())
+            raw = unit.cat.codes.to_numpy() if isinstance(unit.dtype, pd.CategoricalDtype) else None
+            if raw is not None and (not len(raw) or raw.min() >= 0):  # by its codes: no label made per row
+                codes, first = pd.factorize(raw)
                 uniques = unit.cat.categories.take(first).to_numpy()  # in the order they first appear
-            else:
+            else:  # labels (a missing unit, code -1, is left out as pd.factorize leaves it out)
                 codes, uniques = pd.factorize(unit.to_numpy())
             for j, unit in enumerate(uniques):
                 if unit in self._units:

@@ -221,24 +221,25 @@ def leaderboard_uncertainties(
         raise InputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
     scores = prepared(table)[unit]
     require_models(scores, [spec.baseline])
+    if not metrics:
+        return []
+    blocks = scores.blocks(tuple(metrics))  # every metric's column of the same (cached) blocks
+    losses = scores.step_losses()
+    if demand_class != "all":  # the class's blocks and per-step losses, selected once for every metric
+        blocks = blocks[blocks["demand_class"] == demand_class]
+        if blocks.empty:
+            raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
+        losses = losses.where(losses.demand_class == demand_class)
     wides, labels = [], []
     for metric in metrics:
-        blocks = scores.blocks((metric,))
-        losses = scores.step_losses()
-        if demand_class != "all":
-            blocks = blocks[blocks["demand_class"] == demand_class]
-            losses = losses.where(losses.demand_class == demand_class)
-            if blocks.empty:
-                raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
         w = wide(blocks, metric)  # [(series, origin), model]; each row is one (series, origin) block
         wides.append(w)
-        labels.append(
-            {
-                "series": lambda w=w: w.index.get_level_values("series_id").to_numpy(),
-                "origin": lambda w=w: w.index.get_level_values("origin").to_numpy(),
-                "block": lambda w=w: np.arange(len(w)),
-            }[resample]()
-        )
+        if resample == "series":
+            labels.append(w.index.get_level_values("series_id").to_numpy())
+        elif resample == "origin":
+            labels.append(w.index.get_level_values("origin").to_numpy())
+        else:
+            labels.append(np.arange(len(w)))
     boots: dict[int, PairedMeans] = {}
     for i in range(len(wides)):
         if i in boots:
@@ -253,8 +254,6 @@ def leaderboard_uncertainties(
             seed=spec.seed,
         )
         boots.update(zip(same, shared, strict=True))
-    if not metrics:
-        return []
     fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
     return [
         _uncertainty(
