@@ -63,3 +63,16 @@ def test_units_from_two_tables_and_a_unit_in_both_is_refused():
         PreparedScores(a, a)
     with pytest.raises(InputError, match="no rows for unit 'groups:5'"):
         ps["groups:5"]
+
+
+def test_units_are_split_by_their_codes_as_by_their_labels_and_a_missing_unit_is_left_out():
+    table = _table()
+    cats = sorted(table["unit"].astype(str).unique()) + ["zz"]  # an unused last category
+    unit = pd.Categorical(table["unit"].astype(str), categories=cats)
+    by_codes = PreparedScores(table.assign(unit=unit))
+    by_labels = PreparedScores(table.assign(unit=table["unit"].astype(str)))
+    assert list(by_codes) == list(by_labels)
+    missing = table.assign(unit=pd.Categorical(table["unit"].astype(str).where(table.index % 7 != 0), categories=cats))
+    units = PreparedScores(missing)
+    assert list(units) == list(by_labels)  # no "zz": the missing rows are nobody's unit
+    assert sum(len(units[u].column("step")) for u in units) == int((table.index % 7 != 0).sum())
