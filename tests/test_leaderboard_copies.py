@@ -108,7 +108,7 @@ def test_each_unit_and_class_is_its_rows_in_key_order_with_its_blocks(categorica
     expected = []
     for unit in ("series", "total"):
         rows = ordered[ordered["unit"] == unit].reset_index(drop=True)
-        blocks = block_scores(rows[cols], metrics=["mase"])
+        blocks = block_scores(rows[cols], metrics=["mase"], categorical_keys=True)  # as the leaderboards read them
         expected.append((unit, "all", rows[cols], blocks))
         for dc in ("smooth", "intermittent", "lumpy"):  # DEMAND_CLASSES order, those present
             if (rows["demand_class"] == dc).any():
@@ -128,3 +128,27 @@ def test_the_tables_do_not_depend_on_the_text_columns_being_categorical():
     plain, cats = _table(), _table(categorical=True)
     assert lb.leaderboard_tables(plain, spec=spec) == lb.leaderboard_tables(cats, spec=spec)
     assert lb.interval_tables(plain) == lb.interval_tables(cats)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wide_block_grid_is_the_pivot_table_it_replaces(seed):
+    """The scattered [(series, origin), model] frame equals pandas' pivot_table exactly, including a
+    series and a model category no block has, and falls back to it where a block has two rows."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    cats, models = [f"s{i}" for i in range(6)], ["m0", "m1", "m2"]
+    blocks = pd.DataFrame(
+        {
+            "series_id": pd.Categorical(rng.choice(cats, n), categories=[*cats, "zz"]),
+            "origin": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 4, n) * 31, "D"),
+            "model": pd.Categorical(rng.choice(models, n), categories=[*models, "m9"]),
+            "mase": rng.random(n),
+        }
+    )
+    unique = blocks.drop_duplicates(["series_id", "origin", "model"], ignore_index=True)
+    for frame in (unique, blocks):  # blocks may hold two rows of one block: pivot_table's own path
+        expected = frame.pivot_table(
+            index=["series_id", "origin"], columns="model", values="mase", aggfunc="first", observed=True
+        )
+        pd.testing.assert_frame_equal(lb._wide(frame, "mase"), expected, check_exact=True)
+    assert lb._wide_scatter(unique, "mase") is not None

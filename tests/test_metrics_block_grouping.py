@@ -117,3 +117,16 @@ def test_a_leaderboard_grid_layout_is_the_dm_layout_of_the_kept_labels():
         same = mine.block_series[1:] == mine.block_series[:-1]
         np.testing.assert_array_equal(same, ref.block_series[1:] == ref.block_series[:-1])
         assert grid.layout(keep) is mine  # built once per mask
+
+
+def test_categorical_keys_keep_the_tables_categories_with_the_same_blocks_and_values():
+    _, categorical = _tables(seed=3)
+    plain = block_scores(categorical, metrics=["mase", "wape"])
+    kept = block_scores(categorical, metrics=["mase", "wape"], categorical_keys=True)
+    for c in (*BLOCK_KEYS, "demand_class"):
+        if c in categorical.columns and isinstance(categorical[c].dtype, pd.CategoricalDtype):
+            assert kept[c].dtype == categorical[c].dtype  # the table's own categories, not re-derived
+    as_values = kept.assign(
+        **{c: kept[c].to_numpy() for c in kept.columns if isinstance(kept[c].dtype, pd.CategoricalDtype)}
+    )
+    pd.testing.assert_frame_equal(as_values, plain, check_exact=True)

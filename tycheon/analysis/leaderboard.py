@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon._codes import factorize_sorted, sorted_codes, unique_inverse
 from tycheon._typing import Alternative
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.contract import overlap_lags, quantile_column
@@ -164,7 +165,9 @@ def _per_model_blocks(unit_rows: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
     come out in the same order with the same values as one call on every model (groups are scored
     independently). The scales are checked across models once, as that one call would."""
     check_scale_consistency(unit_rows)
-    parts = [block_scores(_rows(unit_rows, a, b), **kwargs) for _, a, b in _runs(unit_rows["model"])]
+    parts = [
+        block_scores(_rows(unit_rows, a, b), categorical_keys=True, **kwargs) for _, a, b in _runs(unit_rows["model"])
+    ]
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
@@ -243,14 +246,16 @@ class _StepGrid:
 def _step_grid(table: pd.DataFrame) -> _StepGrid:
     codes, sizes = [], []
     for k in _STEP_KEYS:
-        c, u = pd.factorize(table[k], sort=True)
-        codes.append(c.astype(np.int64, copy=False))
-        sizes.append(len(u))
+        c, n = sorted_codes(table[k])
+        codes.append(c)
+        sizes.append(n)
     key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
-    uniq, row = np.unique(key, return_inverse=True)
+    # the keys' space is series x origins x steps: at most a few times the rows, so the distinct keys are
+    # marked in it rather than sorted (tycheon._codes; the same arrays as np.unique)
+    uniq, row = unique_inverse(key, size=sizes[0] * sizes[1] * sizes[2])
     del key, codes
     s, rest = np.divmod(uniq, sizes[1] * sizes[2])
-    col, models = pd.factorize(table["model"], sort=True)
+    col, models = factorize_sorted(table["model"])
     # positions in the narrowest integers that hold them (at M5 size two int64 row columns were 240 MB)
     row = row.astype(np.min_scalar_type(max(len(uniq) - 1, 0)), copy=False)
     col = col.astype(np.min_scalar_type(max(len(models) - 1, 0)), copy=False)
@@ -431,10 +436,53 @@ def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: Lead
 
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Block scores ``[(series, origin), model]``. dropna (the default) keeps only blocks that exist;
-    dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped."""
+    dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped.
+
+    The frame of ``blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric,
+    aggfunc="first", observed=True)``, built by one scatter where every block is one row with a value
+    and the text keys are categoricals (:func:`_wide_scatter`; a group-by at M5 size took 4 s of a
+    table's 32); otherwise by that ``pivot_table`` itself."""
+    wide = _wide_scatter(blocks, metric)
+    if wide is not None:
+        return wide
     return blocks.pivot_table(
         index=["series_id", "origin"], columns="model", values=metric, aggfunc="first", observed=True
     )
+
+
+def _wide_scatter(blocks: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+    """:func:`_wide` by one scatter, or None where it would not be ``pivot_table``'s frame: a key that is
+    not a categorical with sorted categories, a missing key or value, two rows of one block."""
+    sid, model = blocks["series_id"], blocks["model"]
+    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in (sid, model)):
+        return None
+    values = blocks[metric].to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        return None  # "first" skips NaN and dropna drops all-NaN rows: left to pivot_table
+    s_codes, n_s = sorted_codes(sid)
+    m_codes, n_m = sorted_codes(model)
+    o_codes, origins = factorize_sorted(blocks["origin"].to_numpy())
+    if len(values) and min(int(s_codes.min()), int(m_codes.min()), int(o_codes.min())) < 0:
+        return None
+    n_o = len(origins)
+    uniq, row = unique_inverse(s_codes * n_o + o_codes, size=n_s * n_o)
+    taken = np.zeros((len(uniq), n_m), dtype=bool)
+    taken[row, m_codes] = True
+    if int(np.count_nonzero(taken)) != len(values):
+        return None  # a block with two rows: "first" picks one, left to pivot_table
+    del taken
+    grid = np.full((len(uniq), n_m), np.nan)
+    grid[row, m_codes] = values
+    s_present = np.flatnonzero(np.bincount(sid.cat.codes.to_numpy(), minlength=len(sid.cat.categories)))
+    m_present = np.flatnonzero(np.bincount(model.cat.codes.to_numpy(), minlength=len(model.cat.categories)))
+    # the levels and codes pivot_table's index has (the stubs type them as plain sequences)
+    index = pd.MultiIndex(
+        levels=[pd.CategoricalIndex(sid.cat.categories[s_present], dtype=sid.dtype), pd.DatetimeIndex(origins)],  # type: ignore[list-item]
+        codes=[uniq // n_o, uniq % n_o],  # type: ignore[list-item]
+        names=["series_id", "origin"],
+    )
+    columns = pd.CategoricalIndex(model.cat.categories[m_present], dtype=model.dtype, name="model")
+    return pd.DataFrame(grid, index=index, columns=columns)
 
 
 def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:
@@ -649,7 +697,7 @@ def leaderboard_tables(
 def _model_counts(rows: pd.DataFrame, mask: np.ndarray, weights: np.ndarray | None = None) -> pd.Series:
     """Per model (sorted), the number of ``rows`` where ``mask`` holds, or the sum of ``weights`` over
     them; models with no such row are left out (as a ``groupby`` of the masked rows leaves them out)."""
-    codes, models = pd.factorize(rows["model"], sort=True)
+    codes, models = factorize_sorted(rows["model"])
     n = np.bincount(codes[mask], minlength=len(models))
     values = n if weights is None else np.bincount(codes[mask], weights=weights, minlength=len(models))
     keep = n > 0

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon._codes import factorize_sorted, unique_inverse
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, column_values
 from tycheon.metrics.registry import term_values
@@ -196,12 +197,13 @@ class UnitScores:
 
 
 def _step_losses(unit: UnitScores) -> StepLosses:
-    s_codes, _ = unit.factorize("series_id")
-    o_codes, o_uni = pd.factorize(unit.column("origin"), sort=True)
+    s_codes, s_uni = unit.factorize("series_id")
+    o_codes, o_uni = factorize_sorted(unit.column("origin"))
     h = unit.column("step").astype(np.int64) - 1
     n_h = int(h.max()) + 1 if len(h) else 1
     cell = (s_codes.astype(np.int64) * len(o_uni) + o_codes) * n_h + h
-    cells, cell_idx = np.unique(cell, return_inverse=True)
+    # the distinct cells marked in the (series, origin, step) space, not sorted (the same arrays)
+    cells, cell_idx = unique_inverse(cell, size=len(s_uni) * len(o_uni) * n_h)
     m_codes, models = unit._codes()
     loss = np.full((len(cells), len(models)), np.nan, order="F")  # [cell, model]: a model's losses contiguous
     loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
@@ -211,7 +213,7 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     )["abs_err"]
     first = np.zeros(len(cells), dtype=np.int64)
     first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
-    p_codes, _ = pd.factorize(unit.column("target_period")[first], sort=True)
+    p_codes, _ = factorize_sorted(unit.column("target_period")[first])
     scale = {
         c: (
             np.asarray(unit.column(c), dtype=np.float64)[first]

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon._codes import factorize_sorted
 from tycheon.backtest import engine
 from tycheon.backtest.factories import Factory, factory_unfitted
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
@@ -230,9 +231,9 @@ def run_losses(table: pd.DataFrame, *, label: str, metric: str = "rmsse", unit: 
     if not ok.all():
         col = {c: v[ok] for c, v in col.items()}
         loss = loss[ok]
-    m_code, models = pd.factorize(col["model"], sort=True)
-    s_code, series = pd.factorize(col["series_id"], sort=True)
-    p_code, periods = pd.factorize(col["target_period"], sort=True)
+    m_code, models = factorize_sorted(col["model"])
+    s_code, series = factorize_sorted(col["series_id"])
+    p_code, periods = factorize_sorted(col["target_period"])
     step = col["step"].astype(np.int64)
     n_m, n_s, n_p, n_h = len(models), len(series), len(periods), int(step.max())
     flat = (s_code * n_h + (step - 1)) * n_m + m_code

@@ -20,6 +20,7 @@ Zero-scale rule: a block whose scale is zero or NaN has NaN scaled metrics and `
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -278,6 +279,7 @@ def block_scores(
     quantile_levels: Sequence[float] = (),
     samples: np.ndarray | None = None,
     crps_kind: CRPSKind | None = None,
+    categorical_keys: bool = False,
 ) -> pd.DataFrame:
     r"""One row per (model, unit, series_id, origin) block with the requested metrics.
 
@@ -309,6 +311,10 @@ def block_scores(
         One kind per call, never mixed (ADR-0006 decision 7), chosen and checked by :func:`row_crps`.
         Default: exact if ``samples`` is given, else approximate. Rows without that kind of forecast
         give a block CRPS of NaN.
+    categorical_keys : bool
+        Keep the text keys and ``demand_class`` as categoricals of the table's own categories where the
+        table has them (the group-bys of a caller then read codes; at M5 size hashing the labels of 2.5
+        million blocks was a tenth of a leaderboard). Default: the values, as ``to_numpy`` gives them.
 
     Returns
     -------
@@ -360,14 +366,16 @@ def block_scores(
         index = mean.index
     else:  # the blocks' keys, read at each block's first row
         rows = _first_rows(codes, len(mean))
-        index = pd.MultiIndex.from_arrays([column_values(table[k], rows) for k in BLOCK_KEYS])
+        read = _categorical_at if categorical_keys else column_values
+        index = pd.MultiIndex.from_arrays([read(table[k], rows) for k in BLOCK_KEYS])
     first.index = index
     out = pd.DataFrame(index=index)
     out.index.names = list(BLOCK_KEYS)
     out["n_steps"] = n_steps.to_numpy()
     for c in ("demand_class", "season_length", "weight"):
         if c in first.columns:
-            out[c] = first[c].to_numpy()
+            kept = categorical_keys and isinstance(first[c].dtype, pd.CategoricalDtype)
+            out[c] = first[c].array if kept else first[c].to_numpy()
     raw = {c: first[c].to_numpy(dtype=np.float64) for c in ("scale_mae", "scale_rmse")}
     out["zero_scale"] = ~(raw["scale_mae"] > 0) | ~(raw["scale_rmse"] > 0)
     terms = BlockTerms(
@@ -382,6 +390,14 @@ def block_scores(
     if crps is not None and "crps" in metrics:
         out["crps_kind"] = pd.Series(crps.kind, index=out.index, dtype=object).where(out["crps"].notna(), None)
     return out.reset_index()
+
+
+def _categorical_at(col: pd.Series, rows: np.ndarray) -> Any:
+    """``col``'s values at ``rows``: a categorical of the same categories where ``col`` is one, else
+    :func:`column_values`."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(col.cat.codes.to_numpy()[rows], dtype=col.dtype)
+    return column_values(col, rows)
 
 
 def column_values(col: pd.Series, rows: np.ndarray | slice | None = None) -> np.ndarray:
