@@ -7,6 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tycheon.backtest import slices, tasks
 from tycheon.backtest.calibration import (
@@ -365,3 +367,14 @@ def test_a_models_bands_do_not_depend_on_the_other_models_of_the_run():
     pd.testing.assert_frame_equal(
         conform_table(together[together["model"] == "naive"].reset_index(drop=True)), alone.reset_index(drop=True)
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 40), st.sampled_from([0.0, 0.5, 1.0, 2.5, 1e-300, 7.0])), max_size=60))
+def test_the_pool_order_is_lexsort_by_cell_then_score_ties_in_input_order(pairs):
+    """The two stable sorts against the oracle they replace, ``np.lexsort((score, cell))``."""
+    from tycheon.backtest.calibration import _by_cell_then_score
+
+    cell = np.asarray([c for c, _ in pairs], dtype=np.int64)
+    score = np.asarray([s for _, s in pairs], dtype=np.float64)
+    np.testing.assert_array_equal(_by_cell_then_score(cell, score), np.lexsort((score, cell)))

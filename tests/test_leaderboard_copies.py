@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from tycheon.analysis import leaderboard as lb
+from tycheon.analysis.blockgrid import block_grid
+from tycheon.analysis.prepared import wide as prepared_wide
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.errors import ScaleMismatchError
 from tycheon.metrics.aggregate import block_scores
@@ -151,4 +153,10 @@ def test_wide_block_grid_is_the_pivot_table_it_replaces(seed):
             index=["series_id", "origin"], columns="model", values="mase", aggfunc="first", observed=True
         )
         pd.testing.assert_frame_equal(lb._wide(frame, "mase"), expected, check_exact=True)
-    assert lb._wide_scatter(unique, "mase") is not None
+    assert block_grid(unique, "mase", categorical=True) is not None  # the scatter, not the fallback, ran
+    unique.loc[unique.index[::5], "mase"] = np.nan  # NaN scores: the unstack of the labels keeps them
+    labels = unique.assign(series_id=unique["series_id"].astype(object), model=unique["model"].astype(object))
+    expected = labels.set_index(["series_id", "origin", "model"])["mase"].unstack("model")
+    for frame in (unique, labels):  # categorical keys by the scatter, object ones by the reshape
+        pd.testing.assert_frame_equal(prepared_wide(frame, "mase"), expected, check_exact=True)
+    assert block_grid(unique, "mase", categorical=False) is not None

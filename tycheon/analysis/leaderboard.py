@@ -56,6 +56,7 @@ import pandas as pd
 
 from tycheon._codes import factorize_sorted, sorted_codes, unique_inverse
 from tycheon._typing import Alternative
+from tycheon.analysis.blockgrid import block_grid
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
@@ -438,51 +439,15 @@ def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Block scores ``[(series, origin), model]``. dropna (the default) keeps only blocks that exist;
     dropna=False would add every (series, origin) combination, counting blocks never forecast as dropped.
 
-    The frame of ``blocks.pivot_table(index=["series_id", "origin"], columns="model", values=metric,
-    aggfunc="first", observed=True)``, built by one scatter where every block is one row with a value
-    and the text keys are categoricals (:func:`_wide_scatter`; a group-by at M5 size took 4 s of a
-    table's 32); otherwise by that ``pivot_table`` itself."""
-    wide = _wide_scatter(blocks, metric)
+    The frame of ``pivot_table(index=["series_id", "origin"], columns="model", values=metric,
+    aggfunc="first", observed=True)``, by one scatter where it can be (:func:`.blockgrid.block_grid`; the
+    group-by took 4 s of a table set's 32 at M5 size), else by that ``pivot_table``."""
+    wide = block_grid(blocks, metric, categorical=True)
     if wide is not None:
         return wide
     return blocks.pivot_table(
         index=["series_id", "origin"], columns="model", values=metric, aggfunc="first", observed=True
     )
-
-
-def _wide_scatter(blocks: pd.DataFrame, metric: str) -> pd.DataFrame | None:
-    """:func:`_wide` by one scatter, or None where it would not be ``pivot_table``'s frame: a key that is
-    not a categorical with sorted categories, a missing key or value, two rows of one block."""
-    sid, model = blocks["series_id"], blocks["model"]
-    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in (sid, model)):
-        return None
-    values = blocks[metric].to_numpy(dtype=np.float64)
-    if np.isnan(values).any():
-        return None  # "first" skips NaN and dropna drops all-NaN rows: left to pivot_table
-    s_codes, n_s = sorted_codes(sid)
-    m_codes, n_m = sorted_codes(model)
-    o_codes, origins = factorize_sorted(blocks["origin"].to_numpy())
-    if len(values) and min(int(s_codes.min()), int(m_codes.min()), int(o_codes.min())) < 0:
-        return None
-    n_o = len(origins)
-    uniq, row = unique_inverse(s_codes * n_o + o_codes, size=n_s * n_o)
-    taken = np.zeros((len(uniq), n_m), dtype=bool)
-    taken[row, m_codes] = True
-    if int(np.count_nonzero(taken)) != len(values):
-        return None  # a block with two rows: "first" picks one, left to pivot_table
-    del taken
-    grid = np.full((len(uniq), n_m), np.nan)
-    grid[row, m_codes] = values
-    s_present = np.flatnonzero(np.bincount(sid.cat.codes.to_numpy(), minlength=len(sid.cat.categories)))
-    m_present = np.flatnonzero(np.bincount(model.cat.codes.to_numpy(), minlength=len(model.cat.categories)))
-    # the levels and codes pivot_table's index has (the stubs type them as plain sequences)
-    index = pd.MultiIndex(
-        levels=[pd.CategoricalIndex(sid.cat.categories[s_present], dtype=sid.dtype), pd.DatetimeIndex(origins)],  # type: ignore[list-item]
-        codes=[uniq // n_o, uniq % n_o],  # type: ignore[list-item]
-        names=["series_id", "origin"],
-    )
-    columns = pd.CategoricalIndex(model.cat.categories[m_present], dtype=model.dtype, name="model")
-    return pd.DataFrame(grid, index=index, columns=columns)
 
 
 def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> dict[str, Any]:

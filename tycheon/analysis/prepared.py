@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._codes import factorize_sorted, unique_inverse
+from tycheon.analysis.blockgrid import block_grid
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, column_values
 from tycheon.metrics.registry import term_values
@@ -183,10 +184,13 @@ class UnitScores:
             yield m, self._take(pos if self._index is None else self._index[pos], categorical=categorical)
 
     def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
-        """:func:`tycheon.metrics.aggregate.block_scores` of the unit, model by model."""
+        """:func:`tycheon.metrics.aggregate.block_scores` of the unit, model by model; the text keys are the
+        table's categoricals (``categorical_keys``), the labels only where the table has none."""
         want = tuple(dict.fromkeys((*BLOCK_METRICS, *metrics)))
         if self._blocks is None or not set(want) <= set(self._metrics):
-            parts = [block_scores(g, metrics=list(want)) for _, g in self.by_model(categorical=True)]
+            parts = [
+                block_scores(g, metrics=list(want), categorical_keys=True) for _, g in self.by_model(categorical=True)
+            ]
             self._blocks, self._metrics = pd.concat(parts, ignore_index=True), want
         return self._blocks
 
@@ -362,5 +366,15 @@ def dm_family(
 
 
 def wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Block scores ``[(series, origin), model]`` (NaN where a model has no score for a block)."""
-    return blocks.set_index(["series_id", "origin", "model"])[metric].unstack("model")
+    """Block scores ``[(series, origin), model]`` (NaN where a model has no score for a block).
+
+    The frame of ``set_index(["series_id", "origin", "model"])[metric].unstack("model")`` on the labels
+    as values (sorted rows and columns, object text labels), by one scatter where the keys are
+    categoricals (:func:`.blockgrid.block_grid`), else by that reshape of the labels."""
+    grid = block_grid(blocks, metric, categorical=False)
+    if grid is not None:
+        return grid
+    keys = ["series_id", "origin", "model"]
+    # an unstack of categorical keys would order the rows by first appearance, not by label
+    labels = pd.DataFrame({k: column_values(blocks[k]) for k in keys} | {metric: blocks[metric].to_numpy()})
+    return labels.set_index(keys)[metric].unstack("model")
