@@ -147,3 +147,27 @@ def test_when_a_series_or_block_label_is_missing_then_every_block_function_says_
         paired_block_bootstrap(np.ones(4), np.zeros(4), blocks=series, n_resamples=10, seed=0)
     with pytest.raises(InputError, match="period labels must not be missing"):
         dm_cross_sectional(np.ones(4), np.zeros(4), period=series, horizon=1)
+
+
+def test_inside_shared_weights_an_integer_seed_draws_once_and_every_result_is_unchanged():
+    from tycheon.stats import bootstrap as bs
+
+    a, b, blocks = _data(seed=4)
+    alone = [paired_block_bootstrap(a, b * k, blocks=blocks, n_resamples=200, seed=9) for k in (1.0, 2.0)]
+    scores = pd.DataFrame({"m1": a, "m2": b})
+    rank_alone = ranking_bootstrap(scores, series=blocks, n_resamples=200, seed=9)
+    drawn = []
+    real = bs._block_weights
+    bs._block_weights = lambda *args: drawn.append(args[:2]) or real(*args)
+    try:
+        with bs.shared_weights():
+            shared = [paired_block_bootstrap(a, b * k, blocks=blocks, n_resamples=200, seed=9) for k in (1.0, 2.0)]
+            rank_shared = ranking_bootstrap(scores, series=blocks, n_resamples=200, seed=9)
+            paired_block_bootstrap(a, b, blocks=blocks, n_resamples=200, seed=np.random.default_rng(9))
+    finally:
+        bs._block_weights = real
+    assert len(drawn) == 2  # once for seed 9 (three calls), once for the generator (never shared)
+    for x, y in zip(alone, shared, strict=True):
+        assert (x.delta, x.ci_low, x.ci_high, x.p_value, x.se) == (y.delta, y.ci_low, y.ci_high, y.p_value, y.se)
+    pd.testing.assert_series_equal(rank_alone.keep_fraction, rank_shared.keep_fraction, check_exact=True)
+    assert bs._SHARED.get() is None  # released when the block ends

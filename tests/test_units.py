@@ -108,3 +108,27 @@ def test_aggregate_is_published_when_its_last_member_is():
     total = build_unit(panel, "total", first_fit_end=2)
     assert total.available_at[0, 3] == np.datetime64(periods[5])
     assert total.available_at[0, 2] == np.datetime64(periods[3])
+
+
+@pytest.mark.parametrize("unit", ["series", "total", "groups:3", "groups_random:3"])
+def test_a_cached_unit_is_the_built_one_read_only_and_built_once_per_arguments(small_panel, unit):
+    from dataclasses import fields
+
+    from tycheon.backtest.units import cached_unit
+
+    first = cached_unit(small_panel, unit, first_fit_end=20, seed=1)
+    built = build_unit(small_panel, unit, first_fit_end=20, seed=1)
+    for f in fields(built):
+        got, want = getattr(first, f.name), getattr(built, f.name)
+        if isinstance(want, np.ndarray):
+            np.testing.assert_array_equal(got, want)
+        elif isinstance(want, (pd.DataFrame, pd.Index)):
+            assert got.equals(want)
+        else:
+            assert got == want
+    assert cached_unit(small_panel, unit, first_fit_end=20, seed=1) is first
+    assert cached_unit(small_panel, unit, first_fit_end=21, seed=1) is not first  # another cut, another unit
+    random_seed_matters = unit.startswith("groups_random")
+    assert (cached_unit(small_panel, unit, first_fit_end=20, seed=2) is first) is not random_seed_matters
+    with pytest.raises(ValueError):
+        first.values[0, 0] = 1.0  # shared across runs: never written to

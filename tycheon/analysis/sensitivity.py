@@ -57,7 +57,7 @@ from tycheon.data.panel import Panel
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import step_loss
 from tycheon.metrics.registry import get_metric
-from tycheon.stats.bootstrap import paired_block_bootstrap
+from tycheon.stats.bootstrap import paired_block_bootstrap, shared_weights
 from tycheon.stats.ranking import (
     TOSTResult,
     pss_resolution,
@@ -485,6 +485,14 @@ def sensitivity_report(
     Protocol-sensitivity audit, sections 4 (PSS, winner swap, resolution), 4.5 (pairing), 4.6 (bootstrap,
     TOST), 5.2 (attribution), 5.5 (Borda) and 6.5 (the ranking-variance report).
     """
+    # its bootstraps all resample the same series with one seed: the weights are drawn once for all
+    with shared_weights():
+        return _report(runs, seed=seed, n_resamples=n_resamples, blocks=blocks, alpha=alpha)
+
+
+def _report(
+    runs: Mapping[str, RunLosses], *, seed: int, n_resamples: int, blocks: np.ndarray | None, alpha: float
+) -> SensitivityReport:
     for need in ("rolling", "static"):
         if need not in runs:
             raise InputError(f"sensitivity needs a {need!r} run; got {sorted(runs)}")

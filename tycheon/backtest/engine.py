@@ -62,7 +62,7 @@ from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
 from tycheon.backtest.slices import UnitData, eligibility
 from tycheon.backtest.tasks import ChunkTask, ModelSpec, OriginOutput, TaskResult
-from tycheon.backtest.units import build_unit, parse_unit
+from tycheon.backtest.units import cached_unit, parse_unit
 from tycheon.data.demand import CLASSES
 from tycheon.data.panel import Panel
 
@@ -244,7 +244,7 @@ def run(
     origins = protocol.origins(panel, min_history=min_history)
     first_fit_end = origins[0].fit_end
     states = [
-        _UnitState(build_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins, min_history=min_history)
+        _UnitState(cached_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins, min_history=min_history)
         for u in unit_names
     ]
     size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)

@@ -36,7 +36,7 @@ import pandas as pd
 from tycheon.backtest.slices import UnitData
 from tycheon.data.panel import Panel
 
-__all__ = ["UNIT_FORMS", "build_unit", "parse_unit"]
+__all__ = ["UNIT_FORMS", "build_unit", "cached_unit", "parse_unit"]
 
 UNIT_FORMS = ("series", "total", "level:<attr>", "groups:<k>", "groups_random:<k>")
 
@@ -175,3 +175,23 @@ def build_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) ->
         codes[members] = g
     width = len(str(k))
     return _aggregate(panel, unit, codes, np.asarray([f"g{g + 1:0{width}d}" for g in range(k)]), first_fit_end)
+
+
+def cached_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) -> UnitData:
+    """:func:`build_unit`, built once per panel and arguments and kept on the panel (as its dense view is).
+
+    A benchmark runs the engine once per model on one panel (twice with calibration origins), and every
+    run built the same units again: at M5 size 0.2-0.3 s a run, ``groups:k`` sorting 30,490 series by
+    volume each time. The unit depends only on the panel and these arguments (``seed`` only for
+    ``groups_random``), and its arrays are made read-only before it is shared, so a cached unit is the one
+    :func:`build_unit` would give."""
+    kind, _ = parse_unit(unit, panel)
+    key = (unit, int(first_fit_end), int(seed) if kind == "groups_random" else None)
+    cache: dict[tuple[str, int, int | None], UnitData] = panel.__dict__.setdefault("_units", {})
+    if key not in cache:
+        data = build_unit(panel, unit, first_fit_end=first_fit_end, seed=seed)
+        for arr in (data.values, data.observed, data.available_at, data.series_ids, data.weight):
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
+        cache[key] = data
+    return cache[key]
