@@ -65,8 +65,7 @@ from benchmarks.results_model import (
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.leaderboard import (
     LeaderboardSpec,
-    interval_tables,
-    leaderboard_tables,
+    leaderboard_and_interval_tables,
 )
 from tycheon.analysis.prepared import READ_COLUMNS
 from tycheon.backtest import engine
@@ -535,17 +534,14 @@ def _rolling_part(
     leaderboards, intervals = [], []
     if table is not None:
         with single_thread_blas():  # statistics only (tycheon.stats.threads): never around a model's fit
-            leaderboards = [
-                Leaderboard.model_validate(to_json_value({**tag, **t}))
-                for t in leaderboard_tables(table, spec=spec, display_names=display)
-            ]
-        mark_stage("leaderboards")
-        with single_thread_blas():
-            intervals = [
-                IntervalTable.model_validate(to_json_value({**tag, **t}))
-                for t in interval_tables(table, point_metric=cfg.metrics[0], quantile_levels=tuple(cfg.quantile_levels))
-            ]
-        mark_stage("interval tables")
+            # one pass over the units for both (spec.quantile_levels are the config's)
+            boards, bands = leaderboard_and_interval_tables(
+                table, spec=spec, display_names=display, point_metric=cfg.metrics[0]
+            )
+            leaderboards = [Leaderboard.model_validate(to_json_value({**tag, **t})) for t in boards]
+            intervals = [IntervalTable.model_validate(to_json_value({**tag, **t})) for t in bands]
+            del boards, bands
+        mark_stage("leaderboards and interval tables")
     analyses, sweep = DatasetAnalyses(), None
     if table is not None:
         analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)

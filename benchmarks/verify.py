@@ -212,7 +212,7 @@ def _equals(column: Any, value: str) -> Any:
 
 def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
     from tycheon.analysis.competition import competition_table
-    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read, interval_tables, leaderboard_tables
+    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read, leaderboard_and_interval_tables
 
     cfg = doc.config
     spec = LeaderboardSpec(
@@ -239,14 +239,13 @@ def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list
         if not len(table):
             continue
         tag = {"dataset": key, "protocol": "rolling_origin"}
-        leaderboards += [{**tag, **t} for t in leaderboard_tables(table, spec=spec, display_names=display)]
-        intervals += [
-            {**tag, **t}
-            for t in interval_tables(
-                table, point_metric=cfg["metrics"][0], quantile_levels=tuple(cfg["quantile_levels"])
-            )
-        ]
-        del table
+        # the pipeline's one pass for both (spec.quantile_levels are the config's)
+        boards, bands = leaderboard_and_interval_tables(
+            table, spec=spec, display_names=display, point_metric=cfg["metrics"][0]
+        )
+        leaderboards += [{**tag, **t} for t in boards]
+        intervals += [{**tag, **t} for t in bands]
+        del table, boards, bands
     horizons = {t.dataset: t.horizon for t in doc.competition}
     for centry in cfg.get("competition", []):
         key = centry.get("label") or centry["dataset"]

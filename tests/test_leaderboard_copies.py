@@ -132,6 +132,22 @@ def test_the_tables_do_not_depend_on_the_text_columns_being_categorical():
     assert lb.interval_tables(plain) == lb.interval_tables(cats)
 
 
+@pytest.mark.parametrize("categorical", [False, True])
+@pytest.mark.parametrize(("metrics", "point"), [(("mase", "rmsse"), None), (("mase", "crps"), "crps")])
+def test_one_pass_gives_each_function_its_own_tables(categorical, metrics, point):
+    """The combined pass against its oracles, the two functions called apart (the pipeline's tables)."""
+    spec = lb.LeaderboardSpec(
+        metrics=metrics, baseline="naive", random_walk="naive", horizon=3, stride=3,
+        quantile_levels=(0.1, 0.5, 0.9), min_cell=2,
+    )  # fmt: skip
+    table = _table(categorical=categorical)
+    boards, bands = lb.leaderboard_and_interval_tables(table, spec=spec, point_metric=point)
+    assert boards == lb.leaderboard_tables(table, spec=spec)
+    expected = lb.interval_tables(table, point_metric=point or metrics[0], quantile_levels=spec.quantile_levels)
+    assert bands == expected
+    assert len(bands) and len(boards)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_wide_block_grid_is_the_pivot_table_it_replaces(seed):
     """The scattered [(series, origin), model] frame equals pandas' pivot_table exactly, including a

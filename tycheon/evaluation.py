@@ -40,7 +40,13 @@ from typing import Any
 import pandas as pd
 
 from tycheon._typing import Backend, EdgeNan, NanPolicy
-from tycheon.analysis.leaderboard import DEMAND_CLASSES, LeaderboardSpec, interval_tables, leaderboard_tables
+from tycheon.analysis.leaderboard import (
+    DEMAND_CLASSES,
+    LeaderboardSpec,
+    interval_tables,
+    leaderboard_and_interval_tables,
+    leaderboard_tables,
+)
 from tycheon.backtest import engine
 from tycheon.backtest.calibration import calibration_min_history
 from tycheon.backtest.factories import forecaster_factory
@@ -692,8 +698,12 @@ def run_plan(
         raise EvaluationError("no model ran: " + "; ".join(f"{m}: {s.get('reason')}" for m, s in status.items()))
     scores = pd.concat(ran, ignore_index=True)
     s = plan.settings
-    tables = leaderboard_tables(scores, spec=s.spec())
-    intervals = interval_tables(scores, point_metric=s.metrics[0], quantile_levels=s.quantile_levels)
+    spec = s.spec()
+    if tuple(spec.quantile_levels) == tuple(s.quantile_levels):  # one pass over the units for both
+        tables, intervals = leaderboard_and_interval_tables(scores, spec=spec, point_metric=s.metrics[0])
+    else:
+        tables = leaderboard_tables(scores, spec=spec)
+        intervals = interval_tables(scores, point_metric=s.metrics[0], quantile_levels=s.quantile_levels)
     return Evaluation(
         panel=panel,
         plan=plan,
