@@ -14,7 +14,7 @@ with ``mkdocs build --strict``. It prints one JSON line with the stage times:
 
 plus the JSON's and the sidecar's sizes, the number of scored rows, and ``pipeline_stages``: the pipeline's
 own stage marks (:func:`benchmarks.perf.memory.mark_stage`) as seconds and the main process's peak RSS per
-stage (leaderboards, interval tables, analyses, replay, ...; every ``backtest <model>`` mark counted as
+stage (leaderboards and interval tables, analyses, replay, ...; every ``backtest <model>`` mark counted as
 ``backtest``, engine time included), so the statistics stage can be read part by part. :func:`run_study` (the parent)
 starts it and samples the resident set of the child and all its descendants (joblib workers, isolated
 model processes, mkdocs) every :data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into
