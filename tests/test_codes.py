@@ -21,6 +21,17 @@ def test_unique_inverse_is_np_unique(keys, extra):
     u, i = np.unique(key, return_inverse=True)
     np.testing.assert_array_equal(uniq, u)
     np.testing.assert_array_equal(inverse, i.reshape(-1))
+    _, narrow = unique_inverse(key, size=size, compact=True)  # the same positions in the narrowest type
+    np.testing.assert_array_equal(narrow, i.reshape(-1))
+    assert narrow.dtype == np.min_scalar_type(max(len(u) - 1, 0))
+
+
+def test_unique_inverse_compact_widens_with_the_distinct_keys():
+    key = np.arange(300, dtype=np.int64)[::-1]  # 300 distinct keys: positions up to 299 need 16 bits
+    for size in (300, 10**6):  # the dense path and the sorting one
+        _, inverse = unique_inverse(key, size=size, compact=True)
+        assert inverse.dtype == np.uint16
+        np.testing.assert_array_equal(inverse, np.arange(300)[::-1])
 
 
 def test_unique_inverse_refuses_keys_outside_the_space():

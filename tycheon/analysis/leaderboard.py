@@ -252,20 +252,26 @@ class _StepGrid:
 
 
 def _step_grid(table: pd.DataFrame) -> _StepGrid:
-    codes, sizes = [], []
+    # key = (series * n_origins + origin) * n_steps + step, built in place one code column at a time (each
+    # int64 temporary is 117 MB at M5 size: the expression form held five of them at once)
+    key, sizes = None, []
     for k in _STEP_KEYS:
         c, n = sorted_codes(table[k])
-        codes.append(c)
+        if key is None:
+            key = c
+        else:
+            key *= n
+            key += c
+        del c
         sizes.append(n)
-    key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
+    assert key is not None
     # the keys' space is series x origins x steps: at most a few times the rows, so the distinct keys are
-    # marked in it rather than sorted (tycheon._codes; the same arrays as np.unique)
-    uniq, row = unique_inverse(key, size=sizes[0] * sizes[1] * sizes[2])
-    del key, codes
+    # marked in it rather than sorted (tycheon._codes; the same arrays as np.unique); positions in the
+    # narrowest integers that hold them (at M5 size two int64 row columns were 240 MB)
+    uniq, row = unique_inverse(key, size=sizes[0] * sizes[1] * sizes[2], compact=True)
+    del key
     s, rest = np.divmod(uniq, sizes[1] * sizes[2])
     col, models = factorize_sorted(table["model"])
-    # positions in the narrowest integers that hold them (at M5 size two int64 row columns were 240 MB)
-    row = row.astype(np.min_scalar_type(max(len(uniq) - 1, 0)), copy=False)
     col = col.astype(np.min_scalar_type(max(len(models) - 1, 0)), copy=False)
     return _StepGrid(row=row, col=col, models=np.asarray(models), series=s, origin=rest // sizes[2], n_origins=sizes[1])
 
@@ -513,7 +519,7 @@ def _one_class(
     family = [m for m in models if m != spec.baseline]
     band_level = _band_grid(table)
     band_crps = _band_crps(table, band_level)
-    s_mae = row_scales(table)["scale_mae"]
+    s_mae = row_scales(table, ("scale_mae",))["scale_mae"]
     grid = _step_grid(table)
     crps_scaled = _pivot(grid, band_crps / s_mae)
     crps_raw = _pivot(grid, band_crps)
@@ -604,6 +610,9 @@ def _one_class(
                 "tests": tests,
             }
         )
+        # this metric's loss grids, before the next metric's are made (two [key, model] grids of
+        # float64 were alive at once: 117 MB each for the series unit at M5 size)
+        del loss, unscaled_point, wide, scored
     return entries
 
 

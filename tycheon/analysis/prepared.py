@@ -140,6 +140,8 @@ class UnitScores:
     def _codes(self) -> tuple[np.ndarray, list[str]]:
         if self._model_codes is None:
             codes, uniques = self.factorize("model", sort=True)
+            # kept for the unit's life: in the narrowest integers (one byte a row for a few models)
+            codes = codes.astype(np.min_scalar_type(max(len(uniques) - 1, 0)), copy=False)
             self._model_codes = (codes, [str(m) for m in uniques])
         return self._model_codes
 
@@ -201,13 +203,24 @@ class UnitScores:
 
 
 def _step_losses(unit: UnitScores) -> StepLosses:
-    s_codes, s_uni = unit.factorize("series_id")
+    # cell = (series * n_origins + origin) * n_steps + (step - 1), built in place: each int64 [row]
+    # temporary is 117 MB for the series unit at M5 size, and the expression form held five at once
+    cell, s_uni = unit.factorize("series_id")
+    cell = cell.astype(np.int64, copy=False)
     o_codes, o_uni = factorize_sorted(unit.column("origin"))
-    h = unit.column("step").astype(np.int64) - 1
-    n_h = int(h.max()) + 1 if len(h) else 1
-    cell = (s_codes.astype(np.int64) * len(o_uni) + o_codes) * n_h + h
-    # the distinct cells marked in the (series, origin, step) space, not sorted (the same arrays)
-    cells, cell_idx = unique_inverse(cell, size=len(s_uni) * len(o_uni) * n_h)
+    cell *= len(o_uni)
+    cell += o_codes
+    del o_codes
+    step = unit.column("step")
+    n_h = int(step.max()) if len(step) else 1  # steps are 1..H: the largest step - 1, plus one
+    cell *= n_h
+    cell += step
+    cell -= 1
+    del step
+    # the distinct cells marked in the (series, origin, step) space, not sorted (the same arrays); the
+    # rows' cell positions in the narrowest integers that hold them
+    cells, cell_idx = unique_inverse(cell, size=len(s_uni) * len(o_uni) * n_h, compact=True)
+    del cell
     m_codes, models = unit._codes()
     loss = np.full((len(cells), len(models)), np.nan, order="F")  # [cell, model]: a model's losses contiguous
     loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
@@ -216,7 +229,9 @@ def _step_losses(unit: UnitScores) -> StepLosses:
         point=np.asarray(unit.column("point"), dtype=np.float64),
     )["abs_err"]
     first = np.zeros(len(cells), dtype=np.int64)
-    first[cell_idx[::-1]] = np.arange(len(cell_idx))[::-1]  # a row of each cell (the first)
+    rows = np.arange(len(cell_idx), dtype=np.min_scalar_type(max(len(cell_idx) - 1, 0)))
+    first[cell_idx[::-1]] = rows[::-1]  # a row of each cell (the first)
+    del rows
     p_codes, _ = factorize_sorted(unit.column("target_period")[first])
     scale = {
         c: (

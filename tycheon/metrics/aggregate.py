@@ -467,10 +467,11 @@ def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | 
     )
 
 
-def row_scales(table: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The rows' ``scale_mae`` / ``scale_rmse`` with zero or NaN scales set to NaN (the zero-scale rule)."""
+def row_scales(table: pd.DataFrame, columns: Sequence[str] = ("scale_mae", "scale_rmse")) -> dict[str, np.ndarray]:
+    """The rows' ``scale_mae`` / ``scale_rmse`` (or only ``columns`` of them) with zero or NaN scales set
+    to NaN (the zero-scale rule)."""
     out = {}
-    for c in ("scale_mae", "scale_rmse"):
+    for c in columns:
         v = table[c].to_numpy(dtype=np.float64)
         out[c] = np.where(v > 0, v, np.nan)
     return out
@@ -495,9 +496,9 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
             f"{metric!r} is not a loss a test can compare; losses: "
             f"{[n for n, m in METRICS.items() if m.step_loss is not None]}"
         )
-    return np.asarray(
-        spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), row_scales(table))), dtype=np.float64
-    )
+    # only the metric's own scale (a [row] array each: 117 MB at M5 size)
+    scales = row_scales(table, () if spec.scale_column is None else (spec.scale_column,))
+    return np.asarray(spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), scales)), dtype=np.float64)
 
 
 def step_scores(
