@@ -79,16 +79,17 @@ def dataset_analyses(
     protocol: str,
     spec: LeaderboardSpec,
     n_series: int,
-    dial_table: pd.DataFrame | Callable[[], pd.DataFrame | None] | None = None,
+    dial_table: pd.DataFrame | PreparedScores | Callable[[], pd.DataFrame | PreparedScores | None] | None = None,
     dial_models: Sequence[str] | None = None,
     n_resamples: int = N_RESAMPLES,
     units: Sequence[str] | None = None,
 ) -> DatasetAnalyses:
     """Every per-dataset analysis of one rolling-origin score set (see the module docstring).
 
-    ``dial_table``: the score set of the dial's own units, or a function that runs their backtests and
-    returns it; a function is called when the dial is computed, after the inversion, and its table is
-    released once the dial is (at M5 size 7 million rows that no later analysis reads). ``dial_models``:
+    ``dial_table``: the score set of the dial's own units (a table, or prepared scores such as the block
+    scores a :class:`~tycheon.analysis.prepared.BlockCollector` gathered), or a function that runs their
+    backtests and returns it; a function is called when the dial is computed, after the inversion, and
+    what it returns is released once the dial is (no later analysis reads it). ``dial_models``:
     the models the dial covers (the config's ``analysis_models``; ``dial_table`` holds these only),
     recorded in its table; None: every model of the score set. Every statistic runs with BLAS on the
     calling thread (:func:`tycheon.stats.threads.single_thread_blas`); the dial's backtests do not.
@@ -117,10 +118,10 @@ def dataset_analyses(
     aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
     own = dial_table() if callable(dial_table) else dial_table  # the dial's backtests, if a function
     dial_table = None  # from here the dial's rows are referenced by ``own`` only, released below
-    extra = () if own is None or own.empty else (own,)
+    extra = () if own is None or not len(own) else (own,)
     if extra or aggregates:
         if dial_models is not None:  # the leaderboard units' rows of the dial's models only
-            dial_scores = PreparedScores(table[table["model"].isin(dial_models)], *extra)
+            dial_scores = PreparedScores(table[table["model"].isin(dial_models)]).extended(*extra)
         else:  # the leaderboard units as prepared above (shared), and the dial's own
             dial_scores = scores.extended(*extra)
         dial = attempt("dial", lambda: aggregation_dial(dial_scores, spec=spec, n_series=n_series))

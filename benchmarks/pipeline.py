@@ -63,11 +63,12 @@ from benchmarks.results_model import (
     SweepTable,
 )
 from tycheon.analysis.competition import competition_table
+from tycheon.analysis.dial import DIAL_METRICS
 from tycheon.analysis.leaderboard import (
     LeaderboardSpec,
     leaderboard_and_interval_tables,
 )
-from tycheon.analysis.prepared import READ_COLUMNS
+from tycheon.analysis.prepared import READ_COLUMNS, BlockCollector, PreparedScores
 from tycheon.backtest import engine
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
@@ -399,12 +400,15 @@ def _run_models(
     part: str = "",
     only: Collection[str] | None = None,
     point_only: bool = False,
+    blocks: BlockCollector | None = None,
 ) -> ProtocolRun:
     """Every model of the roster (or of ``only``) on one (dataset, protocol). ``point_only``: for an
     analysis that reads point forecasts only (the dial), no quantiles, sample paths or calibration
     origins are asked for, so its backtests fit fewer origins and its rows are narrower; the point
     forecasts, and so every point metric, are those of the full run; each model's table keeps only the
-    columns prepared scores read (:data:`tycheon.analysis.prepared.READ_COLUMNS`)."""
+    columns prepared scores read (:data:`tycheon.analysis.prepared.READ_COLUMNS`). ``blocks``: for an
+    analysis that reads block scores only (the dial), each model's table is scored into the collector
+    as soon as it ran and released (the run's ``table`` is then None)."""
     ran: list[ScoreSet] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
@@ -429,7 +433,10 @@ def _run_models(
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
         if inputs.on_model_done is not None:  # the dial's and the sweep's extra backtests say which they are
             inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
-        if outcome.scores is not None and outcome.status["status"] == "ran":
+        if outcome.scores is not None and outcome.status["status"] == "ran" and blocks is not None:
+            blocks.add(outcome.scores.table)  # its blocks only: the rows are released with the outcome
+            outcome = replace(outcome, scores=None)
+        elif outcome.scores is not None and outcome.status["status"] == "ran":
             ran.append(outcome.scores)
             if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
                 unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
@@ -604,9 +611,12 @@ def _analyses(
     dataset = entry.key
     units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
 
-    def dial_table() -> pd.DataFrame | None:
-        """The dial's own units' backtests, run when the dial is computed (its rows are released then)."""
-        return _run_models(
+    def dial_table() -> PreparedScores | None:
+        """The dial's own units' backtests, run when the dial is computed: each model's rows are scored
+        into blocks (all the dial reads of them, :func:`tycheon.analysis.dial.aggregation_dial`) as soon
+        as it ran, and released; at M5 size 7 million rows were held until the dial had run."""
+        collected = BlockCollector(metrics=DIAL_METRICS)
+        _run_models(
             inputs,
             loaded,
             rolling,
@@ -618,7 +628,10 @@ def _analyses(
             part="aggregation dial",
             only=entry.analysis_models,
             point_only=True,  # the dial ranks point metrics only (tycheon.analysis.dial)
-        ).table
+            blocks=collected,
+        )
+        scored = collected.prepared()
+        return scored if len(scored) else None
 
     analyses = dataset_analyses(  # its statistics run with BLAS on one thread, the dial's backtests do not
         table,

@@ -127,3 +127,52 @@ def test_the_levels_of_a_real_hierarchy_form_their_own_curve_with_k_the_aggregat
     assert hierarchy.kind == "hierarchy"
     assert [p.unit for p in hierarchy.points] == ["total", "level:region", "level:store", "series"]
     assert [p.k for p in hierarchy.points] == [1, 2, n_stores, small_panel.n_series]
+
+
+def test_block_scores_collected_model_by_model_give_the_dial_of_the_whole_table(small_panel):
+    """The harness scores each dial model's rows into blocks as it ran and releases them
+    (:class:`~tycheon.analysis.prepared.BlockCollector`): every block, their order, and so the dial, are
+    those of the table of all the models at once."""
+    from tycheon.analysis.prepared import BlockCollector, PreparedScores
+    from tycheon.backtest.scoreset import concat_tables
+
+    units = ["groups:2", "groups:4", "groups_random:2", "groups_random:4", "total", "series"]
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=3)
+    models = ("snaive_momentum", "naive", "historic_mean")  # not in sorted order: the collector sorts them
+    tables = [run(small_panel, protocol, {m: RegistryFactory(m, {})}, units=units, seed=3).table for m in models]
+    whole = PreparedScores(concat_tables([t.copy() for t in tables], sort_keys=True))
+    collector = BlockCollector(metrics=("wape", "rmsse"))
+    for t in tables:
+        collector.add(t)
+    collected = collector.prepared()
+    assert sorted(collected) == sorted(units)
+    for u in units:
+        mine, theirs = collected[u].blocks(("wape", "rmsse")), whole[u].blocks(("wape", "rmsse"))
+        assert collected[u].models == whole[u].models == sorted(models)
+        assert collected[u].nunique("series_id") == whole[u].nunique("series_id")
+        pd.testing.assert_frame_equal(
+            mine.astype({c: object for c in mine.columns if isinstance(mine[c].dtype, pd.CategoricalDtype)}),
+            theirs.astype({c: object for c in theirs.columns if isinstance(theirs[c].dtype, pd.CategoricalDtype)}),
+        )
+    s = spec(baseline="snaive_momentum", random_walk="naive")
+    n = small_panel.n_series
+    assert repr(aggregation_dial(collected, spec=s, n_series=n)) == repr(aggregation_dial(whole, spec=s, n_series=n))
+
+
+def test_a_collected_unit_refuses_what_needs_its_released_rows(small_panel):
+    from tycheon.analysis.prepared import BlockCollector
+
+    table = run(
+        small_panel, RollingOrigin(horizon=3, stride=3, n_origins=3), {"naive": RegistryFactory("naive", {})}
+    ).table
+    collector = BlockCollector()
+    collector.add(table)
+    unit = collector.prepared()["series"]
+    with pytest.raises(InputError, match="rows were released"):
+        unit.step_losses()
+    with pytest.raises(InputError, match="rows were released"):
+        unit.rows  # noqa: B018
+    with pytest.raises(InputError, match=r"block scores of \['crps'\]"):
+        unit.blocks(("crps",))
+    with pytest.raises(InputError, match="more than one table"):
+        collector.add(table)  # the same model's rows of a unit again

@@ -43,9 +43,11 @@ from tycheon.errors import InputError
 from tycheon.stats.friedman import friedman_nemenyi
 from tycheon.stats.ranking import spearman
 
-__all__ = ["CONVENTIONS", "Dial", "DialCurve", "DialPoint", "aggregation_dial", "dial_units"]
+__all__ = ["CONVENTIONS", "DIAL_METRICS", "Dial", "DialCurve", "DialPoint", "aggregation_dial", "dial_units"]
 
 CONVENTIONS = ("median_wape", "mean_rmsse", "friedman")
+DIAL_METRICS = ("wape", "rmsse")
+"""The block metrics a dial point reads (a unit's block scores of these are all the dial needs of it)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class Dial:
 def _point(scores: UnitScores, *, k: int, n_series: int, baseline: str, alpha: float) -> DialPoint:
     require_models(scores, [baseline])
     unit = scores.unit
-    blocks = scores.blocks(("wape", "rmsse"))
+    blocks = scores.blocks(DIAL_METRICS)
     models = sorted(blocks["model"].unique())
     med_wape = blocks.groupby("model", observed=True)["wape"].median().to_dict()
     mean_rmsse = blocks.groupby("model", observed=True)["rmsse"].mean().to_dict()

@@ -20,6 +20,7 @@ import pandas as pd
 
 from tycheon._codes import factorize_sorted, unique_inverse
 from tycheon.analysis.blockgrid import block_grid
+from tycheon.backtest.scoreset import concat_tables
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, column_values
 from tycheon.metrics.registry import term_values
@@ -30,8 +31,10 @@ from tycheon.stats.ranking import rank_by_mean
 __all__ = [
     "BLOCK_METRICS",
     "READ_COLUMNS",
+    "BlockCollector",
     "DMFamily",
     "PreparedScores",
+    "ScoredUnit",
     "StepLosses",
     "UnitScores",
     "check_table",
@@ -202,6 +205,78 @@ class UnitScores:
         return self._losses
 
 
+class ScoredUnit(UnitScores):
+    """A unit whose rows were scored into blocks and released (:class:`BlockCollector`): its block scores
+    of ``metrics`` and its models only. ``column``, ``factorize`` and ``nunique`` read the block table
+    (its keys, ``demand_class``, ``weight``, ...: the same distinct values as the rows'); what needs the
+    rows (per-step losses, the rows themselves) is refused with :class:`~tycheon.errors.InputError`."""
+
+    def __init__(self, unit: str, blocks: pd.DataFrame, metrics: Sequence[str]) -> None:
+        super().__init__(unit, blocks, None)
+        self._blocks, self._metrics = blocks, tuple(metrics)
+
+    def _released(self, what: str) -> InputError:
+        return InputError(f"unit {self.unit!r} keeps its block scores only (its rows were released): no {what}")
+
+    def _take(self, positions: np.ndarray | None, *, categorical: bool = False) -> pd.DataFrame:
+        raise self._released("rows")
+
+    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
+        missing = [m for m in metrics if m not in self._metrics]
+        if missing:
+            raise self._released(f"block scores of {missing} (scored: {list(self._metrics)})")
+        assert self._blocks is not None
+        return self._blocks
+
+    def step_losses(self) -> StepLosses:
+        raise self._released("per-step losses")
+
+
+class BlockCollector:
+    """Block scores of score-set tables gathered unit by unit as the tables arrive, so that each table's
+    rows can be released once it is added (the aggregation dial's own units at M5 size: 7 million rows
+    whose blocks are what the dial reads).
+
+    :meth:`add` scores each model's rows of each unit of a table in key order (as
+    :meth:`UnitScores.blocks` scores a unit of a table in key order), :meth:`prepared` joins each unit's
+    parts in sorted model order (the text keys stay categoricals, on the union of their categories), so
+    every block, and the order of the blocks, is that of :meth:`UnitScores.blocks` on all the tables at
+    once. A model's rows of one unit must come from one table.
+
+    Parameters
+    ----------
+    metrics : sequence of str
+        Block metrics kept besides :data:`BLOCK_METRICS`.
+    """
+
+    def __init__(self, *, metrics: Sequence[str] = ()) -> None:
+        self.metrics = tuple(dict.fromkeys((*BLOCK_METRICS, *metrics)))
+        self._parts: dict[str, dict[str, pd.DataFrame]] = {}
+
+    def add(self, table: pd.DataFrame) -> None:
+        """Score ``table``'s blocks (the caller may release the table afterwards)."""
+        check_table(table)
+        if not len(table):
+            return
+        rows = concat_tables([table], sort_keys=True)  # key order, as a table of every model would be read
+        for name, unit in PreparedScores(rows).items():
+            parts = self._parts.setdefault(name, {})
+            for model, g in unit.by_model(categorical=True):
+                if model in parts:
+                    raise InputError(f"model {model!r} of unit {name!r} appears in more than one table")
+                parts[model] = block_scores(g, metrics=list(self.metrics), categorical_keys=True)
+        del rows
+
+    def prepared(self) -> PreparedScores:
+        """The collected units (:class:`ScoredUnit`), in the order they first arrived."""
+        out = PreparedScores()
+        out._units = {
+            name: ScoredUnit(name, concat_tables([parts[m] for m in sorted(parts)]), self.metrics)
+            for name, parts in self._parts.items()
+        }
+        return out
+
+
 def _step_losses(unit: UnitScores) -> StepLosses:
     # cell = (series * n_origins + origin) * n_steps + (step - 1), built in place: each int64 [row]
     # temporary is 117 MB for the series unit at M5 size, and the expression form held five at once
@@ -283,14 +358,18 @@ class PreparedScores(Mapping[str, UnitScores]):
                 index = None if len(uniques) == 1 else np.flatnonzero(codes == j)
                 self._units[str(unit)] = UnitScores(str(unit), table, index)
 
-    def extended(self, *tables: pd.DataFrame) -> PreparedScores:
-        """These prepared units (shared, not recomputed) followed by the units of ``tables``; a unit
-        already here is refused, as in the constructor."""
-        out = PreparedScores(*tables)
-        clash = sorted(set(out._units) & set(self._units))
-        if clash:
-            raise InputError(f"unit(s) {clash} appear in more than one table")
-        out._units = {**self._units, **out._units}
+    def extended(self, *tables: pd.DataFrame | PreparedScores) -> PreparedScores:
+        """These prepared units (shared, not recomputed) followed by the units of ``tables`` (tables, or
+        prepared scores whose units are shared too); a unit already here is refused, as in the
+        constructor."""
+        out = PreparedScores(*[t for t in tables if not isinstance(t, PreparedScores)])
+        units = dict(self._units)
+        for part in [t._units for t in tables if isinstance(t, PreparedScores)] + [out._units]:
+            clash = sorted(set(part) & set(units))
+            if clash:
+                raise InputError(f"unit(s) {clash} appear in more than one table")
+            units.update(part)
+        out._units = units
         return out
 
     def subset(self, units: Sequence[str]) -> PreparedScores:
