@@ -171,3 +171,23 @@ def test_inside_shared_weights_an_integer_seed_draws_once_and_every_result_is_un
         assert (x.delta, x.ci_low, x.ci_high, x.p_value, x.se) == (y.delta, y.ci_low, y.ci_high, y.p_value, y.se)
     pd.testing.assert_series_equal(rank_alone.keep_fraction, rank_shared.keep_fraction, check_exact=True)
     assert bs._SHARED.get() is None  # released when the block ends
+
+
+@pytest.mark.parametrize("n_blocks", [1, 7, 30, 31])
+def test_block_weights_drawn_in_chunks_are_the_counts_of_one_whole_draw(monkeypatch, n_blocks):
+    """The ``[resample, block]`` weights are drawn a few resamples at a time (no whole integer matrix):
+    the same counts as a plain loop over one ``integers(size=(resamples, blocks))`` draw, chunk edges
+    inside and between resamples included."""
+    from tycheon.stats import bootstrap as bs
+
+    n_resamples = 23
+    whole = np.random.default_rng(11).integers(0, n_blocks, size=(n_resamples, n_blocks))
+    expected = np.zeros((n_resamples, n_blocks))
+    for i in range(n_resamples):
+        for j in whole[i]:
+            expected[i, j] += 1.0
+    for cells in (1, 2 * n_blocks, 5 * n_blocks + 1, 1 << 21):  # one resample a chunk ... all at once
+        monkeypatch.setattr(bs, "_DRAW_CELLS", cells)
+        got = bs._block_weights(n_blocks, n_resamples, np.random.default_rng(11))
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == np.float64
