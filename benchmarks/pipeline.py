@@ -433,14 +433,15 @@ def _run_models(
         records[model.id] = _run_record(dataset, protocol_id, outcome.status)
         if inputs.on_model_done is not None:  # the dial's and the sweep's extra backtests say which they are
             inputs.on_model_done(f"{label} ({part})" if part else label, records[model.id], outcome.source)
-        if outcome.scores is not None and outcome.status["status"] == "ran" and blocks is not None:
-            blocks.add(outcome.scores.table)  # its blocks only: the rows are released with the outcome
-            outcome = replace(outcome, scores=None)
-        elif outcome.scores is not None and outcome.status["status"] == "ran":
-            ran.append(outcome.scores)
-            if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
-                unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
-                outcome.scores.table.drop(columns=unread, inplace=True)
+        if outcome.scores is not None and outcome.status["status"] == "ran":
+            if blocks is not None:  # its blocks only: the rows go with the outcome, before the next model
+                blocks.add(outcome.scores.table)
+                outcome = replace(outcome, scores=None)
+            else:
+                ran.append(outcome.scores)
+                if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
+                    unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
+                    outcome.scores.table.drop(columns=unread, inplace=True)
         mark_stage(f"backtest {model.id}")
     if inputs.config.backend == "joblib":
         _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory

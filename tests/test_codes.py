@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tycheon._codes import DENSE_FACTOR, factorize_sorted, unique_inverse
+from tycheon._codes import DENSE_FACTOR, factorize_sorted, position_dtype, unique_inverse
 
 
 @settings(max_examples=200, deadline=None)
@@ -32,6 +32,12 @@ def test_unique_inverse_compact_widens_with_the_distinct_keys():
         _, inverse = unique_inverse(key, size=size, compact=True)
         assert inverse.dtype == np.uint16
         np.testing.assert_array_equal(inverse, np.arange(300)[::-1])
+
+
+def test_position_dtype_holds_the_last_position_and_no_more():
+    for n, dtype in [(0, np.uint8), (1, np.uint8), (256, np.uint8), (257, np.uint16), (65537, np.uint32)]:
+        assert position_dtype(n) == dtype
+        assert np.iinfo(position_dtype(n)).max >= n - 1
 
 
 def test_unique_inverse_refuses_keys_outside_the_space():

@@ -13,11 +13,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["DENSE_FACTOR", "factorize_sorted", "sorted_codes", "unique_inverse"]
+__all__ = ["DENSE_FACTOR", "factorize_sorted", "position_dtype", "sorted_codes", "unique_inverse"]
 
 DENSE_FACTOR = 4
 """:func:`unique_inverse` marks present values in a table when the key space has at most this many
 slots per row (the table then costs at most a few bytes per row); otherwise it sorts."""
+
+
+def position_dtype(n: int) -> np.dtype:
+    """The narrowest unsigned integer type that holds the positions ``0 .. n - 1`` (``uint8`` for none):
+    row positions and codes kept in it instead of intp (at M5 size an intp array of 15 million rows is
+    117 MB, a ``uint32`` one half and a ``uint8`` one an eighth of it)."""
+    return np.min_scalar_type(max(int(n) - 1, 0))
 
 
 def unique_inverse(key: np.ndarray, *, size: int, compact: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -30,9 +37,8 @@ def unique_inverse(key: np.ndarray, *, size: int, compact: bool = False) -> tupl
     size : int
         Size of the key space (an exclusive upper bound of the keys).
     compact : bool
-        Return the inverse in the narrowest integer type that holds ``len(uniq) - 1`` (the same
-        values): at M5 size an intp inverse of 15 million rows is 117 MB, an int32 one half of it, and
-        it is made in that type, not cast from intp (no second copy while both are alive).
+        Return the inverse in :func:`position_dtype` of ``len(uniq)`` (the same values), made in that
+        type rather than cast from intp (no second copy while both are alive).
 
     Returns
     -------
@@ -54,7 +60,7 @@ def unique_inverse(key: np.ndarray, *, size: int, compact: bool = False) -> tupl
         uniq, inverse = np.unique(key, return_inverse=True)
         inverse = inverse.reshape(-1)
         if compact:
-            inverse = inverse.astype(np.min_scalar_type(max(len(uniq) - 1, 0)), copy=False)
+            inverse = inverse.astype(position_dtype(len(uniq)), copy=False)
         return uniq.astype(np.int64, copy=False), inverse
     if int(key.min()) < 0 or int(key.max()) >= size:
         raise ValueError(f"unique_inverse: keys must lie in [0, {size}); found {int(key.min())}..{int(key.max())}")
@@ -63,7 +69,7 @@ def unique_inverse(key: np.ndarray, *, size: int, compact: bool = False) -> tupl
     rank = np.cumsum(present, dtype=np.intp)
     rank -= 1
     if compact:  # the ranks (one per slot of the key space) narrowed first, so the gather is made narrow
-        rank = rank.astype(np.min_scalar_type(max(int(rank[-1]), 0)), copy=False)
+        rank = rank.astype(position_dtype(int(rank[-1]) + 1), copy=False)
     return np.flatnonzero(present).astype(np.int64, copy=False), rank[key]
 
 

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon._codes import factorize_sorted, sorted_codes, unique_inverse
+from tycheon._codes import factorize_sorted, position_dtype, sorted_codes, unique_inverse
 from tycheon._typing import Alternative
 from tycheon.analysis.blockgrid import block_grid
 from tycheon.backtest.scoreset import key_order, take_rows
@@ -193,7 +193,7 @@ def _unit_class_tables(
     keeps it so.
     """
     order = key_order(table)
-    order = order.astype(np.min_scalar_type(max(len(order) - 1, 0)), copy=False)  # int32 up to 2**31 rows
+    order = order.astype(position_dtype(len(order)), copy=False)  # int32 up to 2**31 rows
     for unit, start, stop in _runs(table["unit"].take(order)):
         positions = order[start:stop]
         rows = take_rows(table, positions, columns)
@@ -272,7 +272,7 @@ def _step_grid(table: pd.DataFrame) -> _StepGrid:
     del key
     s, rest = np.divmod(uniq, sizes[1] * sizes[2])
     col, models = factorize_sorted(table["model"])
-    col = col.astype(np.min_scalar_type(max(len(models) - 1, 0)), copy=False)
+    col = col.astype(position_dtype(len(models)), copy=False)
     return _StepGrid(row=row, col=col, models=np.asarray(models), series=s, origin=rest // sizes[2], n_origins=sizes[1])
 
 
@@ -519,7 +519,7 @@ def _one_class(
     family = [m for m in models if m != spec.baseline]
     band_level = _band_grid(table)
     band_crps = _band_crps(table, band_level)
-    s_mae = row_scales(table, ("scale_mae",))["scale_mae"]
+    s_mae = row_scales(table, columns=("scale_mae",))["scale_mae"]
     grid = _step_grid(table)
     crps_scaled = _pivot(grid, band_crps / s_mae)
     crps_raw = _pivot(grid, band_crps)

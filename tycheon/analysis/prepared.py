@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon._codes import factorize_sorted, unique_inverse
+from tycheon._codes import factorize_sorted, position_dtype, unique_inverse
 from tycheon.analysis.blockgrid import block_grid
 from tycheon.backtest.scoreset import concat_tables
 from tycheon.errors import InputError
@@ -144,7 +144,7 @@ class UnitScores:
         if self._model_codes is None:
             codes, uniques = self.factorize("model", sort=True)
             # kept for the unit's life: in the narrowest integers (one byte a row for a few models)
-            codes = codes.astype(np.min_scalar_type(max(len(uniques) - 1, 0)), copy=False)
+            codes = codes.astype(position_dtype(len(uniques)), copy=False)
             self._model_codes = (codes, [str(m) for m in uniques])
         return self._model_codes
 
@@ -304,7 +304,7 @@ def _step_losses(unit: UnitScores) -> StepLosses:
         point=np.asarray(unit.column("point"), dtype=np.float64),
     )["abs_err"]
     first = np.zeros(len(cells), dtype=np.int64)
-    rows = np.arange(len(cell_idx), dtype=np.min_scalar_type(max(len(cell_idx) - 1, 0)))
+    rows = np.arange(len(cell_idx), dtype=position_dtype(len(cell_idx)))
     first[cell_idx[::-1]] = rows[::-1]  # a row of each cell (the first)
     del rows
     p_codes, _ = factorize_sorted(unit.column("target_period")[first])

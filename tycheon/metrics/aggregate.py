@@ -467,7 +467,7 @@ def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | 
     )
 
 
-def row_scales(table: pd.DataFrame, columns: Sequence[str] = ("scale_mae", "scale_rmse")) -> dict[str, np.ndarray]:
+def row_scales(table: pd.DataFrame, *, columns: Sequence[str] = ("scale_mae", "scale_rmse")) -> dict[str, np.ndarray]:
     """The rows' ``scale_mae`` / ``scale_rmse`` (or only ``columns`` of them) with zero or NaN scales set
     to NaN (the zero-scale rule)."""
     out = {}
@@ -497,7 +497,7 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
             f"{[n for n, m in METRICS.items() if m.step_loss is not None]}"
         )
     # only the metric's own scale (a [row] array each: 117 MB at M5 size)
-    scales = row_scales(table, () if spec.scale_column is None else (spec.scale_column,))
+    scales = row_scales(table, columns=() if spec.scale_column is None else (spec.scale_column,))
     return np.asarray(spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), scales)), dtype=np.float64)
 
 

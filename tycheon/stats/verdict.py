@@ -215,7 +215,7 @@ def verdict_from_scores(
         point_loss = err * err
     else:
         point_loss = step_loss(table, metric)
-        crps = crps / row_scales(table)["scale_mae"]
+        crps = crps / row_scales(table, columns=("scale_mae",))["scale_mae"]
     frame = table[["model", *keys]].assign(se=point_loss, crps=crps)
     sides = {}
     for role, name in (("challenger", challenger), ("baseline", baseline)):
