@@ -443,8 +443,7 @@ def _run_models(
                     unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
                     outcome.scores.table.drop(columns=unread, inplace=True)
         mark_stage(f"backtest {model.id}")
-    if inputs.config.backend == "joblib":
-        _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
+    _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
     # one table for every later step, in key order (a unit's rows are one slice: the leaderboards read
     # them without a copy); each model's columns are released as they are concatenated, so the peak is
     # the table plus about two columns, not two tables
@@ -578,6 +577,8 @@ def _rolling_part(
         )
         sensitivity = [audit] if audit is not None else []
         warnings += notes
+        _stop_idle_workers()  # its backtests' workers: the rest of the run (document, sidecar, render) has none
+        mark_stage("sensitivity audit")
     warnings += [
         RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.perf.study import stage_breakdown
+from benchmarks.perf.study import stage_at, stage_breakdown, stage_name
 
 
 def _mark(stage: str, t: float, gib: float) -> dict[str, object]:
@@ -29,3 +29,19 @@ def test_each_stage_lasts_from_the_previous_mark_and_backtests_of_every_model_co
 
 def test_without_marks_there_is_no_stage():
     assert stage_breakdown([], start=0.0) == {}
+
+
+def test_the_tree_peak_is_placed_in_the_stage_whose_span_holds_its_moment():
+    timeline = [("start-up", 10.0), ("backtest", 20.0), ("leaderboards", 30.0), ("render", 40.0)]
+    assert stage_at(timeline, 5.0) == "start-up"
+    assert stage_at(timeline, 20.0) == "backtest"  # a stage's end belongs to it
+    assert stage_at(timeline, 20.5) == "leaderboards"
+    assert stage_at(timeline, 39.9) == "render"
+    assert stage_at(timeline, 41.0) is None  # after the last mark: not placed
+    assert stage_at(timeline, None) is None
+
+
+def test_every_model_backtest_mark_is_named_backtest():
+    assert stage_name("backtest naive") == "backtest"
+    assert stage_name("backtesting") == "backtesting"
+    assert stage_name("analyses") == "analyses"

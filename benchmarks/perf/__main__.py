@@ -205,7 +205,8 @@ def study_lines(r: dict, *, config: str) -> list[bool]:  # type: ignore[type-arg
         (
             r["tree_peak_gib"] < STUDY_PEAK_GIB,
             f"peak RSS of the whole {config} run (process tree, sampled): "
-            f"{r['tree_peak_gib']:.2f} GiB; target < {STUDY_PEAK_GIB:g} GiB",
+            f"{r['tree_peak_gib']:.2f} GiB (in stage: {r.get('tree_peak_stage') or 'unknown'}); "
+            f"target < {STUDY_PEAK_GIB:g} GiB",
         ),
         (
             site is not None and site < SITE_TARGET_S,

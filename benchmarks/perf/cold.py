@@ -56,18 +56,22 @@ def tree_rss_gib(pid: int) -> float:
 
 class TreePeak:
     """The largest :func:`tree_rss_gib` of a running process, sampled every :data:`SAMPLE_S` seconds by a
-    thread from :meth:`start` until :meth:`stop` (0.0 where there is no ``/proc``)."""
+    thread from :meth:`start` until :meth:`stop` (0.0 where there is no ``/proc``); ``at`` is the
+    ``time.time()`` of the sample that set it (None before any sample)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.gib = 0.0
+        self.at: float | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self._done.is_set():
             if sys.platform.startswith("linux"):
-                self.gib = max(self.gib, tree_rss_gib(self.pid))
+                gib = tree_rss_gib(self.pid)
+                if gib > self.gib:
+                    self.gib, self.at = gib, time.time()
             self._done.wait(SAMPLE_S)
 
     def start(self) -> TreePeak:

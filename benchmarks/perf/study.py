@@ -15,7 +15,9 @@ with ``mkdocs build --strict``. It prints one JSON line with the stage times:
 plus the JSON's and the sidecar's sizes, the number of scored rows, and ``pipeline_stages``: the pipeline's
 own stage marks (:func:`benchmarks.perf.memory.mark_stage`) as seconds and the main process's peak RSS per
 stage (leaderboards and interval tables, analyses, replay, ...; every ``backtest <model>`` mark counted as
-``backtest``, engine time included), so the statistics stage can be read part by part. :func:`run_study` (the parent)
+``backtest``, engine time included), so the statistics stage can be read part by part, and ``timeline``:
+each stage's end as ``time.time()`` (start-up, the pipeline's marks, results writing, render, site build),
+which places the parent's tree-peak sample in its stage. :func:`run_study` (the parent)
 starts it and samples the resident set of the child and all its descendants (joblib workers, isolated
 model processes, mkdocs) every :data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into
 ``benchmarks/results/``: the scale run's results are produced and rendered here, not committed.
@@ -33,7 +35,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "run_study", "stage_breakdown"]
+__all__ = ["main", "run_study", "stage_at", "stage_breakdown", "stage_name"]
+
+
+def stage_name(stage: str) -> str:
+    """A mark's stage as the breakdown counts it: every ``backtest <model>`` is ``backtest``."""
+    return "backtest" if str(stage).startswith("backtest ") else str(stage)
+
+
+def stage_at(timeline: list[tuple[str, float]], t: float | None) -> str | None:
+    """The stage a moment ``t`` (``time.time()``) fell in: the first ``(stage, end)`` of ``timeline`` (in
+    order, each stage beginning where the previous one ended) that ends at or after it; None when ``t``
+    is None or after the last end."""
+    if t is None:
+        return None
+    for stage, end in timeline:
+        if t <= end:
+            return stage
+    return None
 
 
 def stage_breakdown(marks: list[dict[str, Any]], *, start: float) -> dict[str, dict[str, float]]:
@@ -43,7 +62,7 @@ def stage_breakdown(marks: list[dict[str, Any]], *, start: float) -> dict[str, d
     out: dict[str, dict[str, float]] = {}
     previous = start
     for mark in marks:
-        name = "backtest" if str(mark["stage"]).startswith("backtest ") else str(mark["stage"])
+        name = stage_name(mark["stage"])
         row = out.setdefault(name, {"seconds": 0.0, "peak_gib": 0.0})
         row["seconds"] += float(mark["t"]) - previous
         row["peak_gib"] = max(row["peak_gib"], float(mark["hwm_kb"] or 0) / 2**20)
@@ -60,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks import config as config_module
     from benchmarks.cache import ScoreCache
     from benchmarks.config import resolve_benchmark_config
-    from benchmarks.perf.memory import STAGE_LOG_ENV, read_stage_log
+    from benchmarks.perf.memory import STAGE_LOG_ENV, read_stage_log, release_heap
     from benchmarks.pipeline import RunInputs, build_results
     from benchmarks.render.site import build_html, find_mkdocs
     from benchmarks.results_io import write_results
@@ -94,12 +113,16 @@ def main(argv: list[str] | None = None) -> int:
     build_s = time.perf_counter() - t0
     os.environ.pop(STAGE_LOG_ENV, None)
     engine.run = real_run  # type: ignore[assignment]
-    stages = stage_breakdown(read_stage_log(stage_log), start=started)
+    marks = read_stage_log(stage_log)
+    stages = stage_breakdown(marks, start=started)
+    timeline = [("start-up", started)] + [(stage_name(str(m["stage"])), float(str(m["t"]))) for m in marks]
     rows = len(sidecar)
     t0 = time.perf_counter()
     written = write_results(doc, sidecar, results_dir=out / "results")
     results_write_s = time.perf_counter() - t0
+    timeline.append(("results writing", time.time()))
     del doc, sidecar
+    release_heap()  # the render runs beside this process, as the user's render stage runs after the benchmark's
     sidecar_files = sorted((written.parent / "sidecars").glob("*.parquet"))  # stored once per content hash
     t0 = time.perf_counter()
     subprocess.run(
@@ -116,11 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         stdout=subprocess.DEVNULL,
     )
     render_s = time.perf_counter() - t0
+    timeline.append(("render", time.time()))
     site_build_s = None
     if find_mkdocs() is not None:
         t0 = time.perf_counter()
         build_html(out / "site" / "mkdocs.yml", quiet=True)
         site_build_s = time.perf_counter() - t0
+        timeline.append(("site build", time.time()))
     report = {
         "config": cfg.name,
         "rows": rows,
@@ -133,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "sidecar_mb": sum(p.stat().st_size for p in sidecar_files) / 1e6,
         "whole_s": time.perf_counter() - t_start,
         "pipeline_stages": stages,
+        "timeline": timeline,
     }
     print(json.dumps(report), flush=True)
     return 0
@@ -140,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | None = None) -> dict[str, Any]:
     """Run :func:`main` in a fresh process (results in a temporary folder, or ``keep``); its report plus
-    ``wall_s`` (the whole process) and ``tree_peak_gib`` (sampled resident set of the process tree)."""
+    ``wall_s`` (the whole process), ``tree_peak_gib`` (sampled resident set of the process tree) and
+    ``tree_peak_stage`` (the stage of the child's ``timeline`` that sample fell in, :func:`stage_at`)."""
     from benchmarks.perf.cold import TreePeak
 
     with tempfile.TemporaryDirectory(prefix="tycheon-study-") as tmp:
@@ -159,7 +186,7 @@ def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | N
         tail = (stderr.strip().splitlines() or [""])[-1]
         raise RuntimeError(f"study run of {config!r} failed (exit {proc.returncode}): {tail[:300]}")
     report: dict[str, Any] = json.loads(lines[-1])
-    report.update(wall_s=wall, tree_peak_gib=peak)
+    report.update(wall_s=wall, tree_peak_gib=peak, tree_peak_stage=stage_at(report.get("timeline") or [], sampler.at))
     return report
 
 
