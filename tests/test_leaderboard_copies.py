@@ -13,7 +13,9 @@ from tycheon.analysis.blockgrid import block_grid
 from tycheon.analysis.prepared import wide as prepared_wide
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.errors import ScaleMismatchError
-from tycheon.metrics.aggregate import block_scores
+from tycheon.metrics import aggregate
+from tycheon.metrics.aggregate import block_scores, step_loss
+from tycheon.metrics.registry import METRICS
 
 KEYS = ["unit", "model", "series_id", "origin", "step"]
 
@@ -176,3 +178,36 @@ def test_wide_block_grid_is_the_pivot_table_it_replaces(seed):
     for frame in (unique, labels):  # categorical keys by the scatter, object ones by the reshape
         pd.testing.assert_frame_equal(prepared_wide(frame, "mase"), expected, check_exact=True)
     assert block_grid(unique, "mase", categorical=False) is not None
+
+
+@pytest.mark.parametrize("metric", [m for m, spec in METRICS.items() if spec.step_loss is not None])
+def test_step_loss_a_block_of_rows_at_a_time_is_the_whole_tables_bit_for_bit(metric, monkeypatch):
+    table = _table()
+    table.loc[table.index[::5], ["scale_mae", "scale_rmse"]] = 0.0  # zero scales: NaN losses, in and across blocks
+    table.loc[table.index[::7], ["lo80", "hi80"]] = np.nan
+    crps = np.random.default_rng(0).random(len(table)) if "crps" in METRICS[metric].terms else None
+    whole = step_loss(table, metric, crps=crps)
+    monkeypatch.setattr(aggregate, "STEP_LOSS_CHUNK", 7)  # blocks that end inside models and series
+    blocks = step_loss(table, metric, crps=crps)
+    assert whole.dtype == blocks.dtype == np.float64
+    np.testing.assert_array_equal(blocks, whole)  # equal bits (NaN where NaN)
+    assert np.isfinite(whole).any()
+    if METRICS[metric].scale_column is not None:
+        assert np.isnan(whole).any()  # the zero-scale rows
+
+
+@pytest.mark.parametrize("metrics", [("mase", "rmsse"), ("rmsse", "mase"), ("rmsse",), ("mase", "crps")])
+def test_the_tables_do_not_depend_on_the_step_loss_block_size(metrics, monkeypatch):
+    """Losses placed on the step grid a block of rows at a time (and the absolute-error grid released
+    once no metric left reads it) give the same tables as whole-table losses."""
+    spec = lb.LeaderboardSpec(
+        metrics=metrics, baseline="naive", random_walk="naive", horizon=3, stride=3,
+        quantile_levels=(0.1, 0.5, 0.9), min_cell=2,
+    )  # fmt: skip
+    table = _table(categorical=True)
+    expected = lb.leaderboard_tables(table, spec=spec)
+    for chunk in (1, 5, 64):
+        monkeypatch.setattr(aggregate, "STEP_LOSS_CHUNK", chunk)
+        monkeypatch.setattr(lb, "STEP_LOSS_CHUNK", chunk)
+        assert lb.leaderboard_tables(table, spec=spec) == expected
+    assert any(row["dm_p"] is not None for board in expected for row in board["rows"])  # tests ran
