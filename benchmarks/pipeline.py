@@ -20,6 +20,7 @@ import hashlib
 import time
 import traceback
 from collections.abc import Callable, Collection, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +63,8 @@ from benchmarks.results_model import (
     SensitivityTable,
     SweepTable,
 )
+from benchmarks.spill import SpilledColumns
+from tycheon._frames import drop_columns
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.dial import DIAL_METRICS
 from tycheon.analysis.leaderboard import (
@@ -70,6 +73,7 @@ from tycheon.analysis.leaderboard import (
 )
 from tycheon.analysis.prepared import READ_COLUMNS, BlockCollector, PreparedScores
 from tycheon.backtest import engine
+from tycheon.backtest.columns import BAND_COLUMNS
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
@@ -441,7 +445,7 @@ def _run_models(
                 ran.append(outcome.scores)
                 if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
                     unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
-                    outcome.scores.table.drop(columns=unread, inplace=True)
+                    drop_columns(outcome.scores.table, unread)
         mark_stage(f"backtest {model.id}")
     _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
     # one table for every later step, in key order (a unit's rows are one slice: the leaderboards read
@@ -549,36 +553,39 @@ def _rolling_part(
             intervals = [IntervalTable.model_validate(to_json_value({**tag, **t})) for t in bands]
             del boards, bands
         mark_stage("leaderboards and interval tables")
-    analyses, sweep = DatasetAnalyses(), None
-    if table is not None:
-        analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
-        mark_stage("analyses")
-    warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
-    replays, sensitivity, seconds = [], [], {}
-    if table is not None:
-        with single_thread_blas():
-            replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
-        mark_stage("replay")
-    if table is not None and dataset in sensitivity_datasets(cfg):
-        ran = {}
-        for m, status in run.statuses.items():
-            if status == "ran":
-                forecaster_id, params = inputs.models[m].factory_spec()
-                ran[m] = forecaster_factory(forecaster_id, **params)
-        audit, notes, seconds["sensitivity"] = sensitivity_section(
-            loaded.panel,
-            cfg=cfg,
-            entry=entry,
-            rolling=rolling,
-            factories=ran,
-            min_history=min_history,
-            protocol="rolling_origin",
-            dask_client=inputs.dask_client,
-        )
-        sensitivity = [audit] if audit is not None else []
-        warnings += notes
-        _stop_idle_workers()  # its backtests' workers: the rest of the run (document, sidecar, render) has none
-        mark_stage("sensitivity audit")
+    # the stages below read neither the bands nor the models' quantiles: on disk meanwhile (benchmarks.spill)
+    spill = nullcontext() if table is None else SpilledColumns(table, _leaderboard_only_columns(table, entry))
+    with spill:
+        analyses, sweep = DatasetAnalyses(), None
+        if table is not None:
+            analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
+            mark_stage("analyses")
+        warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
+        replays, sensitivity, seconds = [], [], {}
+        if table is not None:
+            with single_thread_blas():
+                replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
+            mark_stage("replay")
+        if table is not None and dataset in sensitivity_datasets(cfg):
+            ran = {}
+            for m, status in run.statuses.items():
+                if status == "ran":
+                    forecaster_id, params = inputs.models[m].factory_spec()
+                    ran[m] = forecaster_factory(forecaster_id, **params)
+            audit, notes, seconds["sensitivity"] = sensitivity_section(
+                loaded.panel,
+                cfg=cfg,
+                entry=entry,
+                rolling=rolling,
+                factories=ran,
+                min_history=min_history,
+                protocol="rolling_origin",
+                dask_client=inputs.dask_client,
+            )
+            sensitivity = [audit] if audit is not None else []
+            warnings += notes
+            _stop_idle_workers()  # its backtests' workers: the rest of the run (document, sidecar, render) has none
+            mark_stage("sensitivity audit")
     warnings += [
         RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes
     ]
@@ -596,6 +603,16 @@ def _rolling_part(
         sensitivity=sensitivity,
         analysis_seconds=seconds,
     )
+
+
+def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[str]:
+    """The table's columns only the leaderboards and interval tables read: the conformal bands and the
+    models' quantiles, which the analyses (point forecasts), the replay (a scaled point metric, no bands)
+    and the sensitivity audit (its own backtests) do not; none where a spikiness sweep runs (its
+    tables are leaderboards of the dataset's own rows)."""
+    if entry.sweep:
+        return []
+    return [c for c in table.columns if c in BAND_COLUMNS or (c.startswith("q") and c[1:2].isdigit())]
 
 
 def _analyses(
