@@ -1,10 +1,10 @@
 """Layers without back-arrows (DESIGN.md, Boundaries): every import of every library module is read with
 ``ast`` and checked against the layer it may use. A new upward import fails here, naming the file and line.
 
-Layers, lowest first: neutral (``errors``, ``_validate``, ``_codes``, ``contract``, ``_typing``, ``_version``) ->
-``data`` / ``forecasters`` / ``metrics`` -> ``stats`` -> ``backtest`` -> ``analysis`` -> ``testing`` and the
-front doors (``cli``, the public ``__init__``). ``stats`` and ``backtest`` do not import each other: the
-engine writes score sets, the tests read them. The library never imports the harness (``benchmarks``).
+Layers, lowest first: neutral (``errors``, ``_validate``, ``_codes``, ``_frames``, ``contract``, ``_typing``,
+``_version``) -> ``data`` / ``forecasters`` / ``metrics`` -> ``stats`` -> ``backtest`` -> ``analysis`` ->
+``testing`` and the front doors (``cli``, the public ``__init__``). ``stats`` and ``backtest`` do not import
+each other: the engine writes score sets, the tests read them. The library never imports the harness (``benchmarks``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "tycheon"
-NEUTRAL = {"errors", "_validate", "_codes", "contract", "_typing", "_version"}
+NEUTRAL = {"errors", "_validate", "_codes", "_frames", "contract", "_typing", "_version"}
 ALLOWED: dict[str, set[str]] = {
     "neutral": NEUTRAL,
     "data": NEUTRAL | {"data"},
