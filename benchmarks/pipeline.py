@@ -63,12 +63,13 @@ from benchmarks.results_model import (
     SensitivityTable,
     SweepTable,
 )
-from benchmarks.spill import SpilledColumns
+from benchmarks.spill import SpilledColumns, spillable
 from tycheon._frames import drop_columns
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.dial import DIAL_METRICS
 from tycheon.analysis.leaderboard import (
     LeaderboardSpec,
+    columns_read,
     leaderboard_and_interval_tables,
 )
 from tycheon.analysis.prepared import READ_COLUMNS, BlockCollector, PreparedScores
@@ -544,7 +545,8 @@ def _rolling_part(
     table = run.table
     leaderboards, intervals = [], []
     if table is not None:
-        with single_thread_blas():  # statistics only (tycheon.stats.threads): never around a model's fit
+        # the columns the tables do not read wait on disk meanwhile (benchmarks.spill)
+        with single_thread_blas(), SpilledColumns(table, _unread_by_leaderboards(table, spec, cfg.metrics[0])):
             # one pass over the units for both (spec.quantile_levels are the config's)
             boards, bands = leaderboard_and_interval_tables(
                 table, spec=spec, display_names=display, point_metric=cfg.metrics[0]
@@ -605,6 +607,15 @@ def _rolling_part(
     )
 
 
+def _unread_by_leaderboards(table: pd.DataFrame, spec: LeaderboardSpec, point_metric: str) -> list[str]:
+    """The table's columns the leaderboards and interval tables do not read
+    (:func:`tycheon.analysis.leaderboard.columns_read`; the models' quantiles are read only where a table
+    ranks CRPS, as :func:`~tycheon.analysis.leaderboard.leaderboard_and_interval_tables` decides)."""
+    own = spec.quantile_levels if "crps" in (*spec.metrics, point_metric) else ()
+    read = set(columns_read(quantile_levels=own))
+    return spillable(table, [c for c in table.columns if c not in read])
+
+
 def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[str]:
     """The table's columns only the leaderboards and interval tables read: the conformal bands and the
     models' quantiles, which the analyses (point forecasts), the replay (a scaled point metric, no bands)
@@ -612,7 +623,7 @@ def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[
     tables are leaderboards of the dataset's own rows)."""
     if entry.sweep:
         return []
-    return [c for c in table.columns if c in BAND_COLUMNS or (c.startswith("q") and c[1:2].isdigit())]
+    return spillable(table, [c for c in table.columns if c in BAND_COLUMNS or (c.startswith("q") and c[1:2].isdigit())])
 
 
 def _analyses(

@@ -1,13 +1,16 @@
 """Columns of a score-set table held on disk while stages that do not read them run.
 
-At M5 size the table of a run is 2.2 GB and every statistics stage works beside it. The leaderboards
-and interval tables are the only readers of the conformal bands and the models' own quantiles
-(``lo80 .. hi95``, ``q<level>``: 56 bytes of a row's ~150, 0.8 GB); the analyses read the point
-forecasts (:data:`tycheon.analysis.prepared.READ_COLUMNS`), the replay neither bands nor quantiles
-(:data:`tycheon.analysis.replay._READ`: its served combination has none), and the sensitivity audit runs
-its own backtests. So after the leaderboards those columns go to a temporary folder (``.npy`` files,
-exact bytes) and come back, in their places, before the sidecar frame is built from the table: the
-sidecar's bytes, and so its hash, are those of a table that never left memory.
+At M5 size the table of a run is 2.2 GB and every statistics stage works beside it, though none reads
+every column. The leaderboards and interval tables read the keys, points, scales and bands
+(:func:`tycheon.analysis.leaderboard.columns_read`), not the publication dates, weights, season lengths
+or, unless a table ranks CRPS, the models' quantiles (0.7 GB); and they are the only readers of the
+conformal bands and quantiles (``lo80 .. hi95``, ``q<level>``: 56 bytes of a row's ~150, 0.8 GB): the
+analyses read the point forecasts (:data:`tycheon.analysis.prepared.READ_COLUMNS`), the replay neither
+bands nor quantiles (its served combination has none), and the sensitivity audit runs its own
+backtests. So the pipeline (:func:`benchmarks.pipeline._rolling_part`) puts each stage's unread columns
+in a temporary folder (``.npy`` files, exact bytes) while it runs; they come back, in their places,
+before the sidecar frame is built from the table: the sidecar's bytes, and so its hash, are those of a
+table that never left memory.
 """
 
 from __future__ import annotations
@@ -23,15 +26,25 @@ import pandas as pd
 
 from tycheon._frames import drop_columns
 
-__all__ = ["SpilledColumns"]
+__all__ = ["SpilledColumns", "spillable"]
+
+
+def spillable(table: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """Those of ``columns`` :class:`SpilledColumns` can hold (numeric, bool and datetime ones)."""
+    out = []
+    for c in columns:
+        dtype = table[c].dtype
+        if isinstance(dtype, np.dtype) and not dtype.hasobject:
+            out.append(c)
+    return out
 
 
 class SpilledColumns:
     """``columns`` of ``table`` moved to disk (dropped from the frame in place) until :meth:`restore`.
 
     Use as a context manager: leaving the block restores the columns (also on an error, so the frame is
-    whole again) and removes the folder. Only numpy-dtype columns are spilled; a column whose dtype is
-    an extension type (a categorical) is refused.
+    whole again) and removes the folder. Only numeric, bool and datetime (numpy) columns are spilled; a
+    categorical or object column is refused (:func:`spillable` picks the others).
     """
 
     def __init__(self, table: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -41,8 +54,9 @@ class SpilledColumns:
         self._dir: Path | None = None
         wanted = [c for c in names if c in set(columns)]
         for c in wanted:
-            if not isinstance(table[c].dtype, np.dtype):
-                raise TypeError(f"column {c!r} has dtype {table[c].dtype}; only numpy-dtype columns are spilled")
+            dtype = table[c].dtype
+            if not isinstance(dtype, np.dtype) or dtype.hasobject:
+                raise TypeError(f"column {c!r} has dtype {dtype}; only numeric, bool and datetime columns are spilled")
         if not wanted or not len(table):
             return
         self._dir = Path(tempfile.mkdtemp(prefix="tycheon-spill-"))

@@ -84,3 +84,20 @@ def test_only_the_bands_and_quantiles_are_spilled_and_none_where_a_sweep_ranks_t
     table = _table()
     assert _leaderboard_only_columns(table, SimpleNamespace(sweep=[])) == ["lo80", "hi80", "q0.1", "q0.9"]
     assert _leaderboard_only_columns(table, SimpleNamespace(sweep=[0.5, 1.0])) == []
+
+
+def test_the_leaderboards_stage_spills_what_its_tables_do_not_read_and_keeps_quantiles_for_crps():
+    from benchmarks.pipeline import _unread_by_leaderboards
+    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read
+
+    table = _table()
+    table["note"] = "free text"  # an object column is never spilled
+    point = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="naive", random_walk="naive", horizon=3, stride=3,
+                            quantile_levels=(0.1, 0.9))  # fmt: skip
+    unread = _unread_by_leaderboards(table, point, "mase")
+    assert unread == ["available_at", "q0.1", "q0.9"]
+    assert not set(unread) & set(columns_read())
+    crps = LeaderboardSpec(metrics=("mase", "crps"), baseline="naive", random_walk="naive", horizon=3, stride=3,
+                           quantile_levels=(0.1, 0.9))  # fmt: skip
+    assert _unread_by_leaderboards(table, crps, "mase") == ["available_at"]
+    assert _unread_by_leaderboards(table, point, "crps") == ["available_at"]  # the interval tables rank CRPS
