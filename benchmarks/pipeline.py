@@ -415,6 +415,7 @@ def _run_models(
     analysis that reads block scores only (the dial), each model's table is scored into the collector
     as soon as it ran and released (the run's ``table`` is then None)."""
     ran: list[ScoreSet] = []
+    parked: list[SpilledColumns] = []
     records: dict[str, ModelRun] = {}
     cache: dict[str, str] = {}
     for model in inputs.models.values():
@@ -444,11 +445,17 @@ def _run_models(
                 outcome = replace(outcome, scores=None)
             else:
                 ran.append(outcome.scores)
+                done = outcome.scores.table
                 if point_only:  # only the columns the analysis reads (no bands, flags or publication dates)
-                    unread = [c for c in outcome.scores.table.columns if c not in READ_COLUMNS]
-                    drop_columns(outcome.scores.table, unread)
+                    drop_columns(done, [c for c in done.columns if c not in READ_COLUMNS])
+                # its cells wait on disk while the next models run (benchmarks.spill): at M5 size the
+                # finished tables were 2 GB in this process beside the workers at the last model
+                parked.append(SpilledColumns(done, spillable(done, list(done.columns))))
         mark_stage(f"backtest {model.id}")
     _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
+    for spilled in parked:
+        spilled.restore()
+    parked.clear()
     # one table for every later step, in key order (a unit's rows are one slice: the leaderboards read
     # them without a copy); each model's columns are released as they are concatenated, so the peak is
     # the table plus about two columns, not two tables
@@ -574,16 +581,17 @@ def _rolling_part(
                 if status == "ran":
                     forecaster_id, params = inputs.models[m].factory_spec()
                     ran[m] = forecaster_factory(forecaster_id, **params)
-            audit, notes, seconds["sensitivity"] = sensitivity_section(
-                loaded.panel,
-                cfg=cfg,
-                entry=entry,
-                rolling=rolling,
-                factories=ran,
-                min_history=min_history,
-                protocol="rolling_origin",
-                dask_client=inputs.dask_client,
-            )
+            with SpilledColumns(table, spillable(table, list(table.columns))):  # the audit reads none of it
+                audit, notes, seconds["sensitivity"] = sensitivity_section(
+                    loaded.panel,
+                    cfg=cfg,
+                    entry=entry,
+                    rolling=rolling,
+                    factories=ran,
+                    min_history=min_history,
+                    protocol="rolling_origin",
+                    dask_client=inputs.dask_client,
+                )
             sensitivity = [audit] if audit is not None else []
             warnings += notes
             _stop_idle_workers()  # its backtests' workers: the rest of the run (document, sidecar, render) has none

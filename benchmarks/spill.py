@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -60,6 +61,8 @@ class SpilledColumns:
         if not wanted or not len(table):
             return
         self._dir = Path(tempfile.mkdtemp(prefix="tycheon-spill-"))
+        # never left behind: removed when this object goes, even if it is never restored (a failed run)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
         try:
             for i, c in enumerate(wanted):
                 path = self._dir / f"{i}.npy"
@@ -87,7 +90,7 @@ class SpilledColumns:
 
     def _cleanup(self) -> None:
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._finalizer()  # removes the folder, once
             self._dir = None
 
     def __enter__(self) -> SpilledColumns:

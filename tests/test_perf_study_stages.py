@@ -45,3 +45,19 @@ def test_every_model_backtest_mark_is_named_backtest():
     assert stage_name("backtest naive") == "backtest"
     assert stage_name("backtesting") == "backtesting"
     assert stage_name("analyses") == "analyses"
+
+
+def test_each_stage_process_is_timed_and_sampled_and_a_failure_names_its_error():
+    import sys
+
+    from benchmarks.perf.study import _sampled
+
+    run = _sampled(
+        [sys.executable, "-c", "import time; x = bytearray(50_000_000); time.sleep(0.5); print('{}')"], timeout=60
+    )
+    assert run["stdout"].strip() == "{}"
+    assert run["wall_s"] >= 0.5 and run["end"] >= (run["peak_at"] or 0.0)
+    if sys.platform.startswith("linux"):
+        assert run["peak_gib"] > 0.04  # the 50 MB it held, seen by the sampler
+    with pytest.raises(RuntimeError, match="no such thing"):
+        _sampled([sys.executable, "-c", "raise SystemExit('no such thing')"], timeout=60)

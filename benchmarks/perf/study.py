@@ -1,27 +1,26 @@
-"""The whole study at scale: one benchmark run (backtest, statistics and analyses, results), its pages and
-its site, each stage timed, in a fresh process whose tree memory the parent samples.
+"""The whole study at scale, as a user runs it: one benchmark run (backtest, statistics and analyses,
+results), then its pages, then its site, each a fresh process whose tree memory the parent samples.
 
 ``python -m benchmarks.perf.study --config m5scale --out DIR`` (the child) resolves the config, runs the
-pipeline with the score cache off, writes the results version under ``DIR/results``, renders the pages
-into ``DIR/site/docs`` (the renderer first re-verifies every table from the sidecar) and builds the site
-with ``mkdocs build --strict``. It prints one JSON line with the stage times:
+pipeline with the score cache off and writes the results version under ``DIR/results``. It prints one
+JSON line with the stage times:
 
 - ``backtest_s``: time inside the engine's ``run`` (every model, dataset, protocol, calibration origins);
 - ``statistics_analyses_s``: the rest of building the results (loading data, statistics, leaderboards and
   every analysis), ``build_results`` minus ``backtest_s``;
 - ``results_write_s``: writing the JSON and the sidecar;
-- ``render_s`` and ``site_build_s``: the renderer and mkdocs;
 
 plus the JSON's and the sidecar's sizes, the number of scored rows, and ``pipeline_stages``: the pipeline's
 own stage marks (:func:`benchmarks.perf.memory.mark_stage`) as seconds and the main process's peak RSS per
 stage (leaderboards and interval tables, analyses, replay, ...; every ``backtest <model>`` mark counted as
 ``backtest``, engine time included), so the statistics stage can be read part by part, and ``timeline``:
-each stage's end as ``time.time()`` (start-up, the pipeline's marks, results writing, render, site build),
-which places the parent's tree-peak sample in its stage. :func:`run_study` (the parent)
-starts it and samples the resident set of the child and all its descendants (joblib workers, isolated
-model processes, mkdocs) every :data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into
-``benchmarks/results/``: the scale run's results are produced and rendered here, not committed.
-"""
+each stage's end as ``time.time()`` (start-up, the pipeline's marks, results writing), which places a
+tree-peak sample in its stage. :func:`run_study` (the parent) starts it, then the renderer into
+``DIR/site/docs`` (which first re-verifies every table from the sidecar) and ``mkdocs build --strict``,
+each after the previous one has exited, as ``python -m benchmarks`` runs its stages, and samples the
+resident set of each process and all its descendants (joblib workers, isolated model processes) every
+:data:`benchmarks.perf.cold.SAMPLE_S` seconds. Nothing is written into ``benchmarks/results/``: the scale
+run's results are produced and rendered here, not committed."""
 
 from __future__ import annotations
 
@@ -79,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks import config as config_module
     from benchmarks.cache import ScoreCache
     from benchmarks.config import resolve_benchmark_config
-    from benchmarks.perf.memory import STAGE_LOG_ENV, read_stage_log, release_heap
+    from benchmarks.perf.memory import STAGE_LOG_ENV, read_stage_log
     from benchmarks.pipeline import RunInputs, build_results
-    from benchmarks.render.site import build_html, find_mkdocs
     from benchmarks.results_io import write_results
     from tycheon.backtest import engine
 
@@ -122,38 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     results_write_s = time.perf_counter() - t0
     timeline.append(("results writing", time.time()))
     del doc, sidecar
-    release_heap()  # the render runs beside this process, as the user's render stage runs after the benchmark's
     sidecar_files = sorted((written.parent / "sidecars").glob("*.parquet"))  # stored once per content hash
-    t0 = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.render",
-            "--results",
-            str(out / "results"),
-            "--out",
-            str(out / "site" / "docs"),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    render_s = time.perf_counter() - t0
-    timeline.append(("render", time.time()))
-    site_build_s = None
-    if find_mkdocs() is not None:
-        t0 = time.perf_counter()
-        build_html(out / "site" / "mkdocs.yml", quiet=True)
-        site_build_s = time.perf_counter() - t0
-        timeline.append(("site build", time.time()))
     report = {
         "config": cfg.name,
         "rows": rows,
         "backtest_s": spent[0],
         "statistics_analyses_s": build_s - spent[0],
         "results_write_s": results_write_s,
-        "render_s": render_s,
-        "site_build_s": site_build_s,
         "json_mb": written.stat().st_size / 1e6,
         "sidecar_mb": sum(p.stat().st_size for p in sidecar_files) / 1e6,
         "whole_s": time.perf_counter() - t_start,
@@ -164,29 +137,84 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | None = None) -> dict[str, Any]:
-    """Run :func:`main` in a fresh process (results in a temporary folder, or ``keep``); its report plus
-    ``wall_s`` (the whole process), ``tree_peak_gib`` (sampled resident set of the process tree) and
-    ``tree_peak_stage`` (the stage of the child's ``timeline`` that sample fell in, :func:`stage_at`)."""
+def _sampled(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``cmd`` as a fresh process with its tree's resident set sampled (:class:`.cold.TreePeak`):
+    ``wall_s``, ``peak_gib``, ``peak_at`` (``time.time()`` of the peak sample), ``end`` (``time.time()``
+    when it ended) and its ``stdout``; a non-zero exit raises with the last line of its stderr."""
     from benchmarks.perf.cold import TreePeak
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or {**os.environ})
+    sampler = TreePeak(proc.pid).start()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        peak = sampler.stop()
+    if proc.returncode != 0:
+        tail = (stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"{' '.join(cmd[:4])} failed (exit {proc.returncode}): {tail[:300]}")
+    return {
+        "wall_s": time.perf_counter() - t0,
+        "peak_gib": peak,
+        "peak_at": sampler.at,
+        "end": time.time(),
+        "stdout": stdout,
+    }
+
+
+def run_study(config: str = "m5scale", *, timeout: float = 3600.0, keep: str | None = None) -> dict[str, Any]:
+    """The whole study as a user runs it (``python -m benchmarks`` runs its stages one process after the
+    other): :func:`main` in a fresh process (results in a temporary folder, or ``keep``), then the
+    renderer (``python -m benchmarks.render``, which first re-verifies every table from the sidecar) and
+    ``mkdocs build --strict`` each in its own process, every one with its tree's memory sampled.
+
+    Returns :func:`main`'s report plus ``render_s``, ``site_build_s`` (None without mkdocs), ``wall_s``
+    (the three processes), ``tree_peak_gib`` (the largest sampled resident set of any of their trees)
+    and ``tree_peak_stage`` (the stage that sample fell in: one of :func:`main`'s ``timeline``, or
+    ``render`` / ``site build``; :func:`stage_at`)."""
+    from benchmarks.render.site import find_mkdocs
 
     with tempfile.TemporaryDirectory(prefix="tycheon-study-") as tmp:
         out = Path(keep) if keep else Path(tmp)
-        cmd = [sys.executable, "-m", "benchmarks.perf.study", "--config", config, "--out", str(out)]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
-        sampler = TreePeak(proc.pid).start()
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        finally:
-            peak = sampler.stop()
-        wall = time.perf_counter() - t0
-    lines = [line for line in stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = (stderr.strip().splitlines() or [""])[-1]
-        raise RuntimeError(f"study run of {config!r} failed (exit {proc.returncode}): {tail[:300]}")
-    report: dict[str, Any] = json.loads(lines[-1])
-    report.update(wall_s=wall, tree_peak_gib=peak, tree_peak_stage=stage_at(report.get("timeline") or [], sampler.at))
+        run = _sampled(
+            [sys.executable, "-m", "benchmarks.perf.study", "--config", config, "--out", str(out)], timeout=timeout
+        )
+        lines = [line for line in run["stdout"].splitlines() if line.startswith("{")]
+        if not lines:
+            raise RuntimeError(f"study run of {config!r} printed no report")
+        report: dict[str, Any] = json.loads(lines[-1])
+        timeline = list(report.get("timeline") or [])
+        render = _sampled(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.render",
+                "--results",
+                str(out / "results"),
+                "--out",
+                str(out / "site" / "docs"),
+            ],
+            timeout=timeout,
+        )
+        timeline.append(("render", render["end"]))
+        runs = [run, render]
+        site = None
+        mkdocs = find_mkdocs()
+        if mkdocs is not None:
+            # mkdocs-material 9.8 prints an end-of-life banner about MkDocs 2 on every build; not a failure
+            cmd = [mkdocs, "build", "--strict", "--quiet", "-f", str(out / "site" / "mkdocs.yml")]
+            site = _sampled(cmd, timeout=timeout, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            timeline.append(("site build", site["end"]))
+            runs.append(site)
+    top = max(runs, key=lambda r: r["peak_gib"])
+    report.update(
+        render_s=render["wall_s"],
+        site_build_s=None if site is None else site["wall_s"],
+        wall_s=sum(r["wall_s"] for r in runs),
+        tree_peak_gib=top["peak_gib"],
+        tree_peak_stage=stage_at(timeline, top["peak_at"]),
+        timeline=timeline,
+    )
     return report
 
 
