@@ -14,7 +14,7 @@ from tycheon.analysis.prepared import wide as prepared_wide
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.errors import ScaleMismatchError
 from tycheon.metrics import aggregate
-from tycheon.metrics.aggregate import block_scores, step_loss
+from tycheon.metrics.aggregate import block_scores, block_scores_by_model, step_loss
 from tycheon.metrics.registry import METRICS
 
 KEYS = ["unit", "model", "series_id", "origin", "step"]
@@ -79,8 +79,19 @@ def test_per_model_block_scores_equal_one_call_on_every_model():
     unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
     kwargs = {"metrics": ["mase", "rmsse", "crps", "msis80"], "quantile_levels": (0.1, 0.5, 0.9)}
     pd.testing.assert_frame_equal(
-        lb._per_model_blocks(unit_rows, **kwargs), block_scores(unit_rows, **kwargs), check_exact=True
+        block_scores_by_model(unit_rows, **kwargs), block_scores(unit_rows, **kwargs), check_exact=True
     )
+
+
+def test_per_model_block_scores_of_rows_in_any_order_are_one_calls_blocks():
+    """A table not in key order (the replay's input need not be): each model's rows are gathered, the
+    blocks and every value are one call's; only the blocks' order may differ."""
+    shuffled = _table(seed=11)  # rows shuffled: no model is one run
+    kwargs = {"metrics": ["mase", "rmsse", "scaled_bias"]}
+    keys = ["model", "unit", "series_id", "origin"]
+    got = block_scores_by_model(shuffled, **kwargs).sort_values(keys, ignore_index=True)
+    expected = block_scores(shuffled, **kwargs).sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
 def test_per_model_block_scores_still_refuse_scales_that_differ_between_models():
@@ -88,7 +99,7 @@ def test_per_model_block_scores_still_refuse_scales_that_differ_between_models()
     unit_rows = unit_rows[unit_rows["unit"] == "series"].reset_index(drop=True)
     unit_rows.loc[unit_rows["model"] == "tsb", "scale_mae"] += 1.0  # consistent within the model, not across
     with pytest.raises(ScaleMismatchError):
-        lb._per_model_blocks(unit_rows, metrics=["mase"])
+        block_scores_by_model(unit_rows, metrics=["mase"])
 
 
 def test_record_coverage_equals_the_groupby_mean_of_the_banded_records():
@@ -211,3 +222,15 @@ def test_the_tables_do_not_depend_on_the_step_loss_block_size(metrics, monkeypat
         monkeypatch.setattr(lb, "STEP_LOSS_CHUNK", chunk)
         assert lb.leaderboard_tables(table, spec=spec) == expected
     assert any(row["dm_p"] is not None for board in expected for row in board["rows"])  # tests ran
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_per_model_block_scores_split_the_sample_paths_with_the_rows(shuffle):
+    table = _table(seed=5) if shuffle else _canonical(_table(seed=5))
+    samples = np.random.default_rng(1).normal(size=(len(table), 16)) + table["point"].to_numpy()[:, None]
+    kwargs = {"metrics": ["mase", "crps"], "samples": samples, "crps_kind": "exact_samples"}
+    keys = ["model", "unit", "series_id", "origin"]
+    got = block_scores_by_model(table, **dict(kwargs)).sort_values(keys, ignore_index=True)
+    expected = block_scores(table, **kwargs).sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got["crps"].notna().all()

@@ -64,8 +64,7 @@ from tycheon.errors import InputError, MetricInputError
 from tycheon.metrics.aggregate import (
     BAND_GRIDS,
     STEP_LOSS_CHUNK,
-    block_scores,
-    check_scale_consistency,
+    block_scores_by_model,
     row_crps,
     row_scales,
     step_loss,
@@ -160,17 +159,6 @@ def _runs(sorted_values: pd.Series) -> list[tuple[Any, int, int]]:
     return [(uniques[codes[a]], int(a), int(b)) for a, b in zip(starts, stops, strict=True)] if len(codes) else []
 
 
-def _per_model_blocks(unit_rows: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-    """:func:`~tycheon.metrics.aggregate.block_scores` of a unit's rows (in key order), one model at a
-    time: each model's rows are one contiguous run, so the temporaries are one model's, and the blocks
-    come out in the same order with the same values as one call on every model (groups are scored
-    independently). The scales are checked across models once, as that one call would."""
-    check_scale_consistency(unit_rows)
-    runs = _runs(unit_rows["model"])
-    parts = [block_scores(row_slice(unit_rows, a, b), categorical_keys=True, **kwargs) for _, a, b in runs]
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-
-
 def _unit_class_tables(
     table: pd.DataFrame, columns: list[str], class_columns: list[str] | None = None, **block_kwargs: Any
 ) -> Iterator[tuple[Any, str, pd.DataFrame, pd.DataFrame]]:
@@ -179,17 +167,17 @@ def _unit_class_tables(
     not depend on the input's row order.
 
     Memory: a unit's rows are one gather of only ``columns``; its block scores are computed one model at
-    a time (:func:`_per_model_blocks`); each demand class's rows (of ``class_columns``, default
-    ``columns``) are then one gather from ``table`` itself, after the unit's rows are released, so only
-    one class's copy is alive at a time. A caller that ``del``-s its ``rows`` at the end of each step
-    keeps it so.
+    a time (:func:`~tycheon.metrics.aggregate.block_scores_by_model`); each demand class's rows (of
+    ``class_columns``, default ``columns``) are then one gather from ``table`` itself, after the unit's
+    rows are released, so only one class's copy is alive at a time. A caller that ``del``-s its ``rows``
+    at the end of each step keeps it so.
     """
     order = key_order(table)
     order = order.astype(position_dtype(len(order)), copy=False)  # int32 up to 2**31 rows
     for unit, start, stop in _runs(table["unit"].take(order)):
         positions = order[start:stop]
         rows = take_rows(table, positions, columns)
-        blocks = _per_model_blocks(rows, **block_kwargs)
+        blocks = block_scores_by_model(rows, categorical_keys=True, **block_kwargs)
         classes = _classes(rows)
         dc = rows["demand_class"]
         by_class = {c: positions[np.flatnonzero((dc == c).to_numpy())] for c in classes[1:]}

@@ -53,7 +53,7 @@ from tycheon.backtest.columns import code_dtype
 from tycheon.backtest.scoreset import concat_tables, take_rows
 from tycheon.contract import SCORESET_COLUMNS
 from tycheon.errors import InputError
-from tycheon.metrics.aggregate import block_scores, check_scale_consistency
+from tycheon.metrics.aggregate import block_scores, block_scores_by_model, check_scale_consistency
 from tycheon.metrics.registry import get_metric
 
 __all__ = [
@@ -197,7 +197,7 @@ class _Grid:
     position of every table row on it. Built once; a variant takes a subset of its origins."""
 
     def __init__(self, table: pd.DataFrame, spec: ReplaySpec) -> None:
-        blocks = block_scores(table, metrics=(spec.metric, "scaled_bias"))
+        blocks = block_scores_by_model(table, metrics=(spec.metric, "scaled_bias"))  # one model's temporaries
         self.models = sorted(blocks["model"].unique())
         self.series = np.sort(blocks["series_id"].astype(str).unique())
         self.origins = np.sort(blocks["origin"].unique())
