@@ -81,6 +81,7 @@ from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, concat_tables
+from tycheon.contract import is_quantile_column
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
@@ -631,7 +632,7 @@ def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[
     tables are leaderboards of the dataset's own rows)."""
     if entry.sweep:
         return []
-    return spillable(table, [c for c in table.columns if c in BAND_COLUMNS or (c.startswith("q") and c[1:2].isdigit())])
+    return spillable(table, [c for c in table.columns if c in BAND_COLUMNS or is_quantile_column(c)])
 
 
 def _analyses(

@@ -32,12 +32,12 @@ __all__ = ["SpilledColumns", "spillable"]
 
 def spillable(table: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     """Those of ``columns`` :class:`SpilledColumns` can hold (numeric, bool and datetime ones)."""
-    out = []
-    for c in columns:
-        dtype = table[c].dtype
-        if isinstance(dtype, np.dtype) and not dtype.hasobject:
-            out.append(c)
-    return out
+    return [c for c in columns if _exact_on_disk(table[c].dtype)]
+
+
+def _exact_on_disk(dtype: object) -> bool:
+    """A numpy dtype without Python objects: ``np.save`` / ``np.load`` give its bytes back as they were."""
+    return isinstance(dtype, np.dtype) and not dtype.hasobject
 
 
 class SpilledColumns:
@@ -55,9 +55,10 @@ class SpilledColumns:
         self._dir: Path | None = None
         wanted = [c for c in names if c in set(columns)]
         for c in wanted:
-            dtype = table[c].dtype
-            if not isinstance(dtype, np.dtype) or dtype.hasobject:
-                raise TypeError(f"column {c!r} has dtype {dtype}; only numeric, bool and datetime columns are spilled")
+            if not _exact_on_disk(table[c].dtype):
+                raise TypeError(
+                    f"column {c!r} has dtype {table[c].dtype}; only numeric, bool and datetime columns are spilled"
+                )
         if not wanted or not len(table):
             return
         self._dir = Path(tempfile.mkdtemp(prefix="tycheon-spill-"))

@@ -53,7 +53,7 @@ def test_each_stage_process_is_timed_and_sampled_and_a_failure_names_its_error()
     from benchmarks.perf.study import _sampled
 
     run = _sampled(
-        [sys.executable, "-c", "import time; x = bytearray(50_000_000); time.sleep(0.5); print('{}')"], timeout=60
+        [sys.executable, "-c", "import time; x = b'x' * 50_000_000; time.sleep(0.5); print('{}')"], timeout=60
     )
     assert run["stdout"].strip() == "{}"
     assert run["wall_s"] >= 0.5 and run["end"] >= (run["peak_at"] or 0.0)

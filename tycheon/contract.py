@@ -17,6 +17,7 @@ __all__ = [
     "SCORESET_SCHEMA",
     "SCORESET_SCHEMA_KEY",
     "TEXT_COLUMNS",
+    "is_quantile_column",
     "overlap_lags",
     "quantile_column",
 ]
@@ -68,6 +69,11 @@ KEY_COLUMNS = ("model", "unit", "series_id", "origin", "step")
 def quantile_column(level: float) -> str:
     """Column name for a quantile level, e.g. ``q0.1`` or ``q0.975``."""
     return f"q{float(level):.6g}"
+
+
+def is_quantile_column(name: str) -> bool:
+    """Whether ``name`` is a quantile column (:func:`quantile_column`: ``q`` then the level)."""
+    return name.startswith("q") and name[1:2].isdigit()
 
 
 def overlap_lags(horizon: int, stride: int = 1) -> int:

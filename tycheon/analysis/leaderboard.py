@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._codes import factorize_sorted, position_dtype, sorted_codes, unique_inverse
-from tycheon._frames import row_slice
+from tycheon._frames import row_slice, row_spans
 from tycheon._typing import Alternative
 from tycheon.analysis.blockgrid import block_grid
 from tycheon.backtest.scoreset import key_order, take_rows
@@ -286,9 +286,7 @@ def _pivot_loss(grid: _StepGrid, table: pd.DataFrame, metric: str, *, crps: np.n
     :data:`~tycheon.metrics.aggregate.STEP_LOSS_CHUNK` rows at a time: the same grid (each key and model
     is one row), without the ``[row]`` loss array beside it (117 MB for the series unit at M5 size)."""
     arr = np.full((grid.n_keys, len(grid.models)), np.nan, order="F")
-    n = len(table)
-    for a in range(0, n, STEP_LOSS_CHUNK):
-        b = min(n, a + STEP_LOSS_CHUNK)
+    for a, b in row_spans(len(table), STEP_LOSS_CHUNK):
         part = step_loss(row_slice(table, a, b), metric, crps=None if crps is None else crps[a:b])
         arr[grid.row[a:b], grid.col[a:b]] = part
     return _losses(grid, arr)

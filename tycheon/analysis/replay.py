@@ -51,7 +51,7 @@ import pandas as pd
 
 from tycheon.backtest.columns import code_dtype
 from tycheon.backtest.scoreset import concat_tables, take_rows
-from tycheon.contract import SCORESET_COLUMNS
+from tycheon.contract import SCORESET_COLUMNS, is_quantile_column
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import block_scores, block_scores_by_model, check_scale_consistency
 from tycheon.metrics.registry import get_metric
@@ -320,7 +320,7 @@ def _served_rows(
     rows["point"] = np.where(pick, points, 0.0).sum(axis=1) / pick.sum(axis=1)
     rows["model"] = spec.served_name
     for col in rows.columns:
-        if col in ("lo80", "hi80", "lo95", "hi95") or (col.startswith("q") and col[1:2].isdigit()):
+        if col in ("lo80", "hi80", "lo95", "hi95") or is_quantile_column(col):
             rows[col] = np.nan
     for col in ("has_band", "has_quantiles", "has_samples"):
         if col in rows.columns:

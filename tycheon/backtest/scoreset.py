@@ -50,7 +50,6 @@ origin, overlap lag, per-model cost (fit/predict seconds) and status.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tycheon._frames import take_rows
 from tycheon.backtest.heap import release_free_memory
 from tycheon.contract import (
     KEY_COLUMNS,
@@ -173,27 +173,6 @@ def key_order(table: pd.DataFrame) -> np.ndarray:
         key += c
         del c
     return np.argsort(key, kind="stable")
-
-
-def take_rows(table: pd.DataFrame, positions: np.ndarray, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Rows ``positions`` of ``columns`` (default all) as a new frame with a fresh index, gathered column
-    by column: one copy of only those cells, with no block-wise intermediate (``frame[cols]`` then a
-    row selection then ``reset_index`` copied the rows two or three times).
-
-    Where ``positions`` is one ascending run (``a, a+1, ..., b-1``: a unit of a table in key order, as
-    :func:`concat_tables` with ``sort_keys`` and a reader of a large sidecar hand it over) the columns are
-    slices of the table's own arrays, not copies; the caller must not write into them."""
-    n = len(positions)
-    run = bool(n) and int(positions[-1]) - int(positions[0]) == n - 1 and bool((np.diff(positions) == 1).all())
-    a = int(positions[0]) if run else 0
-    out = {}
-    for c in table.columns if columns is None else columns:
-        col = table[c]
-        if run:
-            out[c] = col.to_numpy()[a : a + n] if isinstance(col.dtype, np.dtype) else col.array[a : a + n]
-        else:
-            out[c] = col.to_numpy()[positions] if isinstance(col.dtype, np.dtype) else col.array.take(positions)
-    return pd.DataFrame(out, copy=False)
 
 
 def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, release: bool = False) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tycheon._frames import row_slice
+from tycheon._frames import row_slice, row_spans, take_rows
 from tycheon.contract import quantile_column
 from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
 from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel
@@ -419,19 +419,12 @@ def block_scores_by_model(table: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         if a == b:
             continue
-        rows = slice(int(a), int(b)) if order is None else order[a:b]
-        part = row_slice(table, int(a), int(b)) if order is None else _rows_at(table, order[a:b])
+        rows = np.arange(a, b) if order is None else order[a:b]  # one run where the table is grouped
+        part = take_rows(table, rows)  # slices of the table's arrays where the rows are one run
         parts.append(block_scores(part, samples=None if samples is None else samples[rows], **kwargs))
     if not parts:
         return block_scores(table, samples=samples, **kwargs)
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-
-
-def _rows_at(table: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """Rows ``rows`` (ascending) of ``table``: a slice of its arrays where they are one run, else a gather."""
-    if int(rows[-1]) - int(rows[0]) == len(rows) - 1:
-        return row_slice(table, int(rows[0]), int(rows[-1]) + 1)
-    return pd.DataFrame({c: table[c].array.take(rows) for c in table.columns}, copy=False)
 
 
 def _categorical_at(col: pd.Series, rows: np.ndarray) -> Any:
@@ -547,8 +540,7 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
     # temporaries of one block (the terms, the scale and the formula's intermediates were five [row]
     # arrays at once: 0.6 GB for the series unit at M5 size)
     out = np.empty(n, dtype=np.float64)
-    for a in range(0, n, STEP_LOSS_CHUNK):
-        b = min(n, a + STEP_LOSS_CHUNK)
+    for a, b in row_spans(n, STEP_LOSS_CHUNK):
         out[a:b] = step_loss(row_slice(table, a, b), metric, crps=None if crps is None else crps[a:b])
     return out
 
