@@ -359,11 +359,25 @@ def _p_less(losses: _Losses, model: str, spec: LeaderboardSpec) -> tuple[float |
     return (None, why) if res is None else (res.p_value, None)
 
 
+def _crps_p_less(crps: _Losses, models: list[str], spec: LeaderboardSpec) -> dict[str, tuple[float | None, str | None]]:
+    """:func:`_p_less` on a CRPS grid for every model but the random walk: the verdicts' CRPS half, which
+    is the same for every metric of a table, so it is tested once and the grid released before the
+    metrics' loss grids are built (two ``[key, model]`` grids fewer at the peak: 0.37 GB for the series
+    unit at M5 size)."""
+    return {m: _p_less(crps, m, spec) for m in models if m != spec.random_walk}
+
+
 def _verdicts(
-    point: _Losses, crps: _Losses, models: list[str], spec: LeaderboardSpec, *, suffix: str = ""
+    point: _Losses,
+    crps_p: dict[str, tuple[float | None, str | None]],
+    models: list[str],
+    spec: LeaderboardSpec,
+    *,
+    suffix: str = "",
 ) -> dict[str, dict[str, Any]]:
     """ADR-0006 decision 6 for every model of a table: one-sided pooled DM p-values on the point loss and
-    the CRPS, the family adjustment and the rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
+    the CRPS (``crps_p``: :func:`_crps_p_less` of the table's CRPS grid), the family adjustment and the
+    rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
     keys = (
         "verdict_vs_rw",
         "verdict_p_se",
@@ -379,7 +393,7 @@ def _verdicts(
         if m == spec.random_walk:
             out[m]["verdict_reason" + suffix] = "is the random walk"
             continue
-        (pse, why_se), (pcr, why_cr) = _p_less(point, m, spec), _p_less(crps, m, spec)
+        (pse, why_se), (pcr, why_cr) = _p_less(point, m, spec), crps_p[m]
         out[m]["verdict_p_se" + suffix], out[m]["verdict_p_crps" + suffix] = pse, pcr
         reasons = ([] if pse is not None else [f"point-loss DM: {why_se}"]) + (
             [] if pcr is not None else [f"CRPS DM: {why_cr}"]
@@ -520,12 +534,14 @@ def _one_class(
     models = sorted(table["model"].unique())
     family = [m for m in models if m != spec.baseline]
     band_level = _band_grid(table)
-    band_crps = _band_crps(table, band_level)
-    s_mae = row_scales(table, columns=("scale_mae",))["scale_mae"]
-    grid = _step_grid(table)
-    crps_scaled = _pivot(grid, band_crps / s_mae)
-    crps_raw = _pivot(grid, band_crps)
-    del band_crps, s_mae  # the per-row arrays: only their grids are read from here on
+    grid = _step_grid(table)  # first: its key temporaries are freed before any per-row array is made
+    # the CRPS grids are only ever tested against the random walk, alike for every metric: tested here,
+    # one grid at a time, and released; the per-row CRPS is scaled in place (the same quotients)
+    band_crps = _band_crps(table, band_level).to_numpy()
+    crps_raw = _crps_p_less(_pivot(grid, band_crps), models, spec)
+    np.divide(band_crps, row_scales(table, columns=("scale_mae",))["scale_mae"], out=band_crps)
+    crps_scaled = _crps_p_less(_pivot(grid, band_crps), models, spec)
+    del band_crps
     mae = _pivot_loss(grid, table, "mae")  # the paper's unscaled per-step absolute error
     dm_unscaled = _dm_column(mae, family, spec)
     abs_err: _Losses | None = mae
