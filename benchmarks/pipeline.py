@@ -63,7 +63,7 @@ from benchmarks.results_model import (
     SensitivityTable,
     SweepTable,
 )
-from benchmarks.spill import SpilledColumns, spillable
+from benchmarks.spill import SpilledColumns, concat_parked, spillable
 from tycheon._frames import drop_columns
 from tycheon.analysis.competition import competition_table
 from tycheon.analysis.dial import DIAL_METRICS
@@ -387,6 +387,9 @@ class ProtocolRun:
     metas: list[dict[str, Any]]
     records: dict[str, ModelRun]
     cache: dict[str, str]
+    parked: SpilledColumns | None = None
+    """The table's columns left on disk (``_run_models``' ``keep``): :meth:`SpilledColumns.restore` puts them
+    back in the table, in their places."""
 
     @property
     def statuses(self) -> dict[str, str]:
@@ -407,6 +410,7 @@ def _run_models(
     only: Collection[str] | None = None,
     point_only: bool = False,
     blocks: BlockCollector | None = None,
+    keep: Collection[str] | None = None,
 ) -> ProtocolRun:
     """Every model of the roster (or of ``only``) on one (dataset, protocol). ``point_only``: for an
     analysis that reads point forecasts only (the dial), no quantiles, sample paths or calibration
@@ -414,7 +418,8 @@ def _run_models(
     forecasts, and so every point metric, are those of the full run; each model's table keeps only the
     columns prepared scores read (:data:`tycheon.analysis.prepared.READ_COLUMNS`). ``blocks``: for an
     analysis that reads block scores only (the dial), each model's table is scored into the collector
-    as soon as it ran and released (the run's ``table`` is then None)."""
+    as soon as it ran and released (the run's ``table`` is then None). ``keep``: the columns the first
+    reader of the table reads; the others stay on disk (the run's ``parked``) when the table is joined."""
     ran: list[ScoreSet] = []
     parked: list[SpilledColumns] = []
     records: dict[str, ModelRun] = {}
@@ -454,17 +459,18 @@ def _run_models(
                 parked.append(SpilledColumns(done, spillable(done, list(done.columns))))
         mark_stage(f"backtest {model.id}")
     _stop_idle_workers()  # the tables below run in this process: idle workers would only hold memory
-    for spilled in parked:
-        spilled.restore()
-    parked.clear()
     # one table for every later step, in key order (a unit's rows are one slice: the leaderboards read
-    # them without a copy); each model's columns are released as they are concatenated, so the peak is
-    # the table plus about two columns, not two tables
-    table = concat_tables([r.table for r in ran], sort_keys=True, release=True) if ran else None
+    # them without a copy), joined from the parked parts one column at a time, so the peak is the table
+    # plus about two columns; the columns its first reader does not read stay on disk (``keep``)
+    table, left = None, None
+    if parked:
+        table, left = concat_parked(parked, keep=parked[0].order if keep is None else keep)
+    parked.clear()
     metas = [r.meta for r in ran]
     ran.clear()
     mark_stage("concatenate score sets")
-    return ProtocolRun(dataset, protocol_id, table, metas, records, cache)
+    left = left if left is not None and left.columns else None
+    return ProtocolRun(dataset, protocol_id, table, metas, records, cache, parked=left)
 
 
 def _stop_idle_workers() -> None:
@@ -542,6 +548,7 @@ def _rolling_part(
         protocol_id="rolling_origin",
         dataset=dataset,
         skip=entry.skip_models,
+        keep=_read_by_leaderboards(spec, cfg.metrics[0]),  # the others wait on disk through the leaderboards
     )
     info = DatasetInfo.model_validate(
         {
@@ -553,8 +560,10 @@ def _rolling_part(
     table = run.table
     leaderboards, intervals = [], []
     if table is not None:
-        # the columns the tables do not read wait on disk meanwhile (benchmarks.spill)
-        with single_thread_blas(), SpilledColumns(table, _unread_by_leaderboards(table, spec, cfg.metrics[0])):
+        # the columns the tables do not read wait on disk meanwhile (benchmarks.spill), where the table was
+        # joined without them; they come back in their places afterwards
+        unread = run.parked if run.parked is not None else SpilledColumns(table, [])
+        with single_thread_blas(), unread:
             # one pass over the units for both (spec.quantile_levels are the config's)
             boards, bands = leaderboard_and_interval_tables(
                 table, spec=spec, display_names=display, point_metric=cfg.metrics[0]
@@ -568,7 +577,9 @@ def _rolling_part(
     with spill:
         analyses, sweep = DatasetAnalyses(), None
         if table is not None:
-            analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
+            # nor the publication dates and flags (prepared scores read READ_COLUMNS): on disk meanwhile too
+            with SpilledColumns(table, _unread_by_analyses(table, entry)):
+                analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
             mark_stage("analyses")
         warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
         replays, sensitivity, seconds = [], [], {}
@@ -616,13 +627,12 @@ def _rolling_part(
     )
 
 
-def _unread_by_leaderboards(table: pd.DataFrame, spec: LeaderboardSpec, point_metric: str) -> list[str]:
-    """The table's columns the leaderboards and interval tables do not read
+def _read_by_leaderboards(spec: LeaderboardSpec, point_metric: str) -> set[str]:
+    """The score-set columns the leaderboards and interval tables read
     (:func:`tycheon.analysis.leaderboard.columns_read`; the models' quantiles are read only where a table
     ranks CRPS, as :func:`~tycheon.analysis.leaderboard.leaderboard_and_interval_tables` decides)."""
     own = spec.quantile_levels if "crps" in (*spec.metrics, point_metric) else ()
-    read = set(columns_read(quantile_levels=own))
-    return spillable(table, [c for c in table.columns if c not in read])
+    return set(columns_read(quantile_levels=own))
 
 
 def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[str]:
@@ -633,6 +643,15 @@ def _leaderboard_only_columns(table: pd.DataFrame, entry: DatasetEntry) -> list[
     if entry.sweep:
         return []
     return spillable(table, [c for c in table.columns if c in BAND_COLUMNS or is_quantile_column(c)])
+
+
+def _unread_by_analyses(table: pd.DataFrame, entry: DatasetEntry) -> list[str]:
+    """The table's columns the analyses do not read: all but :data:`tycheon.analysis.prepared.READ_COLUMNS`
+    (the publication dates and the support flags, once the bands and quantiles are on disk); none where a
+    spikiness sweep runs (its tables are leaderboards of the dataset's own rows)."""
+    if entry.sweep:
+        return []
+    return spillable(table, [c for c in table.columns if c not in READ_COLUMNS])
 
 
 def _analyses(

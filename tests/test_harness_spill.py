@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.spill import SpilledColumns
+from benchmarks.spill import SpilledColumns, spillable
 
 
 def _table() -> pd.DataFrame:
@@ -86,18 +86,101 @@ def test_only_the_bands_and_quantiles_are_spilled_and_none_where_a_sweep_ranks_t
     assert _leaderboard_only_columns(table, SimpleNamespace(sweep=[0.5, 1.0])) == []
 
 
-def test_the_leaderboards_stage_spills_what_its_tables_do_not_read_and_keeps_quantiles_for_crps():
-    from benchmarks.pipeline import _unread_by_leaderboards
-    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read
+def test_the_analyses_spill_what_prepared_scores_do_not_read_and_nothing_where_a_sweep_runs():
+    from types import SimpleNamespace
+
+    from benchmarks.pipeline import _unread_by_analyses
+    from tycheon.analysis.prepared import READ_COLUMNS
 
     table = _table()
-    table["note"] = "free text"  # an object column is never spilled
+    unread = _unread_by_analyses(table, SimpleNamespace(sweep=[]))
+    assert unread == ["lo80", "hi80", "has_band", "available_at", "q0.1", "q0.9"]
+    assert not set(unread) & set(READ_COLUMNS)
+    assert _unread_by_analyses(table, SimpleNamespace(sweep=[0.5, 1.0])) == []
+
+
+def test_the_leaderboards_stage_keeps_what_its_tables_read_and_the_quantiles_only_for_crps():
+    from benchmarks.pipeline import _read_by_leaderboards
+    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read
+
     point = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="naive", random_walk="naive", horizon=3, stride=3,
                             quantile_levels=(0.1, 0.9))  # fmt: skip
-    unread = _unread_by_leaderboards(table, point, "mase")
-    assert unread == ["available_at", "q0.1", "q0.9"]
-    assert not set(unread) & set(columns_read())
+    assert _read_by_leaderboards(point, "mase") == set(columns_read())
+    assert not {"available_at", "q0.1", "q0.9"} & _read_by_leaderboards(point, "mase")
     crps = LeaderboardSpec(metrics=("mase", "crps"), baseline="naive", random_walk="naive", horizon=3, stride=3,
                            quantile_levels=(0.1, 0.9))  # fmt: skip
-    assert _unread_by_leaderboards(table, crps, "mase") == ["available_at"]
-    assert _unread_by_leaderboards(table, point, "crps") == ["available_at"]  # the interval tables rank CRPS
+    assert {"q0.1", "q0.9"} <= _read_by_leaderboards(crps, "mase")
+    assert {"q0.1", "q0.9"} <= _read_by_leaderboards(point, "crps")  # the interval tables rank CRPS
+    assert "available_at" not in _read_by_leaderboards(crps, "mase")
+
+
+def _parts() -> list[pd.DataFrame]:
+    """Three score-set tables of one run (one per model, rows not in key order), and an empty one."""
+    from tycheon.backtest.scoreset import SCORESET_COLUMNS
+
+    rng = np.random.default_rng(3)
+    parts = []
+    for model in ("ses", "naive", "croston"):
+        n = 40
+        frame = {}
+        for name, dtype in SCORESET_COLUMNS.items():
+            if dtype == "category":
+                values = {"model": [model], "unit": ["series", "total"], "demand_class": ["smooth", "lumpy"]}
+                frame[name] = pd.Categorical(rng.choice(values.get(name, [f"s{i}" for i in range(7)]), n))
+            elif dtype.startswith("datetime"):
+                frame[name] = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 400, n), unit="D")
+            elif dtype == "bool":
+                frame[name] = rng.random(n) < 0.5
+            elif dtype.startswith("int"):
+                frame[name] = rng.integers(1, 7, n).astype(dtype)
+            else:
+                frame[name] = rng.normal(size=n)
+        frame["step"] = np.arange(n, dtype=np.int16)[::-1]  # row keys unique within the part
+        frame["q0.5"] = rng.normal(size=n)
+        parts.append(pd.DataFrame(frame))
+    parts.append(parts[0].iloc[:0].copy())
+    return parts
+
+
+@pytest.mark.parametrize("keep", [("model", "point", "lo80", "step"), ()])
+def test_parked_tables_join_as_concat_tables_does_with_the_unkept_columns_on_disk(keep):
+    from benchmarks.spill import concat_parked
+    from tycheon.backtest.scoreset import concat_tables
+
+    expected = concat_tables([p.copy() for p in _parts()], sort_keys=True)
+    parked = [SpilledColumns(p, spillable(p, list(p.columns))) for p in _parts()]
+    table, left = concat_parked(parked, keep=keep)
+    from tycheon.backtest.scoreset import SORT_KEYS
+
+    stay = {*keep, *SORT_KEYS}  # the key columns give the order
+    numeric_kept = [c for c in expected.columns if c in stay or not isinstance(expected[c].dtype, np.dtype)]
+    assert list(table.columns) == [c for c in expected.columns if c in numeric_kept]
+    assert set(left.columns) == set(expected.columns) - set(numeric_kept)
+    assert all(p._dir is None for p in parked)  # the parts' files are gone
+    left.restore()
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    assert _parquet(table) == _parquet(expected)
+
+
+def test_parked_tables_with_other_columns_are_joined_whole():
+    from benchmarks.spill import concat_parked
+    from tycheon.backtest.scoreset import concat_tables
+
+    parts = _parts()[:2]
+    parts[1] = parts[1].drop(columns=["q0.5"])
+    expected = concat_tables([p.copy() for p in parts], sort_keys=True)
+    table, left = concat_parked([SpilledColumns(p, spillable(p, list(p.columns))) for p in parts], keep=("point",))
+    assert left.columns == []
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+
+
+def test_a_partial_restore_puts_each_column_in_its_place_among_those_present():
+    table = _table()
+    expected = table.copy()
+    spill = SpilledColumns(table, ["origin", "lo80", "hi80", "q0.9"])
+    spill.restore(keep=["lo80"])
+    assert list(table.columns) == [c for c in expected.columns if c != "lo80"]
+    assert spill.columns == ["lo80"] and spill._dir is not None
+    spill.restore()
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    assert spill._dir is None

@@ -73,6 +73,7 @@ __all__ = [
     "SORT_KEYS",
     "SCORESET_COLUMNS",
     "ScoreSet",
+    "concat_in_key_order",
     "concat_tables",
     "conform_table",
     "key_order",
@@ -198,15 +199,30 @@ def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, releas
         for a caller that drops them afterwards). The freed heap is handed back to the OS after each
         column (:func:`tycheon.backtest.heap.release_free_memory`).
     """
+    return _concat(frames, sort_keys=sort_keys, release=release)[0]
+
+
+def concat_in_key_order(frames: list[pd.DataFrame], *, release: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """:func:`concat_tables` with ``sort_keys=True``, and the order it put the rows in: positions into the
+    frames' rows laid end to end (``frames`` as given, empty ones included), or None where they already
+    were in key order. A caller that keeps other columns of the same rows elsewhere (on disk, say) puts
+    them in the table's order with it."""
+    return _concat(frames, sort_keys=True, release=release)
+
+
+def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
     from pandas.api.types import union_categoricals
 
     frames = [f for f in frames if len(f)] or list(frames)[:1]  # empty tables add no rows (nor dtypes)
     columns = list(frames[0].columns) if frames else []
     if len(frames) == 1 and not sort_keys:
-        return frames[0].reset_index(drop=True)
+        return frames[0].reset_index(drop=True), None
     if not frames or any(list(f.columns) != columns for f in frames):
         out_frame = pd.concat(frames, ignore_index=True)
-        return out_frame.take(key_order(out_frame)).reset_index(drop=True) if sort_keys else out_frame
+        if not sort_keys:
+            return out_frame, None
+        positions = key_order(out_frame)
+        return out_frame.take(positions).reset_index(drop=True), positions
 
     def joined(name: str) -> Any:
         parts = [f[name] for f in frames]
@@ -234,7 +250,7 @@ def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, releas
             release_free_memory()
         out[name] = col if order is None else col.take(order)
         del col
-    return pd.DataFrame(out, copy=False)
+    return pd.DataFrame(out, copy=False), order
 
 
 @dataclass(frozen=True, eq=False)
