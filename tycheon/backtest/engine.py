@@ -68,7 +68,12 @@ from tycheon.data.panel import Panel
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "run"]
 
-DEFAULT_CHUNK_SIZE = 1024
+DEFAULT_CHUNK_SIZE = 4096
+"""Series per task when the caller names none. Every task step (a model at an origin) pays the guards,
+the history views and a block's bookkeeping once whatever its size, so larger chunks cost less: warm, in
+process, 30,490 series x 8 baselines x 8 origins took 2.9 s in 1,024-series chunks (1,920 steps) and
+2.35 s in 4,096 (512 steps), the same forecasts; 16,384 gained nothing more. Eight tasks at that size
+still give ``auto`` its probe and two workers a share each."""
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 # backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
 # workers the main process is otherwise idle; in process the writing costs the same either way, and
@@ -177,7 +182,8 @@ def run(
     n_jobs : int, optional
         joblib (and ``auto``) workers.
     chunk_size : int, optional
-        Series per task for local models (default 1024; all local models share the chunk's task);
+        Series per task for local models (default :data:`DEFAULT_CHUNK_SIZE`; all local models share the
+        chunk's task);
         global models always get one task per unit.
     dask_client : distributed.Client, optional
         Required for ``backend="dask"``.
