@@ -126,3 +126,31 @@ def test_released_heap_memory_is_reported_where_glibc_trims():
 
         if ctypes.util.find_library("c") and "musl" not in (ctypes.util.find_library("c") or ""):
             assert released  # 64 MB freed on the heap: glibc gives pages back
+
+
+def test_a_small_page_array_is_its_own_mapping_advised_against_huge_pages():
+    import sys
+
+    from tycheon.backtest.heap import SMALL_PAGES_FROM, small_page_array
+
+    small = small_page_array(10, "float64")
+    assert small.shape == (10,) and small.dtype == np.float64 and small.flags.writeable
+    big = small_page_array((SMALL_PAGES_FROM // 8, 2), "float64")
+    assert big.shape == (SMALL_PAGES_FROM // 8, 2) and big.flags.writeable and big.flags.c_contiguous
+    big[-1, -1] = 3.5
+    assert big[-1, -1] == 3.5 and not big[:-1].any()
+    if not sys.platform.startswith("linux"):
+        return
+    address = big.__array_interface__["data"][0]
+    flags = None
+    with open("/proc/self/smaps") as smaps:
+        inside = False
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= address < hi
+            elif inside and line.startswith("VmFlags:"):
+                flags = line.split()[1:]
+                break
+    assert flags is not None and "nh" in flags  # MADV_NOHUGEPAGE on the array's own mapping

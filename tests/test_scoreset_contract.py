@@ -185,3 +185,69 @@ def test_a_band_level_without_any_band_costs_no_memory_and_reads_as_nan(tmp_path
     assert picked["lo95"].isna().all() and len(picked)
     scores.to_parquet(tmp_path / "s.parquet")
     pd.testing.assert_frame_equal(ScoreSet.from_parquet(tmp_path / "s.parquet").table, table, check_exact=True)
+
+
+def _every_column_written(monkeypatch) -> None:
+    """The writer as it was before constant columns: every column allocated and written row by row."""
+    import tycheon.backtest.records as records_module
+
+    monkeypatch.setattr(records_module, "CONSTANT_COLUMNS", ())
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"units": ("series",)},
+        {"units": ("series",), "backend": "joblib", "n_jobs": 2, "chunk_size": 5},
+        {"units": ("series", "total", "groups:3")},
+        {"units": ("total", "series"), "quantile_levels": (0.1, 0.9), "n_samples": 4},
+    ],
+)
+def test_constant_columns_are_one_value_until_another_arrives_and_equal_every_row_written(monkeypatch, kwargs):
+    from tycheon.backtest.columns import CONSTANT_COLUMNS
+    from tycheon.backtest.factories import forecaster_factory
+
+    panel = toy_panel(n_series=12, n_periods=40, seed=3, zero_share=0.3)
+    protocol = RollingOrigin(horizon=3, stride=3, n_origins=4, mode="analysis")
+    # one model with its own quantiles and one without: has_quantiles varies where levels are asked for
+    factories = {"naive": instance_factory(NaiveForecaster()), "croston": forecaster_factory("croston")}
+    table = run(panel, protocol, factories, **kwargs).table
+    with monkeypatch.context() as m:
+        _every_column_written(m)
+        expected = run(panel, protocol, factories, **kwargs).table
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    for name in CONSTANT_COLUMNS:
+        values = table[name].cat.codes.to_numpy() if name == "unit" else table[name].to_numpy()
+        one_value = len(pd.unique(expected[name])) == 1
+        assert (values.strides == (0,)) == one_value, name  # broadcast exactly where every row holds one value
+    if kwargs["units"] == ("series",):
+        assert table["has_samples"].to_numpy().strides == (0,)  # no model gives sample paths
+    if "quantile_levels" in kwargs:  # naive gives quantiles, croston none: written per row
+        assert table["has_quantiles"].to_numpy().strides == (1,) and table["has_quantiles"].any()
+    assert (table["unit"].cat.codes.to_numpy().strides == (0,)) == (len(kwargs["units"]) == 1)
+
+
+def test_a_value_of_other_bits_allocates_the_column_with_the_rows_written_before():
+    from tycheon.backtest.records import ScoreSetWriter
+
+    writer = ScoreSetWriter(6)
+    writer._put("weight", slice(0, 3), np.array([1.0, 1.0]), np.array([0, 1, 1]))
+    writer._put("weight", slice(3, 4), np.array([1.0]), np.array([0]))
+    assert "weight" not in writer.data  # one value so far: nothing allocated
+    writer._put("weight", slice(4, 6), np.array([-0.0]), np.array([0, 0]))  # equal to 0.0, not 1.0's bits
+    assert list(writer.data["weight"][:4]) == [1.0] * 4 and np.signbit(writer.data["weight"][4:]).all()
+    writer._put("has_samples", slice(0, 6), False)
+    writer._put("has_samples", slice(2, 3), True)
+    assert list(writer.data["has_samples"][:4]) == [False, False, True, False]
+
+
+def test_the_buffers_leave_out_only_the_columns_the_settings_make_constant():
+    from tycheon.backtest.columns import ColumnBuffers, known_constant
+
+    assert known_constant(n_units=1, quantile_levels=(), n_samples=0) == ("unit", "has_quantiles", "has_samples")
+    assert known_constant(n_units=3, quantile_levels=(0.1, 0.9), n_samples=20) == ()
+    assert known_constant(n_units=2, quantile_levels=(), n_samples=5) == ("has_quantiles",)
+    buffers = ColumnBuffers(10, constant=known_constant(n_units=1, quantile_levels=(), n_samples=0))
+    prepared = buffers.take(10)
+    assert {"unit", "has_quantiles", "has_samples"}.isdisjoint(prepared)
+    assert {"season_length", "weight", "model", "point"} <= set(prepared)  # may vary: prepared as before

@@ -17,18 +17,51 @@ dropped and the builder allocates the exact size itself, so a loose bound never 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
+from tycheon.backtest.heap import small_page_array
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
-__all__ = ["BAND_COLUMNS", "CODE_DTYPES", "MIN_USE", "ColumnBuffers", "buffer_dtype", "code_dtype", "code_dtypes"]
+__all__ = [
+    "BAND_COLUMNS",
+    "CODE_DTYPES",
+    "CONSTANT_COLUMNS",
+    "MIN_USE",
+    "ColumnBuffers",
+    "buffer_dtype",
+    "code_dtype",
+    "code_dtypes",
+    "known_constant",
+]
 
 MIN_USE = 0.75
 
 BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
 """The conformal band columns of the score set."""
+
+CONSTANT_COLUMNS = ("unit", "season_length", "weight", "has_quantiles", "has_samples")
+"""Score-set columns that often hold one value in a whole run (one unit of analysis, one season length,
+equal series weights, no model quantiles or sample paths): the writer keeps such a column as that value
+alone (stride 0, read-only, like a band level without bands) and allocates it only when a block writes
+another value. Those the run's settings make constant (:func:`known_constant`) are not prepared here."""
+
+
+def known_constant(*, n_units: int, quantile_levels: Sequence[float], n_samples: int) -> tuple[str, ...]:
+    """The :data:`CONSTANT_COLUMNS` that a run's settings alone make one value in every row: ``unit`` with
+    one unit of analysis, ``has_quantiles`` when no quantile level is asked for, ``has_samples`` without
+    sample paths (at 30,490 series x 8 baselines, 32 MB that no thread needs to touch)."""
+    return tuple(
+        name
+        for name, one in (
+            ("unit", n_units == 1),
+            ("has_quantiles", not quantile_levels),
+            ("has_samples", not n_samples),
+        )
+        if one
+    )
+
 
 CODE_DTYPES = {"model": "int16", "unit": "int16", "series_id": "int32", "demand_class": "int16"}
 """Dtype of the codes a text (``category``) column is written as when nothing bounds its distinct values
@@ -77,6 +110,8 @@ class ColumnBuffers:
         Band levels whose ``lo``/``hi`` columns are prepared (those where bands are expected).
     codes : mapping of str to str, optional
         Dtype of each text column's codes (:func:`code_dtypes`; default :data:`CODE_DTYPES`).
+    constant : collection of str
+        Columns not prepared: those the run holds at one value (:func:`known_constant`).
     """
 
     def __init__(
@@ -87,6 +122,7 @@ class ColumnBuffers:
         n_samples: int = 0,
         band_levels: Sequence[int] = (),
         codes: Mapping[str, str] | None = None,
+        constant: Collection[str] = (),
     ) -> None:
         self.capacity = int(capacity)
         # the text columns are written as integer codes (``codes``); the band columns are not prepared
@@ -95,7 +131,7 @@ class ColumnBuffers:
         specs: list[tuple[str, str, tuple[int, ...]]] = [
             (name, buffer_dtype(name, dtype, codes), (self.capacity,))
             for name, dtype in SCORESET_COLUMNS.items()
-            if name not in BAND_COLUMNS or name in expected
+            if (name not in BAND_COLUMNS or name in expected) and name not in constant
         ]
         specs += [(quantile_column(float(q)), "float64", (self.capacity,)) for q in quantile_levels]
         if n_samples:
@@ -109,7 +145,7 @@ class ColumnBuffers:
     def _allocate(self) -> None:
         try:
             for name, dtype, shape in self._specs:
-                array = np.empty(shape, dtype=dtype)
+                array = small_page_array(shape, dtype)  # see .heap: huge pages cost seconds to fault in
                 array.view(np.uint8).fill(0)  # touch every page, GIL released
                 self._arrays[name] = array
         except MemoryError as err:  # the builder then allocates exact sizes itself

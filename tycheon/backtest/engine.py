@@ -51,7 +51,7 @@ import numpy as np
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
-from tycheon.backtest.columns import ColumnBuffers, code_dtypes
+from tycheon.backtest.columns import ColumnBuffers, code_dtypes, known_constant
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
@@ -316,6 +316,7 @@ def run(
         n_samples=int(n_samples),
         band_levels=band_levels,
         codes=code_dtypes(text_bounds),
+        constant=known_constant(n_units=len(states), quantile_levels=levels, n_samples=int(n_samples)),
     )
     per_task: list[list[TaskResult]] = run_tasks(
         tasks,

@@ -7,6 +7,11 @@ the allocator's mmap threshold, so they are mapped afresh and never reuse those 
 one-shot run holds both. ``malloc_trim(0)`` returns the free pages (values are untouched: only memory no
 object uses is released). Elsewhere (another libc, macOS, Windows) this does nothing.
 
+Large arrays written once (the score set's columns) are mapped with small pages
+(:func:`small_page_array`): numpy advises the kernel to back every allocation of 4 MiB or more with
+transparent huge pages, and where the kernel then compacts memory to find one on the fault (THP
+``defrag=madvise``, common), a fresh gigabyte costs seconds.
+
 Arrow has its own allocator (mimalloc or jemalloc), which glibc's trim does not reach: after
 ``pandas.read_parquet`` of the 30,490-series long frame (1.9M rows) it kept about 110 MB of freed buffers
 resident, given back by ``MemoryPool.release_unused()``. That pool is only asked when pyarrow is
@@ -17,10 +22,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import mmap
 import sys
 from functools import cache
 
-__all__ = ["release_free_memory"]
+import numpy as np
+
+__all__ = ["SMALL_PAGES_FROM", "release_free_memory", "small_page_array"]
+
+SMALL_PAGES_FROM = 4 << 20
+"""Bytes from which :func:`small_page_array` maps its own memory: numpy's threshold for advising huge pages."""
 
 
 @cache
@@ -51,3 +62,27 @@ def release_free_memory() -> bool:
     _release_arrow()
     trim = _trim()
     return bool(trim(0)) if callable(trim) else False
+
+
+def small_page_array(shape: int | tuple[int, ...], dtype: str | np.dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)`` backed by small pages: an anonymous mapping advised
+    ``MADV_NOHUGEPAGE``, unmapped when the last array viewing it goes (smaller arrays, and systems
+    without the advice, get ``np.empty``). The values are zero, not arbitrary, but callers must not
+    rely on it.
+
+    numpy advises huge pages for every allocation of 4 MiB or more (``NUMPY_MADVISE_HUGEPAGE``); under
+    the kernel's ``defrag=madvise`` setting each first touch of such memory may stall in direct
+    compaction. On the 2-core VM of the benchmarks, touching a fresh GiB after 20 s idle took 2.9 s with
+    huge pages and 1.0-1.3 s without, and the cold one-shot backtest of 30,490 series x 8 baselines
+    (``python -m benchmarks.perf``) spent 4.7-5.4 s in ``run`` with its score-set columns on huge pages
+    and 3.1-3.4 s on small ones; warm runs were unchanged within noise.
+    """
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    advice = getattr(mmap, "MADV_NOHUGEPAGE", None)
+    if nbytes < SMALL_PAGES_FROM or advice is None:
+        return np.empty(shape, dtype=dtype)
+    mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    mapping.madvise(advice)
+    return np.frombuffer(mapping, dtype=dtype).reshape(shape)

@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.columns import ColumnBuffers, buffer_dtype, code_dtypes
+from tycheon.backtest.columns import CONSTANT_COLUMNS, ColumnBuffers, buffer_dtype, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
+from tycheon.backtest.heap import small_page_array
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, quantile_column
 from tycheon.contract import TEXT_COLUMNS
 from tycheon.data.demand import CLASSES
@@ -189,6 +190,16 @@ class _Dictionary:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
+def _same_bits(values: np.ndarray, first: np.ndarray) -> bool:
+    """Every element of ``values`` equals ``first[0]`` bit for bit (so -0.0 differs from 0.0, and NaN
+    equals a NaN of the same payload), ``values`` and ``first`` of one dtype."""
+    width = values.dtype.itemsize
+    as_int = np.dtype(f"u{width}") if width in (1, 2, 4, 8) else None
+    if as_int is None:  # pragma: no cover - the constant columns are 1, 2 or 8 bytes wide
+        return bool(np.array_equal(values.reshape(-1), np.repeat(first, values.size)))
+    return bool((values.reshape(-1).view(as_int) == first.view(as_int)[0]).all())
+
+
 def _all_nan(n: int) -> FloatArray:
     """A read-only float64 column of ``n`` NaN that holds one value (stride 0): a band level without any
     band costs no memory. Reading, selecting and writing the table work as for any column; a copy (a
@@ -270,11 +281,14 @@ class ScoreSetWriter:
         skip = {"has_band", *_BAND_COLUMNS}
         if self.precomputed:  # the levels where bands are expected: every row is written, no NaN fill
             skip -= {f"{side}{level}" for level in band_levels for side in ("lo", "hi")}
+        self.dtypes = {name: buffer_dtype(name, dtype, self.codes) for name, dtype in SCORESET_COLUMNS.items()}
         self.data = {
-            name: self._column(name, buffer_dtype(name, dtype, self.codes))
-            for name, dtype in SCORESET_COLUMNS.items()
-            if name not in skip
+            name: self._column(name, self.dtypes[name])
+            for name in SCORESET_COLUMNS
+            if name not in skip and name not in CONSTANT_COLUMNS
         }
+        # a CONSTANT_COLUMNS column is its first value alone until a block writes another (see _put)
+        self.constant: dict[str, np.ndarray] = {}
         self.dictionaries = {name: _Dictionary(name, self.codes[name]) for name in TEXT_COLUMNS}
         self._target_ns = self.data["target_period"].view(np.int64)
         self.qmat = [self._column(quantile_column(q), "float64") for q in self.levels]  # one per level
@@ -285,13 +299,41 @@ class ScoreSetWriter:
         self.has_band = self._column("has_band", "bool")  # filled from lo80 in finish()
         self.with_band = dict.fromkeys(BAND_LEVELS, 0)
         self.rows_written = 0
+        # prepared columns of CONSTANT_COLUMNS: used if a block writes another value, else let go at the end
+        self._spare = {name: self._ready.pop(name) for name in CONSTANT_COLUMNS if name in self._ready}
         self._ready.clear()
+
+    def _put(self, name: str, rows: slice, values: Any, take: np.ndarray | None = None) -> None:
+        """Write ``values`` (a scalar, or per series with ``take`` the rows' series) at ``rows`` of a
+        :data:`~tycheon.backtest.columns.CONSTANT_COLUMNS` column: nothing is written while every value
+        equals, bit for bit, the first one the column got; the first other value allocates the column,
+        filled with that one (so the rows written before hold it) and written from then on."""
+        column = self.data.get(name)
+        if column is None:
+            first = self.constant.get(name)
+            if take is None and first is not None:  # a code or a flag: compared as it is (integers)
+                if values == first[0]:
+                    return
+            else:
+                values = np.asarray(values, dtype=self.dtypes[name])
+                if values.size == 0 or (take is not None and len(take) == 0):
+                    return
+                if first is None:
+                    first = self.constant[name] = values.reshape(-1)[:1].copy()
+                if _same_bits(values, first):
+                    return
+            column = self._spare.pop(name, None)  # prepared by the buffers, if they could
+            if column is None or column.dtype != np.dtype(self.dtypes[name]):
+                column = small_page_array(self.total, self.dtypes[name])
+            self.data[name] = column
+            column.fill(first[0])
+        column[rows] = values if take is None else np.asarray(values)[take]
 
     def _column(self, name: str, dtype: str, width: int = 0) -> np.ndarray:
         ready = self._ready.pop(name, None)
         if ready is not None and ready.dtype == np.dtype(dtype):  # prepared for other code widths: not used
             return ready
-        return np.empty((self.total, width) if width else (self.total,), dtype=dtype)
+        return small_page_array((self.total, width) if width else (self.total,), dtype)
 
     def write(
         self,
@@ -319,7 +361,7 @@ class ScoreSetWriter:
         flat, srow, step = layout.flat, layout.srow, layout.step
         words = self.dictionaries
         data["model"][rows] = words["model"].code(block.model)
-        data["unit"][rows] = words["unit"].code(block.unit)
+        self._put("unit", rows, words["unit"].code(block.unit))
         if block.unit_series_ids is not None:
             unit_codes = words["series_id"].unit_codes(block.unit, block.unit_series_ids)
             data["series_id"][rows] = unit_codes[np.asarray(block.series_rows)[srow]]
@@ -337,12 +379,12 @@ class ScoreSetWriter:
         point = data["point"][rows]
         point[:] = _cells(block.point, flat)
         data["available_at"][rows] = _cells(block.available_at, flat)
-        data["season_length"][rows] = np.asarray(block.season_length)[srow]
+        self._put("season_length", rows, block.season_length, srow)
         data["scale_mae"][rows] = block.scale_mae[srow]
         data["scale_rmse"][rows] = block.scale_rmse[srow]
-        data["weight"][rows] = block.weight[srow]
-        data["has_quantiles"][rows] = block.quantiles is not None
-        data["has_samples"][rows] = block.samples is not None
+        self._put("weight", rows, block.weight, srow)
+        self._put("has_quantiles", rows, block.quantiles is not None)
+        self._put("has_samples", rows, block.samples is not None)
         if self.levels:
             q = None if block.quantiles is None else block.quantiles.reshape(n * h, len(self.levels))[layout.keep]
             for j, col in enumerate(self.qmat):
@@ -381,13 +423,13 @@ class ScoreSetWriter:
         """No quantiles on rows ``[start, stop)`` (a (model, unit, origin) where only some parts gave them)."""
         for col in self.qmat:
             col[start:stop] = np.nan
-        self.data["has_quantiles"][start:stop] = False
+        self._put("has_quantiles", slice(start, stop), False)
 
     def clear_samples(self, start: int, stop: int) -> None:
         """No sample paths on rows ``[start, stop)``."""
         if self.smat is not None:
             self.smat[start:stop] = np.nan
-        self.data["has_samples"][start:stop] = False
+        self._put("has_samples", slice(start, stop), False)
 
     def finish(self, meta: dict[str, Any] | None = None) -> ScoreSet:
         """The score set (raises ``ValueError`` unless exactly ``total`` rows were written)."""
@@ -428,6 +470,11 @@ class ScoreSetWriter:
             del radii
             self.key = None
         data["has_band"] = np.isfinite(data["lo80"], out=self.has_band)
+        self._spare.clear()
+        for name in CONSTANT_COLUMNS:  # one value in every row: that value, broadcast (see _put)
+            if name not in data:
+                first = self.constant.get(name, np.zeros(1, dtype=self.dtypes[name]))
+                data[name] = np.broadcast_to(first[0], (total,))
         columns: dict[str, Any] = {name: data.pop(name) for name in SCORESET_COLUMNS}
         for name, words in self.dictionaries.items():
             columns[name] = words.categorical(columns[name])
