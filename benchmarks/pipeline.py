@@ -612,7 +612,7 @@ def _rolling_part(
         RunWarning(dataset=dataset, kind="other", message=f"analysis not computed: {n}") for n in analyses.notes
     ]
     return DatasetPart(
-        run=replace(run, table=None),
+        run=replace(run, table=None, parked=None),  # the table goes with the sidecar only
         sidecar=_tagged(table, dataset, "rolling_origin"),
         dataset=info,
         origins=origins,
@@ -781,7 +781,7 @@ def _competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict
         for metric in centry.metrics
     ]
     return DatasetPart(
-        run=replace(run, table=None),
+        run=replace(run, table=None, parked=None),  # the table goes with the sidecar only
         sidecar=_tagged(run.table, centry.key, "competition"),
         competition=tables,
         horizon=protocol.horizon,

@@ -92,7 +92,8 @@ class SpilledColumns:
         path = self._dir / f"{self._order[name]}.npy"
         try:
             np.save(path, values, allow_pickle=False)
-        except BaseException:
+        except BaseException:  # nothing half-held: the folder goes, with every column parked so far
+            self._spilled = []
             self._cleanup()
             raise
         self._spilled.append((name, path))
