@@ -562,8 +562,7 @@ def _rolling_part(
     if table is not None:
         # the columns the tables do not read wait on disk meanwhile (benchmarks.spill), where the table was
         # joined without them; they come back in their places afterwards
-        unread = run.parked if run.parked is not None else SpilledColumns(table, [])
-        with single_thread_blas(), unread:
+        with single_thread_blas(), run.parked if run.parked is not None else nullcontext():
             # one pass over the units for both (spec.quantile_levels are the config's)
             boards, bands = leaderboard_and_interval_tables(
                 table, spec=spec, display_names=display, point_metric=cfg.metrics[0]

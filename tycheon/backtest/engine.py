@@ -72,7 +72,8 @@ DEFAULT_CHUNK_SIZE = 4096
 """Series per task when the caller names none. Every task step (a model at an origin) pays the guards,
 the history views and a block's bookkeeping once whatever its size, so larger chunks cost less: warm, in
 process, 30,490 series x 8 baselines x 8 origins took 2.9 s in 1,024-series chunks (1,920 steps) and
-2.35 s in 4,096 (512 steps), the same forecasts; 16,384 gained nothing more. Eight tasks at that size
+2.35 s in 4,096 (512 steps), the same forecasts; 16,384 gained nothing more. Cold (fresh whole processes,
+``python -m benchmarks.perf``, median of 3) the one-shot run went 6.25 -> 5.91 s. Eight tasks at that size
 still give ``auto`` its probe and two workers a share each."""
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 # backends whose rows are written as each task's result arrives (rows planned before the tasks run): with

@@ -75,7 +75,9 @@ def small_page_array(shape: int | tuple[int, ...], dtype: str | np.dtype) -> np.
     compaction. On the 2-core VM of the benchmarks, touching a fresh GiB after 20 s idle took 2.9 s with
     huge pages and 1.0-1.3 s without, and the cold one-shot backtest of 30,490 series x 8 baselines
     (``python -m benchmarks.perf``) spent 4.7-5.4 s in ``run`` with its score-set columns on huge pages
-    and 3.1-3.4 s on small ones; warm runs were unchanged within noise.
+    and 3.1-3.4 s on small ones. Warm, 30,490-series runs in one process took 2.6-2.8 s either way in
+    process; alternating the two in one process, joblib runs took 2.2-2.7 s on small pages and 3.1-4.1 s
+    on huge ones.
     """
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     dtype = np.dtype(dtype)

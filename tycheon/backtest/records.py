@@ -193,19 +193,15 @@ class _Dictionary:
 def _same_bits(values: np.ndarray, first: np.ndarray) -> bool:
     """Every element of ``values`` equals ``first[0]`` bit for bit (so -0.0 differs from 0.0, and NaN
     equals a NaN of the same payload), ``values`` and ``first`` of one dtype."""
-    width = values.dtype.itemsize
-    as_int = np.dtype(f"u{width}") if width in (1, 2, 4, 8) else None
-    if as_int is None:  # pragma: no cover - the constant columns are 1, 2 or 8 bytes wide
-        return bool(np.array_equal(values.reshape(-1), np.repeat(first, values.size)))
+    as_int = np.dtype(f"u{values.dtype.itemsize}")  # the constant columns are 1, 2, 4 or 8 bytes wide
     return bool((values.reshape(-1).view(as_int) == first.view(as_int)[0]).all())
 
 
-def _all_nan(n: int) -> FloatArray:
-    """A read-only float64 column of ``n`` NaN that holds one value (stride 0): a band level without any
-    band costs no memory. Reading, selecting and writing the table work as for any column; a copy (a
-    selection, ``DataFrame.copy``) is an ordinary array."""
-    column = np.broadcast_to(np.float64(np.nan), (int(n),))
-    return column  # broadcast_to views are read-only
+def _one_value(value: np.generic, n: int) -> np.ndarray:
+    """A read-only column of ``n`` rows that holds one value (stride 0): a band level without any band, or
+    a column whose every row is alike, costs no memory. Reading, selecting and writing the table work as
+    for any column; a copy (a selection, ``DataFrame.copy``) is an ordinary array."""
+    return np.broadcast_to(value, (int(n),))  # broadcast_to views are read-only
 
 
 class RowPlanError(TycheonError, RuntimeError):
@@ -445,7 +441,7 @@ class ScoreSetWriter:
             for level in BAND_LEVELS:
                 for name in (f"lo{level}", f"hi{level}"):
                     if name not in data:  # no band at this level in the whole table: one NaN, broadcast
-                        data[name] = _all_nan(total)
+                        data[name] = _one_value(np.float64(np.nan), total)
                 conformal["rows_with_band"][str(level)] = self.with_band[level]
                 conformal["rows_without_band"][str(level)] = total - self.with_band[level]
         else:
@@ -474,7 +470,7 @@ class ScoreSetWriter:
         for name in CONSTANT_COLUMNS:  # one value in every row: that value, broadcast (see _put)
             if name not in data:
                 first = self.constant.get(name, np.zeros(1, dtype=self.dtypes[name]))
-                data[name] = np.broadcast_to(first[0], (total,))
+                data[name] = _one_value(first[0], total)
         columns: dict[str, Any] = {name: data.pop(name) for name in SCORESET_COLUMNS}
         for name, words in self.dictionaries.items():
             columns[name] = words.categorical(columns[name])
