@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests._forecasters_support import assert_same_scores
 from tycheon.backtest import columns as columns_module
@@ -128,6 +129,48 @@ def test_released_heap_memory_is_reported_where_glibc_trims():
             assert released  # 64 MB freed on the heap: glibc gives pages back
 
 
+def _mapping_fields(address: int) -> dict[str, list[str]]:
+    """The ``/proc/self/smaps`` entry (field -> values) of the mapping that holds ``address``."""
+    fields: dict[str, list[str]] = {}
+    with open("/proc/self/smaps") as smaps:
+        inside = False
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                if inside:
+                    break
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= address < hi
+            elif inside:
+                fields[head.rstrip(":")] = line.split()[1:]
+    return fields
+
+
+def test_touched_pages_are_resident_and_zero():
+    import platform
+    import sys
+
+    from tycheon.backtest.heap import SMALL_PAGES_FROM, small_page_array, touch_pages
+
+    small = small_page_array(100, "int16")
+    assert touch_pages(small) is False and not small.any()  # below the threshold: written, not advised
+    with pytest.raises(ValueError, match="C-contiguous"):
+        touch_pages(small_page_array((SMALL_PAGES_FROM // 4, 2), "float32")[:, 0])
+    big = small_page_array(4 * SMALL_PAGES_FROM // 8, "float64")  # 16 MiB
+    populated = touch_pages(big)
+    assert not big.any() and big.flags.writeable
+    if not sys.platform.startswith("linux"):
+        assert populated is False
+        return
+    kernel = tuple(int(p) for p in platform.release().split("-")[0].split(".")[:2])
+    if kernel >= (5, 14):
+        assert populated  # MADV_POPULATE_WRITE exists from Linux 5.14
+    rss_kib = int(_mapping_fields(big.__array_interface__["data"][0])["Rss"][0])
+    assert rss_kib * 1024 >= big.nbytes  # every page faulted in before any value was written
+    big[-1] = 2.0
+    assert big[-1] == 2.0 and not big[:-1].any()
+
+
 def test_a_small_page_array_is_its_own_mapping_advised_against_huge_pages():
     import sys
 
@@ -141,16 +184,5 @@ def test_a_small_page_array_is_its_own_mapping_advised_against_huge_pages():
     assert big[-1, -1] == 3.5 and not big[:-1].any()
     if not sys.platform.startswith("linux"):
         return
-    address = big.__array_interface__["data"][0]
-    flags = None
-    with open("/proc/self/smaps") as smaps:
-        inside = False
-        for line in smaps:
-            head = line.split()[0]
-            if "-" in head and all(c in "0123456789abcdef-" for c in head):
-                lo, hi = (int(x, 16) for x in head.split("-"))
-                inside = lo <= address < hi
-            elif inside and line.startswith("VmFlags:"):
-                flags = line.split()[1:]
-                break
+    flags = _mapping_fields(big.__array_interface__["data"][0]).get("VmFlags")
     assert flags is not None and "nh" in flags  # MADV_NOHUGEPAGE on the array's own mapping

@@ -5,7 +5,7 @@ for 30,490 series x 8 origins x 6 steps x 8 models is 1.7 GB), and writing it is
 copies but by the first touch of fresh memory (page faults; on a virtual machine each one can also
 fault on the host). The main process is mostly idle while the workers forecast, so the engine asks for
 the columns before it hands out the tasks: a background thread allocates each column at an upper bound
-of the row count and touches every page (``ndarray.fill`` releases the GIL), and
+of the row count and faults every page in (:func:`~tycheon.backtest.heap.touch_pages`, GIL released), and
 :func:`~tycheon.backtest.records.build_scoreset` then writes into memory that is already mapped.
 
 The upper bound is exact up to the rows no model keeps: every (series, origin) pair the engine found
@@ -21,7 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from tycheon.backtest.heap import small_page_array
+from tycheon.backtest.heap import small_page_array, touch_pages
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, quantile_column
 
 __all__ = [
@@ -146,7 +146,7 @@ class ColumnBuffers:
         try:
             for name, dtype, shape in self._specs:
                 array = small_page_array(shape, dtype)  # see .heap: huge pages cost seconds to fault in
-                array.view(np.uint8).fill(0)  # touch every page, GIL released
+                touch_pages(array)  # every page faulted in, GIL released
                 self._arrays[name] = array
         except MemoryError as err:  # the builder then allocates exact sizes itself
             self._error = err

@@ -98,6 +98,8 @@ class _UnitState:
             )
             self.eligible[:, j], self.n_obs[:, j] = ok, n_obs
             self.abstained[str(o.timestamp.date())] = counts
+        # the target periods of each origin, one index shared by the blocks of every model and chunk
+        self.targets = {o.index: data.periods[o.index : o.index + o.horizon] for o in origins}
 
 
 def _validate(
@@ -543,7 +545,7 @@ def _block(
         series_rows=rows,
         series_ids=data.series_ids[rows],
         unit_series_ids=data.series_ids,
-        target_periods=data.periods[origin.index : origin.index + origin.horizon],
+        target_periods=state.targets[origin.index],
         actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
         available_at=part.available_at,  # type: ignore[arg-type]
         point=part.point,

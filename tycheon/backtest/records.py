@@ -127,6 +127,44 @@ class _Layout:
             self.srow, self.step = np.divmod(self.flat, h)
             self.step += 1
         self.actual = _cells(block.actual, self.flat)
+        # the first block written with this layout: its rows and the inputs of its per-cell columns
+        self.written: tuple[int, tuple[Any, ...]] | None = None
+
+
+_SHARED_COLUMNS = (
+    "series_id",
+    "demand_class",
+    "origin",
+    "step",
+    "target_period",
+    "available_at",
+    "scale_mae",
+    "scale_rmse",
+)
+"""Columns whose rows depend only on a block's cells and series, not on its model: blocks of several models
+with the same inputs (:func:`_sources`) write the same values into them."""
+
+
+def _sources(block: Block) -> tuple[Any, ...]:
+    """What the :data:`_SHARED_COLUMNS` of a block's rows are made from (arrays compared by identity)."""
+    return (
+        block.unit,
+        block.origin,
+        block.series_rows,
+        block.series_ids,
+        block.unit_series_ids,
+        block.demand_code,
+        block.demand_class,
+        block.target_periods,
+        block.available_at,
+        block.scale_mae,
+        block.scale_rmse,
+    )
+
+
+def _same_sources(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """The inputs are the same objects (the unit name and origin: equal values)."""
+    return a[0] == b[0] and a[1] == b[1] and all(x is y for x, y in zip(a[2:], b[2:], strict=True))
 
 
 class _Dictionary:
@@ -358,26 +396,20 @@ class ScoreSetWriter:
         words = self.dictionaries
         data["model"][rows] = words["model"].code(block.model)
         self._put("unit", rows, words["unit"].code(block.unit))
-        if block.unit_series_ids is not None:
-            unit_codes = words["series_id"].unit_codes(block.unit, block.unit_series_ids)
-            data["series_id"][rows] = unit_codes[np.asarray(block.series_rows)[srow]]
+        sources = _sources(block)
+        if layout.written is not None and _same_sources(layout.written[1], sources):
+            # another model's block of the same cells, series and inputs is written: its rows are copied
+            # (contiguous) instead of gathered and encoded again
+            first = slice(layout.written[0], layout.written[0] + size)
+            for name in _SHARED_COLUMNS:
+                data[name][rows] = data[name][first]
         else:
-            data["series_id"][rows] = words["series_id"].encode(block.series_ids)[srow]
-        if block.demand_code is not None:
-            classes = words["demand_class"].encode_positions(block.demand_code, _CLASS_NAMES)
-        else:
-            classes = words["demand_class"].encode(block.demand_class)
-        data["demand_class"][rows] = classes[srow]
-        data["origin"][rows] = block.origin.to_datetime64()
-        data["step"][rows] = step
-        self._target_ns[rows] = block.target_periods.asi8[step - 1]  # int64 ns, no DatetimeIndex per block
+            self._write_shared(block, rows, layout)
+            layout.written = (int(start), sources)
         data["actual"][rows] = layout.actual
         point = data["point"][rows]
         point[:] = _cells(block.point, flat)
-        data["available_at"][rows] = _cells(block.available_at, flat)
         self._put("season_length", rows, block.season_length, srow)
-        data["scale_mae"][rows] = block.scale_mae[srow]
-        data["scale_rmse"][rows] = block.scale_rmse[srow]
         self._put("weight", rows, block.weight, srow)
         self._put("has_quantiles", rows, block.quantiles is not None)
         self._put("has_samples", rows, block.samples is not None)
@@ -414,6 +446,26 @@ class ScoreSetWriter:
             self.key[rows] = self._key_offset[block.unit_key] + block.series_rows.astype(np.int64)[srow] * h + step - 1
         self.rows_written += size
         return size
+
+    def _write_shared(self, block: Block, rows: slice, layout: _Layout) -> None:
+        """The :data:`_SHARED_COLUMNS` of a block's rows, gathered from its series and cells."""
+        data, words, srow, step = self.data, self.dictionaries, layout.srow, layout.step
+        if block.unit_series_ids is not None:
+            unit_codes = words["series_id"].unit_codes(block.unit, block.unit_series_ids)
+            data["series_id"][rows] = unit_codes[np.asarray(block.series_rows)[srow]]
+        else:
+            data["series_id"][rows] = words["series_id"].encode(block.series_ids)[srow]
+        if block.demand_code is not None:
+            classes = words["demand_class"].encode_positions(block.demand_code, _CLASS_NAMES)
+        else:
+            classes = words["demand_class"].encode(block.demand_class)
+        data["demand_class"][rows] = classes[srow]
+        data["origin"][rows] = block.origin.to_datetime64()
+        data["step"][rows] = step
+        self._target_ns[rows] = block.target_periods.asi8[step - 1]  # int64 ns, no DatetimeIndex per block
+        data["available_at"][rows] = _cells(block.available_at, layout.flat)
+        data["scale_mae"][rows] = block.scale_mae[srow]
+        data["scale_rmse"][rows] = block.scale_rmse[srow]
 
     def clear_quantiles(self, start: int, stop: int) -> None:
         """No quantiles on rows ``[start, stop)`` (a (model, unit, origin) where only some parts gave them)."""

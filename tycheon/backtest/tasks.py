@@ -204,7 +204,7 @@ class ChunkTask:
             rows = np.flatnonzero(self.eligible[:, j])
             fit_cache: list[History] = []
             features_cache: list[SeriesFeatures] = []
-            predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures]] = {}
+            predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures, IntArray]] = {}
             for run in live:
                 try:
                     self._step(run, j, origin, rows, fit_cache, features_cache, predict_cache)
@@ -254,7 +254,7 @@ class ChunkTask:
         rows: IntArray,
         fit_cache: list[History],
         features_cache: list[SeriesFeatures],
-        predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures]],
+        predict_cache: dict[int, tuple[History, FloatArray, np.ndarray, SeriesFeatures, IntArray]],
     ) -> None:
         result, model = run.result, run.spec.model
         if self.time_budget is not None and run.seconds > self.time_budget:
@@ -296,8 +296,9 @@ class ChunkTask:
                 actual,
                 avail,
                 features if enough.all() else features.take(enough),
+                self.rows[mine],  # one array for those models: it travels (and is written) once
             )
-        history, actual, avail, features = predict_cache[need]
+        history, actual, avail, features, unit_rows = predict_cache[need]
         rng = np.random.default_rng(np.random.SeedSequence(list(run.spec.seed_entropy) + [origin.index]))
         t0 = time.perf_counter()
         forecast = fitted.predict(
@@ -315,7 +316,7 @@ class ChunkTask:
         result.outputs.append(
             OriginOutput(
                 j,
-                self.rows[mine],
+                unit_rows,
                 np.asarray(forecast.point, dtype=np.float64),
                 _align_quantiles(forecast, self.quantile_levels),
                 samples,
