@@ -146,15 +146,15 @@ with the same inputs (:func:`_sources`) write the same values into them."""
 
 
 def _sources(block: Block) -> tuple[Any, ...]:
-    """What the :data:`_SHARED_COLUMNS` of a block's rows are made from (arrays compared by identity)."""
+    """What the :data:`_SHARED_COLUMNS` of a block's rows are made from (arrays compared by identity):
+    only the inputs :meth:`ScoreSetWriter.write` reads (the ids and class names not where it encodes
+    the unit's ids and the class positions)."""
     return (
         block.unit,
         block.origin,
         block.series_rows,
-        block.series_ids,
-        block.unit_series_ids,
-        block.demand_code,
-        block.demand_class,
+        block.series_ids if block.unit_series_ids is None else block.unit_series_ids,
+        block.demand_class if block.demand_code is None else block.demand_code,
         block.target_periods,
         block.available_at,
         block.scale_mae,
