@@ -38,7 +38,15 @@ from numba import njit
 
 from tycheon._typing import FloatArray, IntArray
 
-__all__ = ["BAND_LEVELS", "band_grid", "check_levels", "conformal_radii", "conformal_radius", "conformal_rank"]
+__all__ = [
+    "BAND_LEVELS",
+    "band_grid",
+    "check_levels",
+    "conformal_radii",
+    "conformal_radius",
+    "conformal_rank",
+    "expected_band_levels",
+]
 
 BAND_LEVELS = (80, 95)
 
@@ -47,6 +55,19 @@ def conformal_rank(n: IntArray, level_percent: int) -> IntArray:
     """``ceil((n + 1) * level / 100)`` in exact integer arithmetic."""
     n = np.asarray(n, dtype=np.int64)
     return -((-(n + 1) * int(level_percent)) // 100)
+
+
+def expected_band_levels(n_origins: int, *, band_min_origins: int) -> tuple[int, ...]:
+    """The levels of :data:`BAND_LEVELS` at which some cell of a run with ``n_origins`` origins can get a
+    band: a cell has at most ``n_origins - 1`` earlier errors, and a level needs ``n >= band_min_origins``
+    and its split-conformal rank within ``n`` (:func:`conformal_rank`). At any other level every radius
+    is NaN (with 8 origins, 95% needs 19 errors and has 7 at most)."""
+    n = max(0, int(n_origins) - 1)
+    return tuple(
+        level
+        for level in BAND_LEVELS
+        if n >= int(band_min_origins) and int(conformal_rank(np.asarray([n], dtype=np.int64), level)[0]) <= n
+    )
 
 
 def conformal_radius(

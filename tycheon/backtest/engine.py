@@ -52,7 +52,7 @@ from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
 from tycheon.backtest.calibration import calibrated_run
 from tycheon.backtest.columns import ColumnBuffers, code_dtypes, known_constant
-from tycheon.backtest.conformal import BAND_LEVELS, conformal_rank
+from tycheon.backtest.conformal import expected_band_levels
 from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
 from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
@@ -377,18 +377,6 @@ def run(
         buffers=buffers,
         band_levels=band_levels,
         text_bounds=text_bounds,
-    )
-
-
-def expected_band_levels(n_origins: int, *, band_min_origins: int) -> tuple[int, ...]:
-    """The band levels at which some row can get a band: a cell has at most ``n_origins - 1`` earlier
-    errors, and a level needs ``n >= band_min_origins`` and its split-conformal rank within ``n``
-    (:func:`~.conformal.conformal_rank`). Only an allocation hint: the writer handles any level."""
-    n = max(0, int(n_origins) - 1)
-    return tuple(
-        level
-        for level in BAND_LEVELS
-        if n >= int(band_min_origins) and int(conformal_rank(np.asarray([n], dtype=np.int64), level)[0]) <= n
     )
 
 

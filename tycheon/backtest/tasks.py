@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.backtest.conformal import BAND_LEVELS, band_grid
+from tycheon.backtest.conformal import BAND_LEVELS, band_grid, expected_band_levels
 from tycheon.backtest.factories import Factory
 from tycheon.backtest.guards import GuardCounter, GuardedForecaster, LookaheadError, check_embargo, check_fit
 from tycheon.backtest.protocol import Origin
@@ -216,10 +216,21 @@ class ChunkTask:
                     run.fail(KeyboardInterrupt("raised inside a worker"))
                 except BaseException as err:  # any model failure, SystemExit too, is recorded; the others go on
                     run.fail(err)
+        publication: list[IntArray] = []  # built once, for the first model with outputs
         for run in runs:
             if not run.result.failed:
-                self._bands(run)
+                self._bands(run, publication)
         return [r.result for r in runs]
+
+    def _publication_grid(self) -> IntArray:
+        """``[series * step, origin]`` publication times (ns) of every target cell of the chunk at every
+        origin: the same for all models (each reads it only where it has an error)."""
+        n, h, n_orig = len(self.rows), self.horizon, len(self.origins)
+        avail = self.data.available_at.view(np.int64)  # [series, period]
+        pub = np.empty((n, h, n_orig), dtype=np.int64)
+        for j, origin in enumerate(self.origins):
+            pub[:, :, j] = avail[:, origin.index : origin.index + h]
+        return pub.reshape(n * h, n_orig)
 
     def _fit_history(self, origin: Origin, cache: list[History]) -> History:
         if not cache:
@@ -327,38 +338,46 @@ class ChunkTask:
         )
         run.local_rows.append(mine)
 
-    def _bands(self, run: _ModelRun) -> None:
+    def _bands(self, run: _ModelRun, publication: list[IntArray]) -> None:
         """Attach the conformal radii of the model's outputs (calibration groups are chunk-local).
 
         The errors go straight onto a ``[series, step, origin]`` grid of the chunk (read as the
         ``[key, origin]`` grid :func:`~.conformal.band_grid` takes, one key per (chunk series, step));
-        every cell with an error (a kept row of the score set) asks for a band.
+        every cell with an error (a kept row of the score set) asks for a band. The publication times
+        come from :meth:`_publication_grid` (``publication`` holds it once built: the task's models share
+        it). Only the levels where a band can exist (:func:`~.conformal.expected_band_levels`) are
+        calibrated; at the others every radius is NaN, given as None.
         """
         outputs = run.result.outputs
         if not outputs:
             return
         n, h, n_orig = len(self.rows), self.horizon, len(self.origins)
-        err = np.full((n, h, n_orig), np.nan)  # [series, step, origin]
-        pub = np.zeros(err.shape, dtype=np.int64)  # read only where err is finite
-        stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
-        for out, local in zip(outputs, run.local_rows, strict=False):
-            if out.actual is None or out.available_at is None:
-                raise ValueError(f"{run.spec.model}: an origin output without actuals cannot calibrate bands")
-            err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
-            pub[local, :, out.origin_pos] = out.available_at.view(np.int64)
-        grid, _ = band_grid(
-            err=err.reshape(n * h, n_orig),
-            pub=pub.reshape(n * h, n_orig),
-            stamps=stamps,
-            levels_percent=BAND_LEVELS,
-            min_origins=int(self.band_min_origins),
-        )
-        grid = grid.reshape(len(BAND_LEVELS), n, h, n_orig)  # [level, series, step, origin]
+        levels = expected_band_levels(n_orig, band_min_origins=int(self.band_min_origins))
+        grid = None
+        if levels:
+            err = np.full((n, h, n_orig), np.nan)  # [series, step, origin]
+            for out, local in zip(outputs, run.local_rows, strict=False):
+                if out.actual is None or out.available_at is None:
+                    raise ValueError(f"{run.spec.model}: an origin output without actuals cannot calibrate bands")
+                err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
+            if not publication:
+                publication.append(self._publication_grid())
+            grid, _ = band_grid(
+                err=err.reshape(n * h, n_orig),
+                pub=publication[0],  # read only where err is finite
+                stamps=np.array([o.timestamp.value for o in self.origins], dtype=np.int64),  # [origin] ns
+                levels_percent=levels,
+                min_origins=int(self.band_min_origins),
+            )
+            grid = grid.reshape(len(levels), n, h, n_orig)  # [level, series, step, origin]
         for k, (out, local) in enumerate(zip(outputs, run.local_rows, strict=False)):
             keep = np.isfinite(np.asarray(out.actual, dtype=np.float64))  # [series, step]: kept rows, in order
-            per_level = []
-            for level in range(len(BAND_LEVELS)):
-                radius = grid[level, local, :, out.origin_pos][keep]  # [kept cell]
+            per_level: list[FloatArray | None] = []
+            for level in BAND_LEVELS:
+                if grid is None or level not in levels:
+                    per_level.append(None)
+                    continue
+                radius = grid[levels.index(level), local, :, out.origin_pos][keep]  # [kept cell]
                 per_level.append(radius if np.isfinite(radius).any() else None)
             outputs[k] = dataclasses.replace(out, radii=tuple(per_level))
 
