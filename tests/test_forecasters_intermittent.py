@@ -95,3 +95,48 @@ def test_tsb_weights_change_the_forecast_and_are_validated():
     assert not np.allclose(base, other)
     with pytest.raises(ValueError, match="alpha_p must be a number in"):
         create("tsb", alpha_p=0.0)
+
+
+def _two_pass_croston(y: np.ndarray) -> float:
+    """Croston as first written: the size and interval arrays, then SES(0.1) of each (plain Python)."""
+    from tycheon.forecasters.kernels.smoothing import _demand_and_intervals, ses_one
+
+    demand, intervals = _demand_and_intervals(y)
+    if demand.size == 0:
+        return float(y[-1])
+    size, gap = ses_one(demand, 0.1), ses_one(intervals, 0.1)
+    return float(size / gap if gap != 0.0 else size)
+
+
+def _two_pass_tsb(y: np.ndarray, alpha_d: float, alpha_p: float) -> float:
+    from tycheon.forecasters.kernels.smoothing import _demand_and_intervals, ses_one
+
+    demand, _ = _demand_and_intervals(y)
+    if demand.size == 0:
+        return 0.0
+    return float(ses_one((y != 0).astype(np.float64), alpha_p) * ses_one(demand, alpha_d))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_pass_croston_and_tsb_kernels_equal_the_two_pass_definition_bit_for_bit(seed):
+    """The kernels smooth as they scan (no size, interval or occurrence arrays); each SES step is the
+    array version's, so the levels are identical, on series with one demand, negative values, a single
+    observation and long zero runs."""
+    from tycheon.forecasters.kernels.smoothing import croston_level, tsb_level
+
+    rng = np.random.default_rng(seed)
+    n, t = 300, 40
+    values = np.where(rng.random((n, t)) < 0.6, 0.0, rng.gamma(2.0, 3.0, (n, t)))
+    values[rng.random((n, t)) < 0.05] *= -1.0  # returns: non-zero but not a positive size
+    starts = rng.integers(0, t, n)
+    starts[:3] = t - 1  # one observation
+    values[3, :] = 0.0
+    values[3, -5] = 4.0  # a single demand
+    for i, s in enumerate(starts):
+        values[i, :s] = np.nan
+    got_c = croston_level(values, starts)
+    got_t = tsb_level(values, starts, 0.2, 0.35)
+    for i, s in enumerate(starts):
+        y = np.ascontiguousarray(values[i, s:])
+        assert got_c[i] == _two_pass_croston(y) or (np.isnan(got_c[i]) and np.isnan(_two_pass_croston(y)))
+        assert got_t[i] == _two_pass_tsb(y, 0.2, 0.35)

@@ -138,34 +138,73 @@ def _demand_and_intervals(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @njit(cache=True)
 def croston_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Croston's classic estimate (alpha 0.1 for sizes and intervals): ``[series]``."""
+    """Croston's classic estimate (alpha 0.1 for sizes and intervals): ``[series]``.
+
+    One pass per series, no temporaries: the two SES recursions of :func:`ses_one` run as the sizes and
+    intervals appear (each step is ``ses_one``'s, in its order, so the value is the same bit for bit as
+    smoothing the arrays :func:`_demand_and_intervals` would build).
+    """
     out = np.empty(values.shape[0])
+    alpha = 0.1
+    complement = 1.0 - alpha
+    n_time = values.shape[1]
     for i in range(values.shape[0]):
-        y = values[i, starts[i] :]
-        demand, intervals = _demand_and_intervals(y)
-        if demand.size == 0:
-            out[i] = y[y.size - 1]
+        start = starts[i]
+        n_size = n_gap = 0
+        f_size = last_size = f_gap = last_gap = 0.0
+        prev = 0  # position (1-based) of the previous non-zero period
+        for t in range(n_time - start):
+            v = values[i, start + t]
+            if v > 0:
+                f_size = v if n_size == 0 else alpha * last_size + complement * f_size
+                last_size = v
+                n_size += 1
+            if v != 0:
+                gap = float(t + 1 - prev)
+                prev = t + 1
+                f_gap = gap if n_gap == 0 else alpha * last_gap + complement * f_gap
+                last_gap = gap
+                n_gap += 1
+        if n_size == 0:
+            out[i] = values[i, n_time - 1]
             continue
-        size = ses_one(demand, 0.1)
-        gap = ses_one(intervals, 0.1)
+        size = f_size if n_size == 1 else alpha * last_size + complement * f_size
+        gap = f_gap if n_gap == 1 else alpha * last_gap + complement * f_gap
         out[i] = size / gap if gap != 0.0 else size
     return out
 
 
 @njit(cache=True)
 def tsb_level(values: np.ndarray, starts: np.ndarray, alpha_d: float, alpha_p: float) -> np.ndarray:
-    """TSB: SES(alpha_p) of the occurrence indicator times SES(alpha_d) of the positive sizes."""
+    """TSB: SES(alpha_p) of the occurrence indicator times SES(alpha_d) of the positive sizes.
+
+    One pass per series without temporaries, each SES step as :func:`ses_one` takes it (the same value
+    bit for bit as smoothing the occurrence and size arrays).
+    """
     out = np.empty(values.shape[0])
+    c_d = 1.0 - alpha_d
+    c_p = 1.0 - alpha_p
+    n_time = values.shape[1]
     for i in range(values.shape[0]):
-        y = values[i, starts[i] :]
-        demand, _ = _demand_and_intervals(y)
-        if demand.size == 0:
+        start = starts[i]
+        n = n_time - start
+        n_size = 0
+        f_size = last_size = f_occ = last_occ = 0.0
+        for t in range(n):
+            v = values[i, start + t]
+            if v > 0:
+                f_size = v if n_size == 0 else alpha_d * last_size + c_d * f_size
+                last_size = v
+                n_size += 1
+            occ = 1.0 if v != 0 else 0.0
+            f_occ = occ if t == 0 else alpha_p * last_occ + c_p * f_occ
+            last_occ = occ
+        if n_size == 0:
             out[i] = 0.0
             continue
-        occurrence = np.empty(y.size)
-        for t in range(y.size):
-            occurrence[t] = 1.0 if y[t] != 0 else 0.0
-        out[i] = ses_one(occurrence, alpha_p) * ses_one(demand, alpha_d)
+        size = f_size if n_size == 1 else alpha_d * last_size + c_d * f_size
+        occurrence = f_occ if n == 1 else alpha_p * last_occ + c_p * f_occ
+        out[i] = occurrence * size
     return out
 
 
