@@ -28,6 +28,7 @@ A progress bar (tqdm) counts finished tasks when ``progress=True``.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import zlib
@@ -35,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tycheon._typing import Backend
+from tycheon.backtest import transport
 
 __all__ = [
     "BACKENDS",
@@ -152,11 +154,19 @@ def run_tasks(
             if start < len(tasks):
                 from joblib import Parallel, delayed
 
+                # large results come back through shared memory where the system has it (see .transport)
+                directory, prefix = transport.shared_dir(), transport.run_prefix()
+                call = (
+                    _call if directory is None else functools.partial(_call_shipped, directory=directory, prefix=prefix)
+                )
                 parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
-                for i, result in enumerate(parallel(delayed(_call)(t) for t in tasks[start:]), start=start):
-                    results[i] = result
-                    _report(on_result, i, result)
-                    bar.update(1)
+                try:
+                    for i, shipped in enumerate(parallel(delayed(call)(t) for t in tasks[start:]), start=start):
+                        results[i] = transport.receive(shipped)
+                        _report(on_result, i, results[i])
+                        bar.update(1)
+                finally:
+                    transport.sweep(directory, prefix)
         else:
             if dask_client is None:
                 raise ValueError("backend='dask' needs a dask_client (a distributed.Client)")
@@ -225,3 +235,8 @@ def _report(on_result: Callable[[int, Any], None] | None, i: int, result: Any) -
 
 def _call(task: Callable[[], Any]) -> Any:
     return task()
+
+
+def _call_shipped(task: Callable[[], Any], *, directory: str, prefix: str) -> Any:
+    """In a worker: run the task and hand its result to :func:`.transport.ship`."""
+    return transport.ship(task(), directory=directory, prefix=prefix)
