@@ -247,10 +247,64 @@ def fit_history(data: UnitData, *, fit_end: int, fit_time: pd.Timestamp) -> Hist
     return _history(data, rows, fit_end, fit_time, current_run=False)
 
 
+@njit(cache=True)
+def _eligibility_kernel(
+    observed, available_ns, index, stamp, horizon, min_obs, eligible, n_obs, reason
+):  # pragma: no cover
+    """One pass per series (a plain loop compiled by numba) of :func:`eligibility`'s rules: the current
+    run (:func:`run_start`), its published cells (NaT never published, as in numpy's comparison), then
+    the first reason that applies, in the order of :data:`ABSTENTION_REASONS` (``reason`` -1: eligible)."""
+    nat = np.iinfo(np.int64).min
+    n_series, n_time = observed.shape
+    for i in range(n_series):
+        since = 0
+        if observed[i, index - 1]:  # the run ends at the origin: it starts after the last gap before it
+            for t in range(index - 2, -1, -1):
+                if not observed[i, t]:
+                    since = t + 1
+                    break
+        count = 0
+        unpublished = False
+        last_published = False
+        for t in range(since, index):
+            published = False
+            if observed[i, t]:
+                a = available_ns[i, t]
+                published = a != nat and a <= stamp
+                if published:
+                    count += 1
+                else:
+                    unpublished = True
+            last_published = published
+        n_obs[i] = count
+        target = False
+        for t in range(index, min(index + horizon, n_time)):
+            if observed[i, t]:
+                target = True
+                break
+        if count < min_obs:
+            reason[i] = 0
+        elif unpublished:
+            reason[i] = 1
+        elif not last_published:
+            reason[i] = 2
+        elif not target:
+            reason[i] = 3
+        else:
+            reason[i] = -1
+        eligible[i] = reason[i] == -1
+
+
 def eligibility(
     data: UnitData, *, index: int, origin: pd.Timestamp, horizon: int, min_history: int
 ) -> tuple[BoolArray, dict[str, int], IntArray]:
     """Which series are forecast at an origin, abstention counts by reason, and published history length.
+
+    A series abstains, for the first of these reasons (:data:`ABSTENTION_REASONS`): its current run
+    (:func:`run_start`) has fewer than ``max(min_history, 1)`` cells published by ``origin``
+    (``too_short``); a cell of that run before ``index`` is observed but not yet published
+    (``unpublished``); the cell just before the origin is not published (``not_observed_at_origin``); no
+    target in ``[index, index + horizon)`` is observed (``no_target``).
 
     Returns
     -------
@@ -261,21 +315,24 @@ def eligibility(
         Published observations of the current run in ``[0, index)`` (the length a model's own
         ``min_history`` is checked on).
     """
-    since = run_start(data.observed, index)  # [series]
-    pub = _published(data, index, origin) & (np.arange(index) >= since[:, None])  # [series, index] current run
-    n_obs = pub.sum(axis=1).astype(np.int64)
-    too_short = n_obs < max(int(min_history), 1)
-    in_run = data.observed[:, :index] & (np.arange(index) >= since[:, None])
-    unpublished = (in_run & ~pub).any(axis=1) & ~too_short
-    rest = ~too_short & ~unpublished
-    not_at_origin = ~pub[:, index - 1] & rest
-    rest &= ~not_at_origin
-    no_target = ~data.observed[:, index : index + horizon].any(axis=1) & rest
-    eligible = rest & ~no_target
-    counts = {
-        "too_short": int(too_short.sum()),
-        "unpublished": int(unpublished.sum()),
-        "not_observed_at_origin": int(not_at_origin.sum()),
-        "no_target": int(no_target.sum()),
-    }
+    if index < 1:
+        raise ValueError(f"an origin needs at least one period before it, got index {index}")
+    n = data.n_series
+    eligible = np.empty(n, dtype=bool)
+    n_obs = np.empty(n, dtype=np.int64)
+    reason = np.empty(n, dtype=np.int8)
+    stamp = pd.Timestamp(origin).to_datetime64().astype("datetime64[ns]").astype(np.int64)
+    _eligibility_kernel(
+        np.asarray(data.observed, dtype=bool),
+        data.available_at.view(np.int64),
+        int(index),
+        int(stamp),
+        int(horizon),
+        max(int(min_history), 1),
+        eligible,
+        n_obs,
+        reason,
+    )
+    tally = np.bincount(reason[reason >= 0], minlength=len(ABSTENTION_REASONS))
+    counts = {name: int(tally[k]) for k, name in enumerate(ABSTENTION_REASONS)}
     return eligible, counts, n_obs
