@@ -64,9 +64,14 @@ def observed_targets(data: UnitData, origins: Sequence[Origin]) -> np.ndarray:
     """Observed target cells per series and origin ``[series, origin]``: the rows a forecast there yields
     (a target is kept when it is observed with a finite value)."""
     kept = data.observed & np.isfinite(data.values)  # [series, time]
+    # counts of kept cells before each column: a window's count is a difference of two of them (one pass
+    # over the panel instead of a strided boolean sum per origin)
+    before = np.zeros((data.n_series, kept.shape[1] + 1), dtype=np.int64)
+    np.cumsum(kept, axis=1, out=before[:, 1:])
     out = np.zeros((data.n_series, len(origins)), dtype=np.int64)
     for j, o in enumerate(origins):
-        out[:, j] = kept[:, o.index : o.index + o.horizon].sum(axis=1)
+        stop = min(o.index + o.horizon, kept.shape[1])
+        out[:, j] = before[:, stop] - before[:, min(o.index, stop)]
     return out
 
 
