@@ -5,6 +5,7 @@ write the same rows whether or not the writer copies their model-independent col
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tycheon.backtest import records
 from tycheon.data.demand import CLASSES
@@ -95,3 +96,17 @@ def test_blocks_sharing_a_target_array_write_the_rows_each_would_write_alone():
             scales = dict(zip(blocks[1].series_ids, blocks[1].scale_mae, strict=True))
             got = second["scale_mae"].to_numpy()
             assert np.array_equal(got, second["series_id"].astype(str).map(scales).to_numpy())
+
+
+def test_a_first_encoding_assigns_the_codes_one_lookup_at_a_time_would():
+    rng = np.random.default_rng(3)
+    values = np.asarray([f"s{i}" for i in rng.integers(0, 90, size=500)], dtype=object)
+    bulk, single = records._Dictionary("series_id", "int8"), records._Dictionary("series_id", "int8")
+    got = bulk.encode(values)  # empty dictionary: all codes at once
+    want = np.asarray([single.code(v) for v in values])
+    assert np.array_equal(got, want) and bulk.codes == single.codes
+    more = np.asarray(["s5", "new", "s7", "new"], dtype=object)  # later values: looked up and appended
+    assert np.array_equal(bulk.encode(more), [single.code(v) for v in more])
+    for words in (records._Dictionary("series_id", "int8"), bulk):  # int8 holds at most 128 values
+        with pytest.raises(ValueError, match="more than 128 distinct values"):
+            words.encode(np.asarray([f"x{i}" for i in range(200)], dtype=object))

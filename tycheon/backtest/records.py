@@ -191,6 +191,11 @@ class _Dictionary:
         local, uniques = pd.factorize(np.asarray(values, dtype=object))
         if (local < 0).any():
             raise ValueError(f"score-set column {self.name!r}: a missing value")
+        if not self.codes:  # the first values: their codes are their order of first sight, as code() gives
+            if len(uniques) > self.limit + 1:
+                raise ValueError(f"score-set column {self.name!r}: more than {self.limit + 1} distinct values")
+            self.codes = dict(zip(uniques.tolist(), range(len(uniques)), strict=True))  # 30,490 ids: one call
+            return local.astype(np.int64)
         return np.asarray([self.code(v) for v in uniques], dtype=np.int64)[local]
 
     def encode_positions(self, positions: IntArray, names: np.ndarray) -> IntArray:
