@@ -364,3 +364,14 @@ def test_when_a_band_level_is_empty_in_an_output_then_the_task_ships_none_and_th
     assert t["has_band"].any() and not t["has_band"].all()
     assert scores.meta["conformal"]["rows_with_band"]["95"] == 0
     assert scores.meta["conformal"]["rows_with_band"]["80"] == int(t["has_band"].sum())
+
+
+def test_default_chunks_are_equal_and_at_most_the_default_size():
+    from tycheon.backtest.engine import DEFAULT_CHUNK_SIZE, default_chunk_size
+
+    for n in (1, 7, 4096, 4097, 8192, 8193, 30490, 100_000):
+        size = default_chunk_size(n)
+        chunks = -(-n // size)
+        assert size <= DEFAULT_CHUNK_SIZE and chunks == -(-n // DEFAULT_CHUNK_SIZE)  # as few chunks as before
+        assert n - (chunks - 1) * size > size - chunks  # the last chunk is short by less than one per chunk
+    assert default_chunk_size(30490) == 3812 and default_chunk_size(4096) == 4096

@@ -66,7 +66,7 @@ from tycheon.backtest.units import cached_unit, parse_unit
 from tycheon.data.demand import CLASSES
 from tycheon.data.panel import Panel
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "run"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "default_chunk_size", "run"]
 
 DEFAULT_CHUNK_SIZE = 4096
 """Series per task when the caller names none. Every task step (a model at an origin) pays the guards,
@@ -74,7 +74,19 @@ the history views and a block's bookkeeping once whatever its size, so larger ch
 process, 30,490 series x 8 baselines x 8 origins took 2.9 s in 1,024-series chunks (1,920 steps) and
 2.35 s in 4,096 (512 steps), the same forecasts; 16,384 gained nothing more. Cold (fresh whole processes,
 ``python -m benchmarks.perf``, median of 3) the one-shot run went 6.25 -> 5.91 s. Eight tasks at that size
-still give ``auto`` its probe and two workers a share each."""
+still give ``auto`` its probe and two workers a share each. The chunks of a unit are made equal
+(:func:`default_chunk_size`)."""
+
+
+def default_chunk_size(n_series: int) -> int:
+    """Series per task of a unit when the caller names none: as few chunks as :data:`DEFAULT_CHUNK_SIZE`
+    allows, of equal size (``ceil(n / ceil(n / 4096))``): 30,490 series give 8 chunks of 3,812, not 7 of
+    4,096 and one of 1,802, so that workers finish together (warm, two workers, the wait for the last task
+    was a third of a task shorter). A unit of at most 4,096 series is one chunk either way."""
+    n = max(1, int(n_series))
+    return -(-n // -(-n // DEFAULT_CHUNK_SIZE))
+
+
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 # backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
 # workers the main process is otherwise idle; in process the writing costs the same either way, and
@@ -185,8 +197,8 @@ def run(
     n_jobs : int, optional
         joblib (and ``auto``) workers.
     chunk_size : int, optional
-        Series per task for local models (default :data:`DEFAULT_CHUNK_SIZE`; all local models share the
-        chunk's task);
+        Series per task for local models (default: equal chunks of at most :data:`DEFAULT_CHUNK_SIZE`,
+        :func:`default_chunk_size`; all local models share the chunk's task);
         global models always get one task per unit.
     dask_client : distributed.Client, optional
         Required for ``backend="dask"``.
@@ -256,7 +268,8 @@ def run(
         _UnitState(cached_unit(panel, u, first_fit_end=first_fit_end, seed=seed), origins, min_history=min_history)
         for u in unit_names
     ]
-    size = DEFAULT_CHUNK_SIZE if chunk_size is None else int(chunk_size)
+    # series per task of a unit (by its size): equal chunks by default, else what the caller asked for
+    chunk_of = default_chunk_size if chunk_size is None else (lambda n, size=int(chunk_size): size)
     runnable, models_meta = _availability(factories)
     # at most this many distinct values per text column: their codes are written at the width the
     # table keeps them in (.columns.code_dtypes), so no column is copied when the table is made
@@ -272,7 +285,7 @@ def run(
         factories,
         protocol,
         origins,
-        chunk_size=size,
+        chunk_of=chunk_of,
         seed=seed,
         task_args={
             "quantile_levels": levels,
@@ -291,7 +304,7 @@ def run(
             runnable,
             factories,
             origins,
-            chunk_size=size,
+            chunk_of=chunk_of,
             make_writer=lambda total: ScoreSetWriter(
                 total,
                 quantile_levels=levels,
@@ -345,7 +358,7 @@ def run(
         "units": unit_names,
         "min_history": int(min_history),
         "seed": int(seed),
-        "chunk_size": size,
+        "chunk_size": {s.data.unit: chunk_of(s.data.n_series) for s in states},
         "guard_checks": guards.as_dict(),
         "abstained": {s.data.unit: s.abstained for s in states},
         "models": {name: models_meta[name] for name in factories},
@@ -407,7 +420,7 @@ def _plan_tasks(
     protocol: RollingOrigin | StaticSplit,
     origins: list[Origin],
     *,
-    chunk_size: int,
+    chunk_of: Callable[[int], int],
     seed: int,
     task_args: dict[str, Any],
 ) -> list[ChunkTask]:
@@ -420,7 +433,7 @@ def _plan_tasks(
         data = state.data
         # local models share a task per chunk (one set of histories per origin); a global model gets
         # the whole unit to itself, so a slow global fit never holds up the local models
-        groups = [(local, chunk_size)] + [([name], data.n_series) for name in glob]
+        groups = [(local, chunk_of(data.n_series))] + [([name], data.n_series) for name in glob]
         for names, step in groups:
             if not names:
                 continue
@@ -585,7 +598,7 @@ def _streaming(
     factories: Mapping[str, Factory],
     origins: list[Origin],
     *,
-    chunk_size: int,
+    chunk_of: Callable[[int], int],
     make_writer: Callable[[int], ScoreSetWriter],
 ) -> StreamingAssembly | None:
     """Plan the score-set rows and return the assembly that writes results as they arrive, or None when
@@ -600,7 +613,7 @@ def _streaming(
             PlannedModel(
                 name,
                 min_history=forecaster.min_history,
-                chunk_step=(lambda n: n) if is_global else (lambda n: chunk_size),
+                chunk_step=(lambda n: n) if is_global else chunk_of,
             )
         )
     plan = plan_rows([(s.data, s.eligible, s.n_obs) for s in states], models, origins)
