@@ -251,3 +251,16 @@ def test_the_buffers_leave_out_only_the_columns_the_settings_make_constant():
     prepared = buffers.take(10)
     assert {"unit", "has_quantiles", "has_samples"}.isdisjoint(prepared)
     assert {"season_length", "weight", "model", "point"} <= set(prepared)  # may vary: prepared as before
+
+
+def test_a_per_series_array_found_constant_is_not_compared_again_and_another_value_still_allocates():
+    from tycheon.backtest.records import ScoreSetWriter
+
+    writer = ScoreSetWriter(4)
+    shared = np.array([2.0, 2.0])
+    writer._put("weight", slice(0, 2), shared, np.array([0, 1]))
+    assert writer._checked["weight"] is shared and "weight" not in writer.data
+    writer._put("weight", slice(2, 3), shared, np.array([1]))  # the same array (another model's block)
+    assert "weight" not in writer.data
+    writer._put("weight", slice(3, 4), np.array([3.0]), np.array([0]))  # another array, another value
+    assert list(writer.data["weight"]) == [2.0, 2.0, 2.0, 3.0]

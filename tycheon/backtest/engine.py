@@ -88,6 +88,7 @@ def default_chunk_size(n_series: int) -> int:
 
 
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
+_ROWS_CACHED = 256  # (rows, classes) pairs whose gathered ids, weights and class names a unit keeps
 # backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
 # workers the main process is otherwise idle; in process the writing costs the same either way, and
 # streaming lets go of each task's forecasts once written instead of holding every task's next to the table
@@ -112,6 +113,22 @@ class _UnitState:
             self.abstained[str(o.timestamp.date())] = counts
         # the target periods of each origin, one index shared by the blocks of every model and chunk
         self.targets = {o.index: data.periods[o.index : o.index + o.horizon] for o in origins}
+        self._rows: dict[tuple[int, int], tuple[Any, ...]] = {}
+
+    def per_rows(self, rows: np.ndarray, demand_code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Series ids, weights and class names of a task output's series: gathered once per rows and class
+        arrays (a task hands the same ones to every model that shares a target array), so the blocks of
+        those models share them and the writer sees the same inputs (:mod:`.records`)."""
+        key = (id(rows), id(demand_code))
+        got = self._rows.get(key)
+        if got is None:
+            if len(self._rows) >= _ROWS_CACHED:  # a task's outputs come together: older ones are done
+                self._rows.clear()
+            data = self.data
+            # the arrays are kept with the entry, so their ids cannot be reused while it lives
+            got = (rows, demand_code, data.series_ids[rows], data.weight[rows], _CLASS_NAMES[demand_code])
+            self._rows[key] = got
+        return got[2], got[3], got[4]
 
 
 def _validate(
@@ -537,6 +554,7 @@ def _block(
     """The block of one task output (one model, chunk and origin of a unit)."""
     data, rows, features = state.data, part.rows, part.features
     assert features is not None  # the engine's tasks always attach them
+    ids, weight, classes = state.per_rows(rows, features.demand_code)
     return Block(
         model=name,
         unit=data.unit,
@@ -544,7 +562,7 @@ def _block(
         n_unit_series=data.n_series,
         origin=origin.timestamp,
         series_rows=rows,
-        series_ids=data.series_ids[rows],
+        series_ids=ids,
         unit_series_ids=data.series_ids,
         target_periods=state.targets[origin.index],
         actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
@@ -552,12 +570,12 @@ def _block(
         point=part.point,
         quantiles=part.quantiles if with_q else None,
         samples=part.samples if with_s else None,
-        demand_class=_CLASS_NAMES[features.demand_code],
+        demand_class=classes,
         demand_code=features.demand_code,
         season_length=features.season_length,
         scale_mae=features.scale_mae,
         scale_rmse=features.scale_rmse,
-        weight=data.weight[rows],
+        weight=weight,
         radii=part.radii,  # every output of a model that ran has them
     )
 

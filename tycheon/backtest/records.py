@@ -328,6 +328,7 @@ class ScoreSetWriter:
         }
         # a CONSTANT_COLUMNS column is its first value alone until a block writes another (see _put)
         self.constant: dict[str, np.ndarray] = {}
+        self._checked: dict[str, Any] = {}  # per column, the last per-series array found to hold that value
         self.dictionaries = {name: _Dictionary(name, self.codes[name]) for name in TEXT_COLUMNS}
         self._target_ns = self.data["target_period"].view(np.int64)
         self.qmat = [self._column(quantile_column(q), "float64") for q in self.levels]  # one per level
@@ -346,20 +347,26 @@ class ScoreSetWriter:
         """Write ``values`` (a scalar, or per series with ``take`` the rows' series) at ``rows`` of a
         :data:`~tycheon.backtest.columns.CONSTANT_COLUMNS` column: nothing is written while every value
         equals, bit for bit, the first one the column got; the first other value allocates the column,
-        filled with that one (so the rows written before hold it) and written from then on."""
+        filled with that one (so the rows written before hold it) and written from then on. A per-series
+        array already found to hold the first value is not compared again (the blocks of a task's models
+        share their series arrays; blocks are not modified once handed to the writer)."""
         column = self.data.get(name)
         if column is None:
             first = self.constant.get(name)
             if take is None and first is not None:  # a code or a flag: compared as it is (integers)
                 if values == first[0]:
                     return
+            elif take is not None and values is self._checked.get(name):  # this array was found to hold it
+                return
             else:
+                checked = values
                 values = np.asarray(values, dtype=self.dtypes[name])
                 if values.size == 0 or (take is not None and len(take) == 0):
                     return
                 if first is None:
                     first = self.constant[name] = values.reshape(-1)[:1].copy()
                 if _same_bits(values, first):
+                    self._checked[name] = checked  # the blocks of a task's models share their arrays
                     return
             column = self._spare.pop(name, None)  # prepared by the buffers, if they could
             if column is None or column.dtype != np.dtype(self.dtypes[name]):

@@ -354,6 +354,7 @@ class ChunkTask:
         n, h, n_orig = len(self.rows), self.horizon, len(self.origins)
         levels = expected_band_levels(n_orig, band_min_origins=int(self.band_min_origins))
         grid = None
+        possible: list[tuple[int, ...]] = []  # [origin] levels with a band possible there
         if levels:
             err = np.full((n, h, n_orig), np.nan)  # [series, step, origin]
             for out, local in zip(outputs, run.local_rows, strict=False):
@@ -362,21 +363,28 @@ class ChunkTask:
                 err[local, :, out.origin_pos] = np.abs(out.actual - out.point)  # NaN where not kept
             if not publication:
                 publication.append(self._publication_grid())
+            stamps = np.array([o.timestamp.value for o in self.origins], dtype=np.int64)  # [origin] ns
             grid, _ = band_grid(
                 err=err.reshape(n * h, n_orig),
                 pub=publication[0],  # read only where err is finite
-                stamps=np.array([o.timestamp.value for o in self.origins], dtype=np.int64),  # [origin] ns
+                stamps=stamps,
                 levels_percent=levels,
                 min_origins=int(self.band_min_origins),
             )
             grid = grid.reshape(len(levels), n, h, n_orig)  # [level, series, step, origin]
+            # an origin calibrates on errors of earlier origins only: with e of them at most, a level whose
+            # rank exceeds e has no band there (the first origins of a run), so its radii are not gathered
+            earlier = (stamps[None, :] < stamps[:, None]).sum(axis=1)  # [origin]
+            possible = [expected_band_levels(int(e) + 1, band_min_origins=int(self.band_min_origins)) for e in earlier]
         for k, (out, local) in enumerate(zip(outputs, run.local_rows, strict=False)):
-            keep = np.isfinite(np.asarray(out.actual, dtype=np.float64))  # [series, step]: kept rows, in order
+            keep = None
             per_level: list[FloatArray | None] = []
             for level in BAND_LEVELS:
-                if grid is None or level not in levels:
+                if grid is None or level not in possible[out.origin_pos]:
                     per_level.append(None)
                     continue
+                if keep is None:  # [series, step]: the kept rows, in order
+                    keep = np.isfinite(np.asarray(out.actual, dtype=np.float64))
                 radius = grid[levels.index(level), local, :, out.origin_pos][keep]  # [kept cell]
                 per_level.append(radius if np.isfinite(radius).any() else None)
             outputs[k] = dataclasses.replace(out, radii=tuple(per_level))
