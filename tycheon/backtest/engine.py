@@ -81,8 +81,8 @@ still give ``auto`` its probe and two workers a share each. The chunks of a unit
 def default_chunk_size(n_series: int) -> int:
     """Series per task of a unit when the caller names none: as few chunks as :data:`DEFAULT_CHUNK_SIZE`
     allows, of equal size (``ceil(n / ceil(n / 4096))``): 30,490 series give 8 chunks of 3,812, not 7 of
-    4,096 and one of 1,802, so that workers finish together (warm, two workers, the wait for the last task
-    was a third of a task shorter). A unit of at most 4,096 series is one chunk either way."""
+    4,096 and one of 1,802, so that two workers get equal work and finish together. A unit of at most
+    4,096 series is one chunk either way."""
     n = max(1, int(n_series))
     return -(-n // -(-n // DEFAULT_CHUNK_SIZE))
 

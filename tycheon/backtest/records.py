@@ -178,11 +178,15 @@ class _Dictionary:
         self.codes: dict[Any, int] = {}
         self._units: dict[str, tuple[np.ndarray, IntArray]] = {}  # unit -> (its ids, their codes)
 
+    def _room(self, n_codes: int) -> None:
+        """Raise unless ``n_codes`` distinct values fit the column's codes dtype."""
+        if n_codes > self.limit + 1:
+            raise ValueError(f"score-set column {self.name!r}: more than {self.limit + 1} distinct values")
+
     def code(self, value: Any) -> int:
         got = self.codes.get(value)
         if got is None:
-            if len(self.codes) > self.limit:
-                raise ValueError(f"score-set column {self.name!r}: more than {self.limit + 1} distinct values")
+            self._room(len(self.codes) + 1)
             got = self.codes[value] = len(self.codes)
         return got
 
@@ -192,8 +196,7 @@ class _Dictionary:
         if (local < 0).any():
             raise ValueError(f"score-set column {self.name!r}: a missing value")
         if not self.codes:  # the first values: their codes are their order of first sight, as code() gives
-            if len(uniques) > self.limit + 1:
-                raise ValueError(f"score-set column {self.name!r}: more than {self.limit + 1} distinct values")
+            self._room(len(uniques))
             self.codes = dict(zip(uniques.tolist(), range(len(uniques)), strict=True))  # 30,490 ids: one call
             return local.astype(np.int64)
         return np.asarray([self.code(v) for v in uniques], dtype=np.int64)[local]

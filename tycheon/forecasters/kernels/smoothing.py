@@ -136,13 +136,26 @@ def _demand_and_intervals(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return demand, intervals
 
 
+@njit(cache=True, inline="always")
+def _ses_next(f: float, last: float, x: float, n: int, alpha: float, complement: float) -> float:
+    """The level after ``x`` joins a series of ``n`` values smoothed so far (``last`` the latest of them):
+    :func:`ses_one`'s first value, then its step ``alpha * x[i - 1] + (1 - alpha) * f``."""
+    return x if n == 0 else alpha * last + complement * f
+
+
+@njit(cache=True, inline="always")
+def _ses_end(f: float, last: float, n: int, alpha: float, complement: float) -> float:
+    """:func:`ses_one`'s forecast from the running level of ``n >= 1`` values: one value forecasts itself."""
+    return f if n == 1 else alpha * last + complement * f
+
+
 @njit(cache=True)
 def croston_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Croston's classic estimate (alpha 0.1 for sizes and intervals): ``[series]``.
 
     One pass per series, no temporaries: the two SES recursions of :func:`ses_one` run as the sizes and
-    intervals appear (each step is ``ses_one``'s, in its order, so the value is the same bit for bit as
-    smoothing the arrays :func:`_demand_and_intervals` would build).
+    intervals appear (:func:`_ses_next`, :func:`_ses_end`: ``ses_one``'s steps in its order, so the value
+    is the same bit for bit as smoothing the arrays :func:`_demand_and_intervals` would build).
     """
     out = np.empty(values.shape[0])
     alpha = 0.1
@@ -156,20 +169,20 @@ def croston_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
         for t in range(n_time - start):
             v = values[i, start + t]
             if v > 0:
-                f_size = v if n_size == 0 else alpha * last_size + complement * f_size
+                f_size = _ses_next(f_size, last_size, v, n_size, alpha, complement)
                 last_size = v
                 n_size += 1
             if v != 0:
                 gap = float(t + 1 - prev)
                 prev = t + 1
-                f_gap = gap if n_gap == 0 else alpha * last_gap + complement * f_gap
+                f_gap = _ses_next(f_gap, last_gap, gap, n_gap, alpha, complement)
                 last_gap = gap
                 n_gap += 1
         if n_size == 0:
             out[i] = values[i, n_time - 1]
             continue
-        size = f_size if n_size == 1 else alpha * last_size + complement * f_size
-        gap = f_gap if n_gap == 1 else alpha * last_gap + complement * f_gap
+        size = _ses_end(f_size, last_size, n_size, alpha, complement)
+        gap = _ses_end(f_gap, last_gap, n_gap, alpha, complement)
         out[i] = size / gap if gap != 0.0 else size
     return out
 
@@ -193,18 +206,16 @@ def tsb_level(values: np.ndarray, starts: np.ndarray, alpha_d: float, alpha_p: f
         for t in range(n):
             v = values[i, start + t]
             if v > 0:
-                f_size = v if n_size == 0 else alpha_d * last_size + c_d * f_size
+                f_size = _ses_next(f_size, last_size, v, n_size, alpha_d, c_d)
                 last_size = v
                 n_size += 1
             occ = 1.0 if v != 0 else 0.0
-            f_occ = occ if t == 0 else alpha_p * last_occ + c_p * f_occ
+            f_occ = _ses_next(f_occ, last_occ, occ, t, alpha_p, c_p)
             last_occ = occ
         if n_size == 0:
             out[i] = 0.0
             continue
-        size = f_size if n_size == 1 else alpha_d * last_size + c_d * f_size
-        occurrence = f_occ if n == 1 else alpha_p * last_occ + c_p * f_occ
-        out[i] = occurrence * size
+        out[i] = _ses_end(f_occ, last_occ, n, alpha_p, c_p) * _ses_end(f_size, last_size, n_size, alpha_d, c_d)
     return out
 
 
