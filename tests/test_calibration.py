@@ -76,6 +76,25 @@ def _loop_bands(cell, origin, avail, point, actual, scale, target, level, min_or
     return lo[target], hi[target]
 
 
+def _loop_counts(cell, origin, avail, point, actual, scale, target):
+    """Plain-loop oracle of each target row's calibration set size."""
+    counts = []
+    for i in np.flatnonzero(target):
+        counts.append(
+            sum(
+                1
+                for j in range(len(cell))
+                if cell[j] == cell[i]
+                and avail[j] <= origin[i]
+                and np.isfinite(scale[j])
+                and scale[j] > 0
+                and np.isfinite(actual[j])
+                and np.isfinite(point[j])
+            )
+        )
+    return np.asarray(counts, dtype=np.int64)
+
+
 def _random_rows(seed: int, n: int = 900):
     rng = np.random.default_rng(seed)
     cell = rng.integers(0, 7, size=n)
@@ -94,8 +113,12 @@ def _random_rows(seed: int, n: int = 900):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("min_origins", [0, 25])
-def test_vectorised_pooled_bands_equal_a_plain_loop_with_ties_missing_scales_and_publication_lags(seed, min_origins):
+@pytest.mark.parametrize("spread", [1, 10**9])  # cell codes grouped by the radix sort, and by np.unique
+def test_vectorised_pooled_bands_equal_a_plain_loop_with_ties_missing_scales_and_publication_lags(
+    seed, min_origins, spread
+):
     cell, origin, avail, point, actual, scale, target = _random_rows(seed)
+    cell = cell * spread
     bands = pooled_bands(
         cell=cell,
         origin=origin,
@@ -113,6 +136,7 @@ def test_vectorised_pooled_bands_equal_a_plain_loop_with_ties_missing_scales_and
         assert np.array_equal(bands.lower[lv], lo, equal_nan=True)
         assert np.array_equal(bands.upper[lv], hi, equal_nan=True)
         assert np.isfinite(lo).any() and np.isnan(lo).any()  # both cases exercised
+    np.testing.assert_array_equal(bands.n_calibration, _loop_counts(cell, origin, avail, point, actual, scale, target))
 
 
 def test_asymmetric_score_is_the_larger_of_the_two_scaled_overshoots():
@@ -370,11 +394,18 @@ def test_a_models_bands_do_not_depend_on_the_other_models_of_the_run():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-2, 40), st.sampled_from([0.0, 0.5, 1.0, 2.5, 1e-300, 7.0])), max_size=60))
-def test_the_pool_order_is_lexsort_by_cell_then_score_ties_in_input_order(pairs):
-    """The two stable sorts against the oracle they replace, ``np.lexsort((score, cell))``."""
-    from tycheon.backtest.calibration import _by_cell_then_score
+@given(st.lists(st.integers(-3, 40), max_size=60), st.sampled_from([0, 1 << 16, -(1 << 40)]))
+def test_cells_are_grouped_in_input_order_whatever_the_span_of_their_codes(codes, shift):
+    """The radix grouping (codes spanning < 65,536 values) and the unique-based one (wider spans) give
+    each row its cell's rank among the distinct codes, and each group's rows in input order."""
+    from tycheon.backtest.calibration import _cell_groups
 
-    cell = np.asarray([c for c, _ in pairs], dtype=np.int64)
-    score = np.asarray([s for _, s in pairs], dtype=np.float64)
-    np.testing.assert_array_equal(_by_cell_then_score(cell, score), np.lexsort((score, cell)))
+    cell = np.asarray(codes, dtype=np.int64)
+    if len(cell):
+        cell[0] += shift  # a far code widens the span past the radix grouping
+    group, starts, by_group = _cell_groups(cell)
+    distinct = np.unique(cell)
+    np.testing.assert_array_equal(group, np.searchsorted(distinct, cell))
+    assert len(starts) == len(distinct) + 1
+    for g, code in enumerate(distinct):
+        np.testing.assert_array_equal(by_group[starts[g] : starts[g + 1]], np.flatnonzero(cell == code))
