@@ -8,7 +8,8 @@ conformal bands and quantiles (``lo80 .. hi95``, ``q<level>``: 56 bytes of a row
 analyses read the point forecasts (:data:`tycheon.analysis.prepared.READ_COLUMNS`), the replay neither
 bands nor quantiles (its served combination has none), and the sensitivity audit runs its own
 backtests. So the pipeline (:func:`benchmarks.pipeline._rolling_part`) puts each stage's unread columns
-in a temporary folder (``.npy`` files, exact bytes) while it runs; they come back, in their places,
+in a temporary folder (raw column files, exact bytes, written past the page cache by
+:mod:`benchmarks.column_file`) while it runs; they come back, in their places,
 before the sidecar frame is built from the table: the sidecar's bytes, and so its hash, are those of a
 table that never left memory.
 """
@@ -25,6 +26,7 @@ from types import TracebackType
 import numpy as np
 import pandas as pd
 
+from benchmarks.column_file import ColumnFile, read_column, write_column
 from tycheon._frames import drop_columns
 from tycheon.backtest.scoreset import SORT_KEYS, concat_in_key_order
 
@@ -56,7 +58,7 @@ class SpilledColumns:
         # the frame's whole column order, which restored columns take their places in (``order``: that of a
         # frame whose other columns are parked here later, see :func:`concat_parked`)
         self._order = {c: i for i, c in enumerate(names if order is None else order)}
-        self._spilled: list[tuple[str, Path]] = []
+        self._spilled: list[tuple[str, ColumnFile]] = []
         self._dir: Path | None = None
         wanted = [c for c in names if c in set(columns)]
         for c in wanted:
@@ -89,19 +91,19 @@ class SpilledColumns:
             self._dir = Path(tempfile.mkdtemp(prefix="tycheon-spill-"))
             # never left behind: removed when this object goes, even if it is never restored (a failed run)
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
-        path = self._dir / f"{self._order[name]}.npy"
         try:
-            np.save(path, values, allow_pickle=False)
+            # past the page cache where the file system allows (benchmarks.column_file): a cached copy
+            # would keep the bytes in memory, and was the slow path on the benchmark VM
+            stored = write_column(self._dir / f"{self._order[name]}.col", values)
         except BaseException:  # nothing half-held: the folder goes, with every column parked so far
             self._spilled = []
             self._cleanup()
             raise
-        self._spilled.append((name, path))
+        self._spilled.append((name, stored))
 
     def load(self, name: str) -> np.ndarray:
         """A spilled column's values, read back without putting them in the frame (it stays spilled)."""
-        path = dict(self._spilled)[name]
-        return np.load(path, allow_pickle=False)
+        return read_column(dict(self._spilled)[name])
 
     def restore(self, *, keep: Collection[str] = ()) -> pd.DataFrame:
         """Put every spilled column but ``keep`` back at its place in the table (in place); the folder is
@@ -163,8 +165,14 @@ def concat_parked(parked: Sequence[SpilledColumns], *, keep: Collection[str]) ->
     table, rows = concat_in_key_order([p.table for p in parked], release=True)
     out = SpilledColumns(table, [], order=whole)
     for name in away:
-        values = np.concatenate([p.load(name) if name in p.columns else p.table[name].to_numpy() for p in parked])
-        out.park(name, values if rows is None else values[rows])
+        # each part's column read back in turn and its runs copied into place (RowOrder.gather): one new
+        # column at the table's length, where a concatenation and then a gather made two
+        def part(i: int, name: str = name) -> np.ndarray:
+            p = parked[i]
+            return p.load(name) if name in p.columns else p.table[name].to_numpy()
+
+        values = rows.gather(part) if rows is not None else np.concatenate([part(i) for i in range(len(parked))])
+        out.park(name, values)
         del values
     for p in parked:
         p.discard()
