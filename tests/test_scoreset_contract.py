@@ -12,6 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tycheon.backtest.engine import run
 from tycheon.backtest.factories import instance_factory
@@ -264,3 +266,49 @@ def test_a_per_series_array_found_constant_is_not_compared_again_and_another_val
     assert "weight" not in writer.data
     writer._put("weight", slice(3, 4), np.array([3.0]), np.array([0]))  # another array, another value
     assert list(writer.data["weight"]) == [2.0, 2.0, 2.0, 3.0]
+
+
+# ------------------------------------------------ the key order's gather, against a sort
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_row_order_gathers_a_column_frame_by_frame_as_a_concatenation_and_a_take_would(data):
+    """RowOrder.gather fills the result frame by frame (each frame's stretches of it), or concatenates
+    where the frames' rows interleave: either way the column of positions[i] for every row i, with
+    empty frames (never asked for) and a wider dtype in a later frame."""
+    from tycheon.backtest.scoreset import RowOrder
+
+    lengths = data.draw(st.lists(st.integers(0, 40), min_size=1, max_size=5))
+    n = sum(lengths)
+    if data.draw(st.booleans()):  # stretches per frame, as a join of one-model tables gives
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        pieces = [np.arange(offsets[i], offsets[i + 1]) for i in range(len(lengths))]
+        pieces = [p[np.random.default_rng(i).permutation(len(p))] for i, p in enumerate(pieces)]
+        positions = np.concatenate(data.draw(st.permutations(pieces)) or [np.zeros(0, np.int64)]).astype(np.int64)
+    else:
+        positions = np.random.default_rng(data.draw(st.integers(0, 99))).permutation(n)
+    wide = data.draw(st.sampled_from([-1] + [i for i, k in enumerate(lengths) if k]))
+    parts = [(np.arange(k, dtype=np.float64 if i == wide else np.float32) + 1000.0 * i) for i, k in enumerate(lengths)]
+    order = RowOrder(tuple(lengths), positions)
+    got = order.gather(lambda i: parts[i])
+    expected = np.concatenate(parts)[positions]
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    runs = order.runs()
+    assert sum(b - a for _, a, b in runs) == n
+    assert all(lengths[f] > 0 for f, _, _ in runs)
+
+
+def test_a_join_of_one_model_tables_is_gathered_by_stretches_and_equals_the_sort():
+    from tycheon.backtest.scoreset import concat_in_key_order
+
+    scores = _scores()
+    parts = [scores.select(model=m).table for m in ("naive", "mean")]
+    joined, order = concat_in_key_order([p.copy() for p in parts])
+    assert order is not None
+    assert len(order.runs()) == 2 * joined["unit"].nunique()  # one stretch per (unit, model)
+    plain = pd.concat([p.astype({n: object for n in TEXT_COLUMNS}) for p in parts], ignore_index=True)
+    np.testing.assert_array_equal(order.positions, key_order(conform_table(plain)))
+    point = order.gather(lambda i: parts[i]["point"].to_numpy())
+    np.testing.assert_array_equal(point, joined["point"].to_numpy())

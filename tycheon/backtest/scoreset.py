@@ -50,6 +50,7 @@ origin, overlap lag, per-model cost (fit/predict seconds) and status.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,7 @@ __all__ = [
     "SORT_KEYS",
     "SCORESET_COLUMNS",
     "ScoreSet",
+    "RowOrder",
     "concat_in_key_order",
     "concat_tables",
     "conform_table",
@@ -202,18 +204,85 @@ def concat_tables(frames: list[pd.DataFrame], *, sort_keys: bool = False, releas
     return _concat(frames, sort_keys=sort_keys, release=release)[0]
 
 
-def concat_in_key_order(frames: list[pd.DataFrame], *, release: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """:func:`concat_tables` with ``sort_keys=True``, and the order it put the rows in: positions into the
-    frames' rows laid end to end (``frames`` as given, empty ones included), or None where they already
-    were in key order. A caller that keeps other columns of the same rows elsewhere (on disk, say) puts
-    them in the table's order with it."""
+def concat_in_key_order(frames: list[pd.DataFrame], *, release: bool = False) -> tuple[pd.DataFrame, RowOrder | None]:
+    """:func:`concat_tables` with ``sort_keys=True``, and how it put the rows in order
+    (:class:`RowOrder`, over the frames' rows laid end to end, ``frames`` as given, empty ones
+    included), or None where they already were in key order. A caller that keeps other columns of the
+    same rows elsewhere (on disk, say) puts them in the table's order with :meth:`RowOrder.gather`."""
     return _concat(frames, sort_keys=True, release=release)
 
 
-def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
+@dataclass(frozen=True)
+class RowOrder:
+    """How :func:`concat_in_key_order` put the frames' rows (laid end to end) in key order: ``positions``,
+    the permutation of :func:`key_order` over them. :meth:`gather` puts another column of the same rows
+    in that order, frame by frame."""
+
+    lengths: tuple[int, ...]
+    positions: np.ndarray
+
+    def runs(self) -> list[tuple[int, int, int]]:
+        """``(frame, start, stop)``: the stretches of the result whose rows all come from one frame, in
+        order (one per (unit, frame) where each frame holds one model, as the harness joins them)."""
+        offsets = np.cumsum(self.lengths)
+        source = np.searchsorted(offsets, self.positions, side="right")  # [row] its frame
+        edges = np.concatenate(([0], np.flatnonzero(np.diff(source)) + 1, [len(source)]))
+        return [(int(source[a]), int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+    def gather(self, part: Callable[[int], np.ndarray]) -> np.ndarray:
+        """The column whose values in frame ``i`` are ``part(i)`` (a numpy array of that frame's length,
+        asked for once per frame with rows, in order), in the result's row order. Each frame's values go straight
+        into their stretches of one new array (:meth:`runs`), so the peak is the result plus one frame's
+        column, not a concatenation of them all beside the result; where the stretches are many (the
+        frames' rows interleave), the parts are concatenated and gathered."""
+        runs = self.runs()
+        if len(runs) > max(64, len(self.positions) // 1024):
+            return np.concatenate([part(i) for i in range(len(self.lengths))])[self.positions]
+        offsets = np.concatenate(([0], np.cumsum(self.lengths)))
+        out: np.ndarray | None = None
+        for i in range(len(self.lengths)):
+            mine = [(a, b) for f, a, b in runs if f == i]
+            if not mine:
+                continue
+            values = part(i)
+            if out is None:
+                out = np.empty(len(self.positions), dtype=values.dtype)
+            elif np.result_type(out, values) != out.dtype:  # a wider part: as a concatenation would upcast
+                out = out.astype(np.result_type(out, values))
+            for a, b in mine:
+                out[a:b] = values[self.positions[a:b] - offsets[i]]
+            del values
+        if out is None:  # no rows
+            return np.concatenate([part(i) for i in range(len(self.lengths))])
+        return out
+
+
+def _column_of(frames: list[pd.DataFrame], name: str) -> Callable[[int], np.ndarray]:
+    return lambda i: frames[i][name].to_numpy()
+
+
+def _reordered(col: Any, order: RowOrder) -> Any:
+    """A joined column (numpy array, categorical or other extension array) of the frames' rows laid end to
+    end, in ``order``; a categorical's codes are moved, not its values."""
+    offsets = np.concatenate(([0], np.cumsum(order.lengths)))
+
+    def part(values: Any) -> Callable[[int], np.ndarray]:
+        return lambda i: values[offsets[i] : offsets[i + 1]]
+
+    if isinstance(col, np.ndarray):
+        return order.gather(part(col))
+    if isinstance(col, pd.Categorical):
+        return pd.Categorical.from_codes(order.gather(part(col.codes)), dtype=col.dtype)
+    return col.take(order.positions)
+
+
+def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tuple[pd.DataFrame, RowOrder | None]:
     from pandas.api.types import union_categoricals
 
-    frames = [f for f in frames if len(f)] or list(frames)[:1]  # empty tables add no rows (nor dtypes)
+    lengths = tuple(len(f) for f in frames)
+    given = list(range(len(frames)))
+    kept = [i for i in given if lengths[i]] or given[:1]  # empty tables add no rows (nor dtypes)
+    frames = [frames[i] for i in kept]
     columns = list(frames[0].columns) if frames else []
     if len(frames) == 1 and not sort_keys:
         return frames[0].reset_index(drop=True), None
@@ -222,7 +291,7 @@ def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tu
         if not sort_keys:
             return out_frame, None
         positions = key_order(out_frame)
-        return out_frame.take(positions).reset_index(drop=True), positions
+        return out_frame.take(positions).reset_index(drop=True), RowOrder(lengths, positions=positions)
 
     def joined(name: str) -> Any:
         parts = [f[name] for f in frames]
@@ -232,15 +301,25 @@ def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tu
             return np.concatenate([p.to_numpy() for p in parts])
         return pd.concat(parts, ignore_index=True).array
 
-    out: dict[str, Any] = {}
-    order = None
+    inner: RowOrder | None = None  # over the frames with rows
+    keys: dict[str, Any] = {}
     if sort_keys:  # the key columns first: the order is read from them
         keys = {k: joined(k) for k in SORT_KEYS}
-        order = key_order(pd.DataFrame(keys, copy=False))
-        if bool((np.diff(order) == 1).all()):
-            order = None  # already in key order: no gather
+        positions = key_order(pd.DataFrame(keys, copy=False))
+        if not bool((np.diff(positions) == 1).all()):  # else already in key order: no gather
+            inner = RowOrder(tuple(len(f) for f in frames), positions)
+    out: dict[str, Any] = {}
     for name in columns:
-        col = keys.pop(name) if sort_keys and name in keys else joined(name)
+        parts = [f[name] for f in frames]
+        if name in keys:
+            col = keys.pop(name) if inner is None else _reordered(keys.pop(name), inner)
+        elif inner is None:
+            col = joined(name)
+        elif all(isinstance(p.dtype, np.dtype) and p.dtype == parts[0].dtype for p in parts):
+            col = inner.gather(_column_of(frames, name))  # no concatenation beside the result
+        else:
+            col = _reordered(joined(name), inner)
+        del parts
         if release:
             for f in frames:
                 del f[name]
@@ -248,8 +327,10 @@ def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tu
             # while the joined column is mapped afresh: without a trim the freed heap stays resident and
             # the peak is two tables again (m5scale: 4.2 GiB for a 2.3 GiB table)
             release_free_memory()
-        out[name] = col if order is None else col.take(order)
+        out[name] = col
         del col
+    # the same order over the frames as given (empty ones add no rows, so the positions are the same)
+    order = None if inner is None else RowOrder(lengths, inner.positions)
     return pd.DataFrame(out, copy=False), order
 
 
