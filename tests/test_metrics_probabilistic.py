@@ -261,3 +261,45 @@ def test_band_quantile_crps_reads_the_bands_on_one_grid_and_is_nan_where_a_band_
     np.testing.assert_allclose(got80.values, ref80, rtol=1e-13)
     with pytest.raises(InputError, match="band_level"):
         row_crps(table, crps_kind="band_quantiles", band_level=90)
+
+
+# ------------------------------------ the compiled per-row quantile CRPS against the array kernel
+
+
+def _awkward_rows(seed: int, n: int, k: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows built to catch a different operation order: quantiles equal to the actual and to each other,
+    signed zeros, tiny and huge magnitudes (overflow to inf), and missing quantiles."""
+    rng = np.random.default_rng(seed)
+    y = rng.choice([0.0, -0.0, 1.0, 2.5, 1e-300, 1e300], size=n) * rng.integers(0, 2, size=n)
+    y = y + rng.normal(size=n) * rng.choice([0.0, 1.0, 1e-8, 1e8], size=n)
+    cols = []
+    for _ in range(k):
+        q = np.where(rng.random(n) < 0.3, y, y + rng.normal(size=n) * rng.choice([0.0, 1.0, 1e-12, 1e12], size=n))
+        q[rng.random(n) < 0.02] = np.nan
+        q[rng.random(n) < 0.05] = -0.0
+        q[rng.random(n) < 0.05] = 0.0
+        cols.append(q)
+    return y, cols
+
+
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("levels", [(0.025, 0.1, 0.5, 0.9, 0.975), (0.1, 0.5, 0.9), (0.2, 0.8)])
+def test_compiled_row_crps_has_the_array_kernels_bits(sort, levels):
+    """tycheon.metrics._crps_rows repeats crps_quantile_kernel's operations in its order (numpy adds a
+    row's few terms left to right, and np.maximum puts +0 over -0): every bit of every row equal,
+    signed zeros and infinities included, and rows with a missing quantile left untouched."""
+    from tycheon.metrics._crps_rows import quantile_crps_rows
+    from tycheon.metrics._kernels import crps_quantile_kernel
+
+    lv = np.asarray(levels)
+    y, cols = _awkward_rows(len(levels) + int(sort), 200_000, len(levels))
+    q = np.column_stack(cols)
+    ok = np.isfinite(q).all(axis=1)
+    expected = np.full(len(y), -7.0)  # a sentinel: rows without every quantile stay as they were
+    qk = np.sort(q[ok], axis=1) if sort else q[ok]
+    expected[ok] = crps_quantile_kernel(y[ok], qk, lv)
+    got = np.full(len(y), -7.0)
+    quantile_crps_rows(got, y, cols, lv, sort=sort)
+    assert got.tobytes() == expected.tobytes()
+    # the awkward rows are there: zero CRPS (every quantile at the actual), huge actuals, missing quantiles
+    assert (expected == 0).any() and (np.abs(y[ok]) > 1e250).any() and (expected == -7.0).any()

@@ -28,7 +28,7 @@ import pandas as pd
 from tycheon._frames import row_slice, row_spans, take_rows
 from tycheon.contract import quantile_column
 from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
-from tycheon.metrics._kernels import crps_ensemble_kernel, crps_quantile_kernel
+from tycheon.metrics._kernels import crps_ensemble_kernel
 from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
 from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric, term_values
 
@@ -260,22 +260,16 @@ def row_crps(
     return CRPSResult(out, kind)
 
 
-_CRPS_CHUNK = 1 << 18  # rows per pass: the kernel's [row, level] temporaries stay a few tens of MB
-
-
 def _quantile_crps_into(
     out: np.ndarray, y: np.ndarray, table: pd.DataFrame, cols: list[str], levels: np.ndarray, *, sort: bool
 ) -> None:
-    """Quantile CRPS of the rows whose quantile columns ``cols`` are all finite, written into ``out``,
-    in chunks of rows so that memory does not grow with the table (values are row-wise: identical)."""
-    columns = [table[c].to_numpy(dtype=np.float64) for c in cols]  # views of float columns, no copy
-    for start in range(0, len(table), _CRPS_CHUNK):
-        stop = min(start + _CRPS_CHUNK, len(table))
-        q = np.column_stack([c[start:stop] for c in columns])  # [row, level] of this chunk's rows only
-        ok = np.isfinite(q).all(axis=1)
-        if ok.any():
-            qk = np.sort(q[ok], axis=1) if sort else q[ok]
-            out[start:stop][ok] = crps_quantile_kernel(y[start:stop][ok], qk, levels)
+    """Quantile CRPS of the rows whose quantile columns ``cols`` are all finite, written into ``out``: one
+    compiled pass over the rows (:func:`tycheon.metrics._crps_rows.quantile_crps_rows`, the same bits as
+    :func:`~tycheon.metrics._kernels.crps_quantile_kernel` on a ``[row, level]`` stack of them, sorted per
+    row where ``sort``), reading the columns in place."""
+    from tycheon.metrics._crps_rows import quantile_crps_rows
+
+    quantile_crps_rows(out, y, [table[c].to_numpy(dtype=np.float64) for c in cols], levels, sort=sort)
 
 
 def block_scores(
