@@ -105,15 +105,20 @@ class SpilledColumns:
         """A spilled column's values, read back without putting them in the frame (it stays spilled)."""
         return read_column(dict(self._spilled)[name])
 
+    def put(self, name: str, values: np.ndarray) -> None:
+        """Insert ``values`` as the column ``name`` of the table, at its place among the columns present
+        (the frame's whole column order)."""
+        place = self._order[name]
+        present = [c for c in self.table.columns if self._order.get(c, len(self._order)) < place]
+        self.table.insert(len(present), name, values)
+
     def restore(self, *, keep: Collection[str] = ()) -> pd.DataFrame:
         """Put every spilled column but ``keep`` back at its place in the table (in place); the folder is
         removed once nothing is left in it."""
         back = sorted((c for c, _ in self._spilled if c not in set(keep)), key=self._order.__getitem__)
         try:
             for name in back:
-                place = self._order[name]
-                present = [c for c in self.table.columns if self._order.get(c, len(self._order)) < place]
-                self.table.insert(len(present), name, self.load(name))
+                self.put(name, self.load(name))
         finally:
             self._spilled = [(c, p) for c, p in self._spilled if c not in set(back)]
             if not self._spilled:
@@ -148,31 +153,42 @@ def concat_parked(parked: Sequence[SpilledColumns], *, keep: Collection[str]) ->
     order. Tables whose columns differ are restored whole and joined as
     :func:`~tycheon.backtest.scoreset.concat_tables` joins them.
 
-    Memory: the parts' ``keep`` columns come back and are joined one column at a time (each part's column
-    released as it is joined), then the other columns pass through one at a time, so the peak is the
-    table's ``keep`` columns plus about two columns, where restoring every part before joining held the
-    whole table and more (m5scale, main-process peak of the concatenation: 2.92 -> 2.16-2.19 GiB)."""
+    Memory: only the key columns of every part come back at once (to read the order from); every other
+    column is then built one at a time, each part's values read back and copied into their stretches of
+    one new column (:meth:`~tycheon.backtest.scoreset.RowOrder.gather`), so the peak is the table's
+    ``keep`` columns plus one column and one part's column. Restoring every part before joining held the
+    whole table and more (m5scale, main-process peak of the concatenation: 2.92 -> 2.16-2.19 GiB);
+    restoring every part's ``keep`` columns before joining them held each of them twice, and made twice
+    the new memory (on the benchmark VM, new pages cost up to 4 s per GiB).
+    """
     if not parked:
         raise ValueError("no parked tables to concatenate")
     whole = parked[0].order
     if any(p.order != whole for p in parked):
-        away = []
-    else:
-        stay = {*keep, *SORT_KEYS}  # the order is read from the key columns
-        away = [c for c in whole if c not in stay and any(c in p.columns for p in parked)]
+        for p in parked:
+            p.restore()
+        table, _ = concat_in_key_order([p.table for p in parked], release=True)
+        return table, SpilledColumns(table, [], order=whole)
+    # the key columns are read back and joined first (the order is read from them); every other spilled
+    # column then passes through one at a time: each part's values read back in turn and copied into
+    # their stretches of the result (RowOrder.gather), into the table if ``keep`` has it, else to disk
     for p in parked:
-        p.restore(keep=away)
+        p.restore(keep=[c for c in p.columns if c not in SORT_KEYS])
     table, rows = concat_in_key_order([p.table for p in parked], release=True)
     out = SpilledColumns(table, [], order=whole)
-    for name in away:
-        # each part's column read back in turn and its runs copied into place (RowOrder.gather): one new
-        # column at the table's length, where a concatenation and then a gather made two
+    for name in whole:
+        if name in table.columns or not any(name in p.columns for p in parked):
+            continue
+
         def part(i: int, name: str = name) -> np.ndarray:
             p = parked[i]
             return p.load(name) if name in p.columns else p.table[name].to_numpy()
 
         values = rows.gather(part) if rows is not None else np.concatenate([part(i) for i in range(len(parked))])
-        out.park(name, values)
+        if name in keep:
+            out.put(name, values)
+        else:
+            out.park(name, values)
         del values
     for p in parked:
         p.discard()

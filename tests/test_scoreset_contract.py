@@ -312,3 +312,19 @@ def test_a_join_of_one_model_tables_is_gathered_by_stretches_and_equals_the_sort
     np.testing.assert_array_equal(order.positions, key_order(conform_table(plain)))
     point = order.gather(lambda i: parts[i]["point"].to_numpy())
     np.testing.assert_array_equal(point, joined["point"].to_numpy())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 9), max_size=40),
+    st.permutations([f"c{i}" for i in range(10)]),
+)
+def test_sorted_categorical_drops_unused_categories_as_pandas_does(codes, categories):
+    """The lookup renumbering against pandas' own remove_unused_categories (and a sort of the rest)."""
+    values = pd.Categorical.from_codes(codes, categories=categories)
+    got = sorted_categorical(values)
+    expected = values.remove_unused_categories()
+    expected = expected.reorder_categories(sorted(expected.categories))
+    assert list(got.categories) == list(expected.categories) == sorted({categories[c] for c in codes})
+    np.testing.assert_array_equal(got.codes, expected.codes)
+    assert list(got) == list(values)

@@ -102,8 +102,12 @@ def sorted_categorical(values: Any) -> pd.Categorical:
         codes = values.codes
         if (codes < 0).any():
             raise ValueError("a score-set text column holds missing values")
-        if len(values.categories) and np.bincount(codes, minlength=len(values.categories)).min() == 0:
-            values = values.remove_unused_categories()
+        if len(values.categories):
+            present = np.bincount(codes, minlength=len(values.categories)) > 0
+            if not present.all():  # renumbered through a lookup: pandas' remove_unused_categories sorts the codes
+                remap = (np.cumsum(present) - 1).astype(codes.dtype)
+                dtype = pd.CategoricalDtype(values.categories[present], ordered=False)
+                values = pd.Categorical.from_codes(remap[codes], dtype=dtype, validate=False)
         cats = values.categories
         if cats.is_monotonic_increasing and cats.is_unique:
             return values
