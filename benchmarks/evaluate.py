@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import memory_policy
 from benchmarks.cache import ScoreCache
 from benchmarks.config import ConfigError, resolve_benchmark_config
 from benchmarks.perf.memory import mark_stage
@@ -179,6 +180,7 @@ def run_file(
         A model id without a model config under ``benchmarks/models``.
     """
     mark_stage("read and plan")
+    memory_policy.apply()  # numpy's huge-page advice off for the run (benchmarks.memory_policy)
     out = _check_out(Path(out))
     name = slug(data.name)
     config_dir = out / "config"

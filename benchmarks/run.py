@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from benchmarks import memory_policy
 from benchmarks.cache import CACHE_DIR, ScoreCache
 from benchmarks.cluster import CONNECT_TIMEOUT_SECONDS, ClusterError, dask_client, parse_scheduler_address
 from benchmarks.config import ConfigError, resolve_benchmark_config
@@ -71,6 +72,7 @@ def find_same_run(results_dir: Path, name: str, fingerprint: dict[str, object]) 
 
 
 def main(argv: list[str] | None = None) -> int:
+    memory_policy.apply()  # numpy's huge-page advice off for the run (benchmarks.memory_policy)
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     parser.add_argument("--config", required=True, help="config name under benchmarks/configs/ or a .toml path")
     parser.add_argument("--if-new", action="store_true", help="skip if this config+code already has results")

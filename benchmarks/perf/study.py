@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
+    from benchmarks import memory_policy
+
+    memory_policy.apply()  # as python -m benchmarks.run does (benchmarks.memory_policy)
     from benchmarks import config as config_module
     from benchmarks.cache import ScoreCache
     from benchmarks.config import resolve_benchmark_config

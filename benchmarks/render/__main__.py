@@ -11,11 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchmarks import memory_policy
+
 from .load import ROOT, ResultsFileError
 from .site import RenderTargetError, render_site
 
 
 def main(argv: list[str] | None = None) -> int:
+    memory_policy.apply()  # numpy's huge-page advice off while verifying and rendering (benchmarks.memory_policy)
     parser = argparse.ArgumentParser(prog="python -m benchmarks.render", description=__doc__)
     parser.add_argument(
         "--results",

@@ -33,7 +33,14 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["MADV_POPULATE_WRITE", "SMALL_PAGES_FROM", "release_free_memory", "small_page_array", "touch_pages"]
+__all__ = [
+    "MADV_POPULATE_WRITE",
+    "SMALL_PAGES_FROM",
+    "advise_huge_pages",
+    "release_free_memory",
+    "small_page_array",
+    "touch_pages",
+]
 
 SMALL_PAGES_FROM = 4 << 20
 """Bytes from which :func:`small_page_array` maps its own memory: numpy's threshold for advising huge pages."""
@@ -131,3 +138,22 @@ def touch_pages(array: np.ndarray) -> bool:
             return True
     array.view(np.uint8).fill(0)  # GIL released for large arrays
     return False
+
+
+def advise_huge_pages(enabled: bool) -> bool | None:
+    """Turn numpy's transparent-huge-page advice for its new arrays of 4 MiB or more on or off in this
+    process, as ``NUMPY_MADVISE_HUGEPAGE`` does when set before numpy is imported; returns the previous
+    setting, or None where this numpy has no such switch (nothing changes then).
+
+    tycheon itself never calls it: an application decides its process's memory policy. The benchmark
+    harness turns the advice off (:mod:`benchmarks.memory_policy`), because under the kernel's
+    ``defrag=madvise`` setting every fresh huge page may stall in direct compaction: on the 2-core VM of
+    the benchmarks, filling a fresh 1 GiB array took 6.3-8.5 s of kernel time with the advice and
+    0.55-2.5 s without (three alternations, 3 s idle before each).
+    """
+    from numpy._core import multiarray
+
+    setter = getattr(multiarray, "_set_madvise_hugepage", None)
+    if not callable(setter):  # pragma: no cover - numpy without the switch
+        return None
+    return bool(setter(bool(enabled)))
