@@ -295,7 +295,7 @@ def test_row_order_gathers_a_column_frame_by_frame_as_a_concatenation_and_a_take
     expected = np.concatenate(parts)[positions]
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
-    runs = order.runs()
+    runs = order.runs
     assert sum(b - a for _, a, b in runs) == n
     assert all(lengths[f] > 0 for f, _, _ in runs)
 
@@ -307,7 +307,7 @@ def test_a_join_of_one_model_tables_is_gathered_by_stretches_and_equals_the_sort
     parts = [scores.select(model=m).table for m in ("naive", "mean")]
     joined, order = concat_in_key_order([p.copy() for p in parts])
     assert order is not None
-    assert len(order.runs()) == 2 * joined["unit"].nunique()  # one stretch per (unit, model)
+    assert len(order.runs) == 2 * joined["unit"].nunique()  # one stretch per (unit, model)
     plain = pd.concat([p.astype({n: object for n in TEXT_COLUMNS}) for p in parts], ignore_index=True)
     np.testing.assert_array_equal(order.positions, key_order(conform_table(plain)))
     point = order.gather(lambda i: parts[i]["point"].to_numpy())

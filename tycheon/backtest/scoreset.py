@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,8 @@ __all__ = [
     "KEY_COLUMNS",
     "SORT_KEYS",
     "SCORESET_COLUMNS",
-    "ScoreSet",
     "RowOrder",
+    "ScoreSet",
     "concat_in_key_order",
     "concat_tables",
     "conform_table",
@@ -225,9 +226,11 @@ class RowOrder:
     lengths: tuple[int, ...]
     positions: np.ndarray
 
+    @cached_property
     def runs(self) -> list[tuple[int, int, int]]:
         """``(frame, start, stop)``: the stretches of the result whose rows all come from one frame, in
-        order (one per (unit, frame) where each frame holds one model, as the harness joins them)."""
+        order (one per (unit, frame) where each frame holds one model, as the harness joins them); found
+        once, read by every :meth:`gather`."""
         offsets = np.cumsum(self.lengths)
         source = np.searchsorted(offsets, self.positions, side="right")  # [row] its frame
         edges = np.concatenate(([0], np.flatnonzero(np.diff(source)) + 1, [len(source)]))
@@ -235,11 +238,11 @@ class RowOrder:
 
     def gather(self, part: Callable[[int], np.ndarray]) -> np.ndarray:
         """The column whose values in frame ``i`` are ``part(i)`` (a numpy array of that frame's length,
-        asked for once per frame with rows, in order), in the result's row order. Each frame's values go straight
-        into their stretches of one new array (:meth:`runs`), so the peak is the result plus one frame's
-        column, not a concatenation of them all beside the result; where the stretches are many (the
-        frames' rows interleave), the parts are concatenated and gathered."""
-        runs = self.runs()
+        asked for once per frame with rows, in order), in the result's row order. Each frame's values go
+        straight into their stretches of one new array (:attr:`runs`), so the peak is the result plus one
+        frame's column, not a concatenation of them all beside the result; where the stretches are many
+        (the frames' rows interleave), the parts are concatenated and gathered."""
+        runs = self.runs
         if len(runs) > max(64, len(self.positions) // 1024):
             return np.concatenate([part(i) for i in range(len(self.lengths))])[self.positions]
         offsets = np.concatenate(([0], np.cumsum(self.lengths)))
