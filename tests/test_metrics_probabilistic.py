@@ -303,3 +303,24 @@ def test_compiled_row_crps_has_the_array_kernels_bits(sort, levels):
     assert got.tobytes() == expected.tobytes()
     # the awkward rows are there: zero CRPS (every quantile at the actual), huge actuals, missing quantiles
     assert (expected == 0).any() and (np.abs(y[ok]) > 1e250).any() and (expected == -7.0).any()
+
+
+def test_compiled_row_crps_takes_read_only_strided_and_broadcast_columns():
+    """Columns as a parquet read or the engine hand them over (read-only, a strided view, one broadcast
+    value) give the values of the same columns as plain arrays."""
+    from tycheon.metrics._crps_rows import quantile_crps_rows
+
+    y, cols = _awkward_rows(9, 1000, 3)
+    plain = [np.ascontiguousarray(c) for c in cols]
+    plain[2] = np.full(len(y), 4.0)
+    readonly = plain[0].copy()
+    readonly.setflags(write=False)
+    strided = np.repeat(plain[1], 2)[::2]
+    broadcast = np.broadcast_to(np.float64(4.0), (len(y),))
+    y_readonly = y.copy()
+    y_readonly.setflags(write=False)
+    lv = np.array([0.1, 0.5, 0.9])
+    expected, got = np.full(len(y), np.nan), np.full(len(y), np.nan)
+    quantile_crps_rows(expected, y, plain, lv, sort=True)
+    quantile_crps_rows(got, y_readonly, [readonly, strided, broadcast], lv, sort=True)
+    assert got.tobytes() == expected.tobytes() and np.isfinite(got).any()

@@ -37,13 +37,13 @@ def _larger(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compile
 
 
 @njit(cache=True)
-def _rows(y, columns, levels, steps, sort, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _rows(y, quantiles, levels, steps, sort, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     k = len(levels)
     q = np.empty(k)
     for i in range(len(y)):
         finite = True
         for j in range(k):
-            v = columns[j][i]
+            v = quantiles[i, j]
             if not np.isfinite(v):
                 finite = False
                 break
@@ -71,18 +71,23 @@ def _rows(y, columns, levels, steps, sort, out):  # type: ignore[no-untyped-def]
         out[i] = 2.0 * total
 
 
+_CHUNK = 1 << 18
+"""Rows per call: the quantiles are staged as one ``[row, level]`` float64 block of this many rows (a few
+MB), so the compiled loop sees one array type whatever the columns are (read-only, strided, broadcast)."""
+
+
 def quantile_crps_rows(
     out: np.ndarray, y: np.ndarray, columns: list[np.ndarray], levels: np.ndarray, *, sort: bool
 ) -> None:
-    """Write the quantile CRPS of every row whose ``columns`` (one float64 array per level, ``levels``
-    ascending) are all finite into ``out`` (rows with a missing quantile are left as they are); with
-    ``sort``, each row's quantiles are sorted first."""
+    """Write the quantile CRPS of every row whose ``columns`` (one array per level, ``levels`` ascending)
+    are all finite into ``out`` (a writable float64 array; rows with a missing quantile are left as they
+    are); with ``sort``, each row's quantiles are sorted first."""
     levels = np.ascontiguousarray(levels, dtype=np.float64)
-    _rows(
-        np.asarray(y, dtype=np.float64),
-        tuple(np.asarray(c, dtype=np.float64) for c in columns),
-        levels,
-        np.diff(levels),
-        bool(sort),
-        out,
-    )
+    steps = np.diff(levels)
+    for start in range(0, len(out), _CHUNK):
+        stop = min(start + _CHUNK, len(out))
+        quantiles = np.empty((stop - start, len(columns)))
+        for j, column in enumerate(columns):
+            quantiles[:, j] = column[start:stop]
+        target = np.require(y[start:stop], dtype=np.float64, requirements=["C", "W"])
+        _rows(target, quantiles, levels, steps, bool(sort), out[start:stop])
