@@ -81,24 +81,35 @@ def write_column(path: str | Path, values: np.ndarray) -> ColumnFile:
     flat = values.reshape(-1) if values.ndim != 1 else values
     itemsize = values.dtype.itemsize
     fd = _open_direct(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL) if itemsize and BLOCK % itemsize == 0 else None
-    if fd is None:
-        with open(path, "xb") as f:
-            f.write(np.ascontiguousarray(flat).view(np.uint8).data)
-        return ColumnFile(path, values.dtype, values.shape, False)
+    if fd is not None:
+        try:
+            _write_direct(fd, flat)
+        except OSError as err:
+            if err.errno != 22:  # EINVAL: the file system took O_DIRECT at open but refuses it on write
+                path.unlink(missing_ok=True)
+                raise
+            path.unlink(missing_ok=True)  # written again below, through the page cache
+        else:
+            return ColumnFile(path, values.dtype, values.shape, True)
+        finally:
+            os.close(fd)
+    with open(path, "xb") as f:
+        f.write(np.ascontiguousarray(flat).view(np.uint8).data)
+    return ColumnFile(path, values.dtype, values.shape, False)
+
+
+def _write_direct(fd: int, flat: np.ndarray) -> None:
+    """``flat``'s bytes to ``fd`` (opened with ``O_DIRECT``) through the aligned buffer, the last block padded."""
     buffer = _aligned_buffer()
-    per_chunk = CHUNK // itemsize
-    staged = np.frombuffer(buffer, dtype=values.dtype, count=per_chunk)
-    try:
-        for start in range(0, len(flat), per_chunk):
-            part = flat[start : start + per_chunk]
-            staged[: len(part)] = part
-            padded = -(-len(part) * itemsize // BLOCK) * BLOCK  # the last block is padded
-            written = 0
-            while written < padded:
-                written += os.write(fd, memoryview(buffer)[written:padded])
-    finally:
-        os.close(fd)
-    return ColumnFile(path, values.dtype, values.shape, True)
+    per_chunk = CHUNK // flat.dtype.itemsize
+    staged = np.frombuffer(buffer, dtype=flat.dtype, count=per_chunk)
+    for start in range(0, len(flat), per_chunk):
+        part = flat[start : start + per_chunk]
+        staged[: len(part)] = part
+        padded = -(-len(part) * flat.dtype.itemsize // BLOCK) * BLOCK
+        written = 0
+        while written < padded:
+            written += os.write(fd, memoryview(buffer)[written:padded])
 
 
 def read_column(column: ColumnFile) -> np.ndarray:

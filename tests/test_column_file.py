@@ -92,3 +92,31 @@ def test_a_truncated_file_is_an_error_not_short_values(tmp_path: Path):
         f.truncate(BLOCK)
     with pytest.raises(OSError, match="expected"):
         read_column(stored)
+
+
+def test_a_file_system_that_refuses_direct_writes_gets_the_bytes_buffered(tmp_path: Path, monkeypatch):
+    """Open with O_DIRECT accepted, the write refused (EINVAL): the partial file goes and the column is
+    written through the page cache instead; any other write error is raised, with no file left."""
+    real_write = os.write
+    calls = {"n": 0}
+
+    def refuse(fd, data):
+        calls["n"] += 1
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(column_file.os, "write", refuse)
+    values = _columns()["float64"]
+    stored = write_column(tmp_path / "x.col", values)
+    if calls["n"] == 0:
+        pytest.skip(f"{tmp_path} does not do direct I/O")
+    assert stored.direct is False
+    np.testing.assert_array_equal(read_column(stored), values)
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(column_file.os, "write", full)
+    with pytest.raises(OSError, match="No space"):
+        write_column(tmp_path / "y.col", values)
+    assert not (tmp_path / "y.col").exists()
+    monkeypatch.setattr(column_file.os, "write", real_write)
