@@ -149,7 +149,7 @@ def pooled_bands(
     the engine keeps few (cells are (model, unit kind, step), origins a protocol's): at M5 size 30
     cells, 8 origins and 2 million residuals, one model's bands (:func:`attach_pooled_bands`) took 1.0 s
     warm with one sort of the whole pool by (cell, score) and a cumulative count per origin, and take
-    0.44-0.60 s this way (first call in a process 3.2-3.7 s against 1.1-1.7 s).
+    0.44-0.65 s this way (the first call in a fresh process: 3.2-3.7 s against 1.1-2.6 s).
     """
     check_levels(tuple(levels_percent))
     cell = np.asarray(cell, dtype=np.int64)
