@@ -1,23 +1,24 @@
-"""Results files: canonical JSON, append-only versions, atomic writes, a hashed parquet sidecar, validation.
+"""Results files: canonical JSON, append-only versions, atomic writes, score sets as shared parts, validation.
 
 Layout: ``benchmarks/results/<name>/<version>.json`` with ``<version>`` = ``v0001``, ``v0002``, ... (the
-next free number in that folder), and its sidecar holding the per-record scores, stored **once per content
-hash** as ``<name>/sidecars/<sha256>.parquet``: two versions whose score tables are byte-equal share one
-file. The JSON's ``sidecar`` block records the sha256 (and the path, ``sidecars/<sha256>.parquet``); readers
-find the file by its hash (:func:`sidecar_file`). Folders written before this layout hold
-``<version>-<sha256>.parquet`` beside the JSON; those are still found (the recorded path) and read.
+next free number in that folder). The per-record scores are stored as **content-addressed parts**
+(:mod:`benchmarks.score_parts`) under ``<name>/parts/<sha256>.parquet``, listed by the JSON's ``scores``
+block: a version whose scores did not change writes no new part, one that adds a model adds that model's
+parts. Versions written before schema 1.6.0 record a ``sidecar`` block (the sha256 of one parquet file,
+``sidecars/<sha256>.parquet`` or ``vNNNN-<sha256>.parquet``); a migrated sidecar is read from the parts its
+manifest ``sidecars/<sha256>.parts.json`` lists, which rebuild the file bit for bit
+(:mod:`benchmarks.score_source`).
 
 Guarantees:
 
 - **append-only**: an existing version is never overwritten (:class:`ResultsExistError` names the path);
   the final JSON is placed with ``os.link`` from a temp file, which fails if the target exists, so even
   two concurrent writers cannot clobber one another;
-- **atomic**: both files are written to temp files in the same folder and moved into place only when
-  complete; temp files are removed in ``finally``, so Ctrl-C leaves no partial version behind (a sidecar
-  without its JSON is inert: nothing references it);
-- **no overwrite of a sidecar either**: a sidecar whose hash is already stored is not written again; the
-  stored file is hashed and must match (else :class:`ResultsValidationError` names it), and the new
-  version references it;
+- **atomic**: parts and JSON are written to temp files in the same folder and linked into place only when
+  complete; temp files are removed in ``finally``, so Ctrl-C leaves no partial version behind (a part
+  without a version is inert: nothing references it, and another version may share it);
+- **no overwrite of a part either**: a part whose hash is already stored is not written again; the stored
+  file is hashed and must match (else :class:`ResultsValidationError` names it);
 - **canonical**: ``json.dumps(sort_keys=True)`` with NaN/inf written as ``null``, so equal results give
   equal bytes; wall-clock facts live only under keys named ``timings`` (see :func:`strip_volatile`).
 """
@@ -55,6 +56,7 @@ __all__ = [
     "find_sidecar",
     "next_version",
     "read_results",
+    "read_score_frame",
     "schema",
     "SIDECAR_DIR",
     "sidecar_file",
@@ -220,46 +222,6 @@ def sidecar_file(json_path: str | Path, sidecar: Any) -> Path:
     return found
 
 
-def _write_sidecar(frame: pd.DataFrame, folder: Path) -> tuple[Path, str, bool]:
-    """Write ``frame`` into the sidecar store under its hash; ``(path, sha256, created)``.
-
-    The table is written to a temp file inside the store, hashed, and linked to ``<sha256>.parquet``
-    only if no file of that name exists; an existing one is hashed and must match (it is never rewritten).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    store = folder / SIDECAR_DIR
-    store.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".parquet.tmp", dir=store)
-    os.close(fd)
-    try:
-        from tycheon.contract import SCORESET_SCHEMA, SCORESET_SCHEMA_KEY
-
-        table = pa.Table.from_pandas(frame, preserve_index=False)  # categoricals: dictionary-encoded
-        table = table.replace_schema_metadata(
-            {**(table.schema.metadata or {}), SCORESET_SCHEMA_KEY: SCORESET_SCHEMA.encode()}
-        )
-        pq.write_table(table, tmp)
-        sha = file_sha256(tmp)
-        final = folder / stored_sidecar_name(sha)
-        try:
-            _link_no_clobber(tmp, final)
-            created = True
-        except FileExistsError:
-            created = False
-            stored = file_sha256(final)
-            if stored != sha:
-                raise ResultsValidationError(
-                    f"refusing to write: the stored sidecar {final} has sha256 {stored}, not the {sha} its name "
-                    "says: it was modified or replaced (it is not overwritten; restore it from version control)"
-                ) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return final, sha, created
-
-
 def _link_no_clobber(tmp: str, final: Path) -> None:
     """Place ``tmp`` at ``final`` atomically; :class:`FileExistsError` if ``final`` exists."""
     try:
@@ -272,17 +234,6 @@ def _link_no_clobber(tmp: str, final: Path) -> None:
         if final.exists():
             raise FileExistsError(errno.EEXIST, "exists", str(final)) from err
         os.replace(tmp, final)
-
-
-def _referenced(folder: Path, sha256: str) -> bool:
-    """Whether a results version in ``folder`` records this sidecar hash."""
-    for path in existing_versions(folder):
-        try:
-            if json.loads(path.read_text(encoding="utf-8")).get("sidecar", {}).get("sha256") == sha256:
-                return True
-        except (OSError, ValueError, AttributeError):
-            continue
-    return False
 
 
 def _place_no_clobber(tmp: str, final: Path) -> None:
@@ -334,28 +285,20 @@ def write_results(
         raise ResultsExistError(
             f"results version {final} already exists; versions are append-only, so it is never overwritten"
         )
-    sidecar, sha, created = _write_sidecar(scores, folder)
+    from benchmarks.score_parts import prepare_parts, store_parts
+
+    manifest, blobs = prepare_parts(scores)
+    full = {**body, "version": version, "schema_version": SCHEMA_VERSION, "scores": manifest.to_json()}
+    text = canonical_json(full)
+    problems = validate_document(json.loads(text))
+    if problems:
+        raise ResultsValidationError(
+            f"refusing to write {final}: the document does not satisfy the results model: " + "; ".join(problems[:10])
+        )
     tmp = None
+    created: list[Path] = []
     try:
-        full = {
-            **body,
-            "version": version,
-            "schema_version": SCHEMA_VERSION,
-            "sidecar": {
-                "path": stored_sidecar_name(sha),
-                "sha256": sha,
-                "format": "parquet",
-                "n_rows": int(len(scores)),
-                "columns": [str(c) for c in scores.columns],
-            },
-        }
-        text = canonical_json(full)
-        problems = validate_document(json.loads(text))
-        if problems:
-            raise ResultsValidationError(
-                f"refusing to write {final}: the document does not satisfy the results model: "
-                + "; ".join(problems[:10])
-            )
+        created = store_parts(blobs, folder)  # parts already stored (same bytes) are not written again
         fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".json.tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -363,12 +306,14 @@ def write_results(
             os.fsync(fh.fileno())
         _place_no_clobber(tmp, final)
     except BaseException:
-        # never leave an unreferenced sidecar from a failed write; one stored before (or by another
-        # version meanwhile) stays
-        if created and (not final.exists() or final.stat().st_size == 0) and not _referenced(folder, sha):
-            sidecar.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):  # the store folder too, if this write made it and it is empty
-                sidecar.parent.rmdir()
+        # never leave a part this write created that no version lists (one stored before stays)
+        if not final.exists():
+            listed = _listed_parts(folder)
+            for path in created:
+                if path.stem not in listed:
+                    path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the parts folder too, if this write made it and it is empty
+                (folder / "parts").rmdir()
         raise
     finally:
         if tmp and os.path.exists(tmp):
@@ -387,6 +332,10 @@ def validate_results_file(path: str | Path) -> list[str]:
     except json.JSONDecodeError as err:
         return [f"{path}: not valid JSON: {err}"]
     problems = [f"{path}: schema: {p}" for p in validate_document(doc)]
+    if problems:
+        return problems
+    if doc.get("scores"):
+        return [f"{path}: {p}" for p in _source_problems(path, doc)]
     side = doc.get("sidecar") if isinstance(doc, dict) else None
     if not isinstance(side, dict) or "path" not in side or "sha256" not in side:
         return problems
@@ -401,6 +350,8 @@ def validate_results_file(path: str | Path) -> list[str]:
         problems.append(f"{path}: sidecar name {recorded} does not contain its sha256 {sha}")
         return problems
     sidecar = find_sidecar(path, sha256=sha, recorded=recorded)
+    if sidecar is None and _migrated(path, sha):
+        return [f"{path}: {p}" for p in _source_problems(path, doc)]
     if sidecar is None:
         where = path.parent / stored_sidecar_name(sha)
         legacy = f" (nor {path.parent / recorded})" if recorded != stored_sidecar_name(sha) else ""
@@ -422,6 +373,46 @@ def validate_results_file(path: str | Path) -> list[str]:
         if n_rows != side.get("n_rows"):
             problems.append(f"{path}: sidecar has {n_rows} rows, the results record {side.get('n_rows')}")
     return problems
+
+
+def _listed_parts(folder: Path) -> set[str]:
+    """The sha256 of every part a version or a migration manifest in ``folder`` lists."""
+    listed: set[str] = set()
+    files = [*existing_versions(folder), *(folder / SIDECAR_DIR).glob("*.parts.json")]
+    for path in files:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        block = doc.get("scores") if isinstance(doc, dict) else None
+        if isinstance(block, dict):
+            listed |= {str(p.get("sha256")) for p in block.get("parts", []) if isinstance(p, dict)}
+    return listed
+
+
+def _migrated(path: Path, sha256: str) -> bool:
+    from benchmarks.score_source import migration_manifest_path
+
+    return migration_manifest_path(path.parent, sha256).is_file()
+
+
+def _source_problems(path: Path, doc: dict[str, Any]) -> list[str]:
+    """The problems of a version's stored parts (:meth:`benchmarks.score_source.ScoreSource.problems`)."""
+    from benchmarks.score_source import score_source
+
+    try:
+        return score_source(path, doc).problems()
+    except (ValueError, KeyError) as err:
+        return [f"its score parts cannot be read: {err}"]
+
+
+def read_score_frame(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """The score set of a results version as one frame, from wherever it is stored (parts, a migrated
+    sidecar's parts or the sidecar file), rows in their written order."""
+    from benchmarks.score_source import score_source
+
+    path = Path(path)
+    return score_source(path, json.loads(path.read_text(encoding="utf-8"))).frame(columns)
 
 
 def existing_versions(folder: str | Path) -> Iterable[Path]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,6 +48,8 @@ __all__ = [
     "Provenance",
     "ResultsBody",
     "ResultsDocument",
+    "ScorePart",
+    "ScoreParts",
     "Sidecar",
     "TableKey",
     "ReplayChoice",
@@ -67,9 +69,12 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.5.0"
-"""1.5.0: the sidecar is a score set of contract 2.0.0 (:data:`tycheon.contract.SCORESET_SCHEMA`: categorical,
-dictionary-encoded text columns, int16 ``step`` / ``season_length``, the version in its parquet metadata);
+SCHEMA_VERSION = "1.6.0"
+"""1.6.0: the score set is stored as content-addressed parts (``scores``, :mod:`benchmarks.score_parts`)
+instead of one parquet sidecar; versions written before keep their ``sidecar`` block, and a migrated
+sidecar is read from the parts its manifest lists. 1.5.0: the sidecar is a score set of contract 2.0.0
+(:data:`tycheon.contract.SCORESET_SCHEMA`: categorical, dictionary-encoded text columns, int16 ``step`` /
+``season_length``, the version in its parquet metadata);
 readers accept the 1.x sidecars of earlier versions."""
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
@@ -257,6 +262,33 @@ class Sidecar(_Model):
     format: Literal["parquet"]
     n_rows: int = Field(ge=0)
     columns: list[str] = Field(default_factory=list)
+
+
+class ScorePart(_Model):
+    """One stored part of a score set (:mod:`benchmarks.score_parts`)."""
+
+    sha256: Sha256 = Field(description="sha256 of the part's bytes; the file is parts/<sha256>.parquet.")
+    bytes: int = Field(ge=0)
+    rows: int = Field(ge=0)
+    kind: Literal["facts", "actuals", "bands", "model"]
+    dataset: str
+    protocol: str
+    model: str | None = None
+    url: str | None = Field(
+        default=None,
+        description="Where the part can be fetched when it is not stored beside the results (a large study's "
+        "parts kept outside git); the sha256 is checked after the download.",
+    )
+
+
+class ScoreParts(_Model):
+    """The score set of a version as parts, in table order."""
+
+    format: Literal["tycheon-parts/1"]
+    columns: list[str]
+    dtypes: dict[str, str]
+    n_rows: int = Field(ge=0)
+    parts: list[ScorePart]
 
 
 class RunWarning(_Model):
@@ -899,7 +931,18 @@ class ResultsDocument(ResultsBody):
     version: Annotated[str, StringConstraints(pattern=r"^v[0-9]{4}$")] = Field(
         description=("Append-only run version within the name: v0001, v0002, ...")
     )
-    sidecar: Sidecar
+    sidecar: Sidecar | None = Field(
+        default=None, description="The score set as one parquet file (versions written before schema 1.6.0)."
+    )
+    scores: ScoreParts | None = Field(
+        default=None, description="The score set as content-addressed parts (schema 1.6.0 on)."
+    )
+
+    @model_validator(mode="after")
+    def _one_score_store(self) -> ResultsDocument:
+        if (self.sidecar is None) == (self.scores is None):
+            raise ValueError("a results document records its score set once: either 'sidecar' or 'scores'")
+        return self
 
     def model(self, model_id: str) -> ModelEntry | None:
         return next((m for m in self.models if m.id == model_id), None)

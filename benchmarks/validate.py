@@ -1,5 +1,7 @@
 """``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
-their sidecar hash, then recompute every leaderboard, interval and competition table from the sidecar and
+the hash of every score part (a missing part is fetched from its recorded URL into the local cache when it
+has one, else named in one line; a migrated sidecar's parts must rebuild the file whose sha256 the version
+records), then recompute every leaderboard, interval and competition table from the sidecar and
 the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
 relative 1e-9). Prints every problem, naming the first difference of each table, and exits 1 if any file
 is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and
@@ -19,7 +21,8 @@ __all__ = ["main", "verify_file"]
 def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     """``(problems, note)`` for one results file: schema, sidecar hash and every table recomputed; the
     note says when the tables could not be recomputed (an older sidecar)."""
-    from benchmarks.results_io import read_results, sidecar_file
+    from benchmarks.results_io import read_results
+    from benchmarks.score_source import score_source
     from benchmarks.verify import NotRecomputableError, recompute_problems
 
     problems = validate_results_file(path)
@@ -27,7 +30,7 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
         return problems, None
     doc = read_results(path)
     try:
-        return [f"{path}: {p}" for p in recompute_problems(doc, sidecar_file(path, doc.sidecar))], None
+        return [f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))], None
     except NotRecomputableError as err:  # only an older sidecar is excused
         return [], f"tables not recomputed: {err}"
     except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
+from benchmarks.score_source import ScoreSource
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column, sorted_categorical
 from tycheon.backtest.scoreset import key_order as rows_in_key_order
 from tycheon.stats.threads import single_thread_blas
@@ -153,8 +154,12 @@ def _read_chunk(
         else:
             arrays[c] = pd.concat([pd.Series(p) for p in filled.pop(c)], ignore_index=True).array
     frame = conform_table(pd.DataFrame(arrays, copy=False))
-    if not key_order:
-        return frame
+    return in_key_order(frame) if key_order else frame
+
+
+def in_key_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` sorted by :data:`~tycheon.backtest.scoreset.SORT_KEYS` (stably), one column at a time, so
+    the peak is the rows plus one column; the frame itself when already in that order."""
     order = rows_in_key_order(frame)
     if bool((np.diff(order) == 1).all()):
         return frame
@@ -210,7 +215,7 @@ def _equals(column: Any, value: str) -> Any:
     return pc.fill_null(pc.equal(column, value), False)
 
 
-def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
+def _tables(doc: ResultsDocument, source: ScoreSource, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
     from tycheon.analysis.competition import competition_table
     from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read, leaderboard_and_interval_tables
 
@@ -235,7 +240,7 @@ def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list
     leaderboards, intervals, competition = [], [], []
     for entry in cfg["datasets"]:
         key = entry.get("label") or entry["name"]
-        table = _read_chunk(sidecar, dataset=key, protocol="rolling_origin", columns=reads, key_order=True)
+        table = source.chunk(dataset=key, protocol="rolling_origin", columns=reads, key_order=True)
         if not len(table):
             continue
         tag = {"dataset": key, "protocol": "rolling_origin"}
@@ -249,7 +254,7 @@ def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list
     horizons = {t.dataset: t.horizon for t in doc.competition}
     for centry in cfg.get("competition", []):
         key = centry.get("label") or centry["dataset"]
-        table = _read_chunk(sidecar, dataset=key, protocol="competition", columns=every)
+        table = source.chunk(dataset=key, protocol="competition", columns=every)
         if not len(table):
             table = pd.DataFrame(columns=list(SCORESET_COLUMNS))
         statuses = {
@@ -269,26 +274,28 @@ def _tables(doc: ResultsDocument, sidecar: Path, names: list[str]) -> tuple[list
     return leaderboards, intervals, competition
 
 
-def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
-    """Every published table that its sidecar does not give back (empty when all agree).
+def recompute_problems(doc: ResultsDocument, sidecar: Path | ScoreSource) -> list[str]:
+    """Every published table that its score set does not give back (empty when all agree).
+
+    ``sidecar`` is the version's score source (:func:`benchmarks.score_source.score_source`: parts, a
+    migrated sidecar's parts or a sidecar file), or a sidecar file's path.
 
     Raises
     ------
     NotRecomputableError
         The document cannot be recomputed (:func:`legacy_reason`).
     """
-    import pyarrow.parquet as pq
-
     from benchmarks.results_io import to_json_value
     from benchmarks.results_model import CompetitionTable, IntervalTable, Leaderboard
 
-    names = list(pq.read_schema(sidecar).names)
+    source = sidecar if isinstance(sidecar, ScoreSource) else _file_source(Path(sidecar))
+    names = list(source.columns)
     reason = legacy_reason(doc, names)
     if reason:
         raise NotRecomputableError(reason)
     # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
     with single_thread_blas():  # as the pipeline built them (tycheon.stats.threads)
-        leaderboards, intervals, competition = _tables(doc, sidecar, names)
+        leaderboards, intervals, competition = _tables(doc, source, names)
     problems = []
     for name, published, recomputed, model in (
         ("leaderboards", doc.leaderboards, leaderboards, Leaderboard),
@@ -306,3 +313,10 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path) -> list[str]:
                 where = " ".join(str(a.get(k)) for k in ("dataset", "unit", "demand_class", "metric") if a.get(k))
                 problems.append(f"{diff} (table {where}); the published numbers are not those of the sidecar")
     return problems
+
+
+def _file_source(path: Path) -> ScoreSource:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return ScoreSource("sidecar", path.parent, list(meta.schema.to_arrow_schema().names), meta.num_rows, sidecar=path)

@@ -27,7 +27,7 @@ import psutil  # noqa: E402
 
 from benchmarks.cluster import ClusterError, check_workers, dask_client, parse_scheduler_address  # noqa: E402
 from benchmarks.config import MODELS_DIR, ConfigError, resolve_benchmark_config  # noqa: E402
-from benchmarks.results_io import sidecar_file, strip_volatile  # noqa: E402
+from benchmarks.results_io import strip_volatile  # noqa: E402
 from benchmarks.run import main as run_main  # noqa: E402
 from tests import _dask_slow  # noqa: E402
 
@@ -168,7 +168,9 @@ def _stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
 
 
 def _scores(path: Path) -> bytes:
-    return sidecar_file(path, json.loads(path.read_text())["sidecar"]).read_bytes()
+    """The score set's stored bytes: every part the version lists, in its order."""
+    parts = json.loads(path.read_text())["scores"]["parts"]
+    return b"".join((path.parent / "parts" / f"{p['sha256']}.parquet").read_bytes() for p in parts)
 
 
 def _tables(path: Path) -> dict:
@@ -180,7 +182,6 @@ def _tables(path: Path) -> dict:
         doc["provenance"].pop(key)
     for dataset in doc["datasets"]:
         dataset["engine"].pop("guard_checks", None)
-    doc.pop("sidecar").pop("path")
     return doc
 
 

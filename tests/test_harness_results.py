@@ -21,6 +21,7 @@ from benchmarks.results_io import (
     write_results,
 )
 from benchmarks.validate import main as validate_main
+from tests._scores_support import toy_scores
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results_example.json"
 
@@ -33,7 +34,7 @@ def _doc() -> dict:
 
 
 def _scores() -> pd.DataFrame:
-    return pd.DataFrame({"model": ["naive", "ses"], "actual": [1.0, 2.0], "point": [1.5, np.nan]})
+    return toy_scores(("naive", "ses"), n_series=2, n_origins=1, horizon=1, quantiles=False)
 
 
 def test_schema_is_valid_draft_2020_12_and_the_example_fixture_validates():
@@ -74,9 +75,8 @@ def test_write_then_validate_and_versions_are_appended(tmp_path):
     assert (first.name, second.name) == ("v0001.json", "v0002.json")
     assert validate_results_file(first) == [] and validate_results_file(second) == []
     doc = json.loads(first.read_text())
-    assert doc["version"] == "v0001" and doc["sidecar"]["n_rows"] == 2
-    assert doc["sidecar"]["path"] == f"sidecars/{doc['sidecar']['sha256']}.parquet"
-    assert (first.parent / doc["sidecar"]["path"]).is_file()
+    assert doc["version"] == "v0001" and doc["scores"]["n_rows"] == 4 and "sidecar" not in doc
+    assert all((first.parent / "parts" / f"{p['sha256']}.parquet").is_file() for p in doc["scores"]["parts"])
     assert not list(tmp_path.rglob("*.tmp"))
 
 
@@ -86,7 +86,9 @@ def test_when_version_exists_then_writer_refuses_and_names_the_path(tmp_path):
     with pytest.raises(ResultsExistError, match=rf"results version {path} already exists; versions are append-only"):
         write_results(_doc(), _scores(), results_dir=tmp_path, version="v0001")
     assert path.read_bytes() == before
-    assert len(list(path.parent.rglob("*.parquet"))) == 1
+    assert len(list(path.parent.rglob("*.parquet"))) == len(
+        {p["sha256"] for p in json.loads(before)["scores"]["parts"]}
+    )
 
 
 def test_when_document_breaks_the_schema_then_nothing_is_written(tmp_path):
@@ -110,21 +112,20 @@ def test_when_interrupted_mid_write_then_no_partial_version_is_left(tmp_path, mo
     assert list((tmp_path / "small").iterdir()) == []
 
 
-def test_when_sidecar_is_tampered_then_validator_reports_the_hash_mismatch(tmp_path, capsys):
+def test_when_a_score_part_is_tampered_then_validator_reports_the_hash_mismatch(tmp_path, capsys):
     path = write_results(_doc(), _scores(), results_dir=tmp_path)
-    sidecar = next(path.parent.rglob("*.parquet"))
-    tampered = _scores().assign(point=[1.5, 9.9])
-    tampered.to_parquet(sidecar, index=False)
+    part = next(path.parent.rglob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:-1] + b"X")
     problems = validate_results_file(path)
-    assert any("the sidecar was modified or replaced" in p and sidecar.name in p for p in problems)
+    assert any("was modified" in p and part.name in p for p in problems)
     assert validate_main([str(path)]) == 1
     assert "INVALID" in capsys.readouterr().out
 
 
-def test_when_sidecar_is_missing_then_validator_says_so(tmp_path):
+def test_when_a_score_part_is_missing_then_validator_says_so(tmp_path):
     path = write_results(_doc(), _scores(), results_dir=tmp_path)
     next(path.parent.rglob("*.parquet")).unlink()
-    assert any("is missing" in p for p in validate_results_file(path))
+    assert any("score part(s) missing" in p for p in validate_results_file(path))
     assert validate_main([str(path)]) == 1
 
 

@@ -44,7 +44,6 @@ def _progress(err: str) -> list[str]:
 def _comparable(path: Path) -> dict:
     doc = strip_volatile(json.loads(path.read_text()))
     doc.pop("version")
-    doc["sidecar"].pop("path")
     for key in ("git_commit", "git_dirty", "code_sha256"):
         doc["provenance"].pop(key)
     return doc

@@ -37,7 +37,7 @@ def _run(tmp_path: Path, *extra: str, config: Path = TINY) -> int:
 def _comparable(path: Path) -> dict:
     doc = strip_volatile(json.loads(path.read_text()))
     doc.pop("version")
-    doc["sidecar"].pop("path")  # carries the version; the sha256 beside it must match
+    # the scores block lists the parts by sha256: equal runs list the same parts
     # Other engineers commit to this working tree while the test runs; the commit is not a result.
     for key in ("git_commit", "git_dirty", "code_sha256"):
         doc["provenance"].pop(key)

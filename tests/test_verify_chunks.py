@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import verify
-from benchmarks.results_io import file_sha256, sidecar_file, to_json_value
+from benchmarks.results_io import file_sha256, read_score_frame, sidecar_file, to_json_value
 from benchmarks.run import main as run_main
 from benchmarks.validate import main as validate_main
 from tycheon.analysis import leaderboard as lb
@@ -47,25 +47,34 @@ def _copy(honest: Path, tmp_path: Path) -> Path:
 def _rewrite(path: Path, frame: pd.DataFrame, *, row_group_size: int = 97) -> Path:
     """Write ``frame`` as the sidecar of ``path`` in small row groups and record its hash."""
     doc = json.loads(path.read_text())
-    old = sidecar_file(path, doc["sidecar"])
+    old = sidecar_file(path, doc["sidecar"]) if "sidecar" in doc else None
     tmp = path.parent / "tmp.parquet"
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp, row_group_size=row_group_size)
     digest = file_sha256(tmp)
     new = path.parent / "sidecars" / f"{digest}.parquet"
+    new.parent.mkdir(exist_ok=True)
     tmp.rename(new)
-    old.unlink()
-    doc["sidecar"].update(path=f"sidecars/{new.name}", sha256=digest)
+    if old is not None:
+        old.unlink()
+    doc.pop("scores", None)  # the version now records its score set as one sidecar file, as before schema 1.6
+    doc["sidecar"] = {
+        "path": f"sidecars/{new.name}",
+        "sha256": digest,
+        "format": "parquet",
+        "n_rows": len(frame),
+        "columns": [str(c) for c in frame.columns],
+    }
     path.write_text(json.dumps(doc))
     return new
 
 
 def _shuffled(path: Path, seed: int = 5) -> pd.DataFrame:
-    frame = pd.read_parquet(sidecar_file(path, json.loads(path.read_text())["sidecar"]))
+    frame = read_score_frame(path)
     return frame.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
 def test_the_sidecar_holds_two_chunks_so_row_groups_mix_them(honest):
-    frame = pd.read_parquet(sidecar_file(honest, json.loads(honest.read_text())["sidecar"]))
+    frame = read_score_frame(honest)
     assert set(zip(frame["dataset"], frame["protocol"], strict=True)) == {
         ("synthetic_marketplace", "rolling_origin"),
         ("m3_monthly", "competition"),

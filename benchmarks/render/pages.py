@@ -7,6 +7,7 @@ so the same inputs always give the same page list.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -17,7 +18,6 @@ from benchmarks.results_model import (
     LeaderboardRow,
     ModelEntry,
     RunWarning,
-    Sidecar,
     TableKey,
 )
 
@@ -278,17 +278,39 @@ class SiteModel:
         }
 
     @staticmethod
-    def stored_sidecar(run: Run) -> Sidecar:
-        """The run's sidecar block with ``path`` where the file is stored now, found by its sha256 (a
-        version written before the sidecar store records ``vNNNN-<sha>.parquet``, since moved to
-        ``sidecars/<sha>.parquet``), so the page links the file that exists."""
+    def stored_sidecar(run: Run) -> dict[str, Any]:
+        """Where the run's scores are stored now, for the provenance table: ``path`` (relative to the
+        results folder: the sidecar file, a migrated sidecar's manifest, or the version's JSON, whose
+        ``scores`` block lists the parts), ``n_rows``, ``sha256`` (the sidecar's, if the version records
+        one), and ``n_parts`` / ``bytes`` when the scores are parts."""
         from benchmarks.results_io import find_sidecar
+        from benchmarks.score_source import migration_manifest_path
 
-        side = run.data.sidecar
+        data = run.data
+        if data.scores is not None:
+            parts = data.scores.parts
+            return {
+                "path": run.path.name,
+                "n_rows": data.scores.n_rows,
+                "sha256": None,
+                "n_parts": len(parts),
+                "bytes": sum(p.bytes for p in parts),
+            }
+        side = data.sidecar
+        assert side is not None
+        out: dict[str, Any] = {"path": side.path, "n_rows": side.n_rows, "sha256": side.sha256, "n_parts": None}
         found = find_sidecar(run.path, sha256=side.sha256, recorded=side.path)
-        if found is None:
-            return side
-        return side.model_copy(update={"path": found.relative_to(run.path.parent).as_posix()})
+        manifest = migration_manifest_path(run.path.parent, side.sha256)
+        if found is not None:
+            out["path"] = found.relative_to(run.path.parent).as_posix()
+        elif manifest.is_file():
+            block = json.loads(manifest.read_text(encoding="utf-8"))["scores"]
+            out.update(
+                path=manifest.relative_to(run.path.parent).as_posix(),
+                n_parts=len(block["parts"]),
+                bytes=sum(p["bytes"] for p in block["parts"]),
+            )
+        return out
 
     @staticmethod
     def verdict_counts(lb: Leaderboard) -> dict[str, int]:

@@ -19,6 +19,7 @@ from benchmarks.config import BenchmarkConfig, ConfigError, ModelConfig, resolve
 from benchmarks.owned_dir import reset_owned_dir
 from benchmarks.results_io import SIDECAR_DIR, read_results, write_results
 from benchmarks.results_model import ResultsDocument
+from benchmarks.score_parts import PARTS_DIR
 from benchmarks.submit.tomlout import write_benchmark_config
 
 __all__ = [
@@ -64,11 +65,14 @@ def prepare_work_dir(work_dir: Path) -> Path:
 
 
 def seed_results(committed: Path, results_dir: Path) -> None:
-    """Copy the committed results versions (JSON and sidecars), so the new version numbers on from them."""
+    """Copy the committed results versions (JSON, score parts, migration manifests and any sidecar), so the
+    new version numbers on from them and a new version's parts equal to committed ones are not written
+    again."""
     results_dir.mkdir(parents=True, exist_ok=True)
     if not committed.is_dir():
         return
-    for path in sorted([*committed.glob("*/v*"), *committed.glob(f"*/{SIDECAR_DIR}/*.parquet")]):
+    stored = [*committed.glob(f"*/{SIDECAR_DIR}/*.parquet"), *committed.glob(f"*/{SIDECAR_DIR}/*.parts.json")]
+    for path in sorted([*committed.glob("*/v*"), *stored, *committed.glob(f"*/{PARTS_DIR}/*.parquet")]):
         if path.suffix in (".json", ".parquet"):
             target = results_dir / path.relative_to(committed)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ what the validator refuses."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest  # noqa: F401
@@ -55,44 +56,48 @@ def test_an_edited_rank_is_named(published, capsys):
     assert "leaderboards[1].rows[0].rank: published" in capsys.readouterr().out
 
 
-def test_a_tampered_sidecar_is_refused(published, capsys):
+def _model_part(published: Path, model: str = "naive") -> Path:
     doc = json.loads(published.read_text())
-    sidecar = published.parent / doc["sidecar"]["path"]
-    frame = pd.read_parquet(sidecar)
-    frame.loc[frame["model"] == "naive", "point"] = frame.loc[frame["model"] == "naive", "actual"]
-    frame.to_parquet(sidecar)
+    part = next(p for p in doc["scores"]["parts"] if p["kind"] == "model" and p["model"] == model)
+    return published.parent / "parts" / f"{part['sha256']}.parquet"
+
+
+def test_a_tampered_score_part_is_refused(published, capsys):
+    part = _model_part(published)
+    frame = pd.read_parquet(part)
+    frame["point"] = frame["point"] + 1.0
+    frame.to_parquet(part)
     assert validate_main([str(published)]) == 1
-    assert "the sidecar was modified or replaced" in capsys.readouterr().out
+    assert "was modified" in capsys.readouterr().out
     assert _render(published) == 2
-    assert "the sidecar was modified or replaced" in capsys.readouterr().err
+    assert "was modified" in capsys.readouterr().err
 
 
-def test_a_tampered_sidecar_with_its_hash_updated_is_caught_by_the_recomputation(published, capsys):
-    from benchmarks.results_io import file_sha256
+def test_a_tampered_score_set_with_its_hash_updated_is_caught_by_the_recomputation(published, capsys):
+    from benchmarks.results_io import file_sha256, read_score_frame
 
     doc = json.loads(published.read_text())
-    old = published.parent / doc["sidecar"]["path"]
-    frame = pd.read_parquet(old)
+    frame = read_score_frame(published)
     frame.loc[frame["model"] == "naive", "point"] = frame.loc[frame["model"] == "naive", "actual"]
     tmp = published.parent / "tmp.parquet"
     frame.to_parquet(tmp)
     digest = file_sha256(tmp)
     new = published.parent / "sidecars" / f"{digest}.parquet"
+    new.parent.mkdir(exist_ok=True)
     tmp.rename(new)
-    old.unlink()
-    doc["sidecar"].update(path=f"sidecars/{new.name}", sha256=digest)
+    doc.pop("scores")  # stored as one sidecar file with its true hash, as before schema 1.6
+    doc["sidecar"] = {"path": f"sidecars/{new.name}", "sha256": digest, "format": "parquet", "n_rows": len(frame)}
     published.write_text(json.dumps(doc))
     assert validate_main([str(published)]) == 1
     assert "the published numbers are not those of the sidecar" in capsys.readouterr().out
 
 
-def test_a_missing_sidecar_is_refused(published, capsys):
-    doc = json.loads(published.read_text())
-    (published.parent / doc["sidecar"]["path"]).unlink()
+def test_a_missing_score_part_is_refused(published, capsys):
+    _model_part(published).unlink()
     assert validate_main([str(published)]) == 1
-    assert "is missing" in capsys.readouterr().out
+    assert "score part(s) missing" in capsys.readouterr().out
     assert _render(published) == 2
-    assert "is missing" in capsys.readouterr().err
+    assert "score part(s) missing" in capsys.readouterr().err
 
 
 def test_the_render_command_refuses_a_results_folder_with_an_edited_number(published, tmp_path, capsys):
