@@ -35,12 +35,13 @@ and checks its hash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,15 +155,34 @@ def _bits(values: np.ndarray) -> np.ndarray:
     """The bit pattern of each value (floats as int64, so NaN equals NaN and -0 differs from +0)."""
     values = np.ascontiguousarray(values)
     if values.dtype.kind == "f":
-        return values.astype(np.float64).view(np.int64)
+        return np.asarray(values, dtype=np.float64).view(np.int64)
     if values.dtype.kind == "M":
         return values.view(np.int64)
     return values
 
 
+def _column_codes(col: pd.Series | np.ndarray) -> np.ndarray:
+    """Dense int64 codes of a column's values (equal values, equal codes; floats by bit pattern)."""
+    if isinstance(col, pd.Series) and isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64)
+    values = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
+    if values.dtype.kind in "fM":
+        values = _bits(values)
+    return pd.factorize(values)[0].astype(np.int64)
+
+
 def _codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """One int64 group code per row for the tuple of ``keys`` (equal tuples, equal codes)."""
-    return pd.MultiIndex.from_arrays([_plain(frame[k]) for k in keys]).factorize()[0].astype(np.int64)
+    """One dense int64 group code per row for the tuple of ``keys`` (equal tuples, equal codes), built
+    from each column's integer codes (mixed radix, re-densified after each column), never from tuples."""
+    acc: np.ndarray | None = None
+    for k in keys:
+        codes = _column_codes(frame[k])
+        if acc is None:
+            acc = pd.factorize(codes)[0].astype(np.int64)
+            continue
+        radix = int(codes.max()) + 1 if len(codes) else 1
+        acc = pd.factorize(acc * radix + codes)[0].astype(np.int64)
+    return acc if acc is not None else np.zeros(len(frame), dtype=np.int64)
 
 
 def _plain(col: pd.Series) -> np.ndarray:
@@ -172,34 +192,36 @@ def _plain(col: pd.Series) -> np.ndarray:
     return col.to_numpy()
 
 
-def _is_function_of(group: np.ndarray, values: np.ndarray) -> tuple[bool, np.ndarray]:
-    """Whether ``values`` is constant (bit for bit) within each group, and each group's first row."""
+def _first_rows(group: np.ndarray) -> np.ndarray:
+    """Each group's first row."""
     n_groups = int(group.max()) + 1 if len(group) else 0
     first = np.full(n_groups, -1, dtype=np.int64)
     rows = np.arange(len(group))
     first[group[::-1]] = rows[::-1]  # the last write wins: each group's first row
-    if values.dtype == object:
-        same = np.array([a == b for a, b in zip(values, values[first[group]], strict=True)], dtype=bool)
-    else:
-        bits = _bits(values)
-        same = bits == bits[first[group]]
-    return bool(same.all()), first
+    return first
 
 
-def _key_table(frame: pd.DataFrame, keys: Sequence[str], columns: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
-    """One row per distinct key (sorted by the keys' values) with the ``columns`` that are functions of
-    the key; also the columns that are not (they stay on the model rows)."""
+def _is_function_of(group: np.ndarray, first: np.ndarray, col: pd.Series) -> bool:
+    """Whether ``col`` is constant (bit for bit; categoricals by value) within each group."""
+    values = (
+        _column_codes(col)
+        if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object
+        else _bits(col.to_numpy())
+    )
+    return bool((values == values[first[group]]).all())
+
+
+def _key_table(
+    frame: pd.DataFrame, keys: Sequence[str], columns: Sequence[str], *, sort: bool = True
+) -> tuple[pd.DataFrame, list[str]]:
+    """One row per distinct key (sorted by the keys' values, unless ``sort`` is off) with the ``columns``
+    that are functions of the key; also the columns that are not (they stay on the model rows)."""
     group = _codes(frame, keys)
-    kept: list[str] = []
-    first = None
-    for c in columns:
-        ok, first = _is_function_of(group, _plain(frame[c]))
-        if ok:
-            kept.append(c)
-    if first is None:
-        first = _is_function_of(group, np.zeros(len(group)))[1]
-    table = pd.DataFrame({c: _plain(frame[c])[first] for c in [*keys, *kept]})
-    table = table.sort_values(list(keys), kind="stable").reset_index(drop=True)
+    first = _first_rows(group)
+    kept = [c for c in columns if _is_function_of(group, first, frame[c])]
+    table = pd.DataFrame({c: _plain(frame[c].iloc[first]) for c in [*keys, *kept]})
+    if sort:
+        table = table.sort_values(list(keys), kind="stable").reset_index(drop=True)
     return table, [c for c in columns if c not in kept]
 
 
@@ -271,6 +293,12 @@ def quantile_values(point: np.ndarray, spread: np.ndarray, z: float) -> np.ndarr
 
 
 def z_candidates(levels: Sequence[float]) -> list[np.ndarray]:
+    """See :func:`_z_candidates` (cached per tuple of levels; the arrays are read-only)."""
+    return list(_z_candidates(tuple(float(v) for v in levels)))
+
+
+@functools.lru_cache(maxsize=64)
+def _z_candidates(levels: tuple[float, ...]) -> tuple[np.ndarray, ...]:
     """Standard-normal quantiles of ``levels`` as a forecaster may have formed them: ``Phi^{-1}(p)``
     directly (tycheon's baselines), or ``-Phi^{-1}(1 - p)`` below the median, as an interval's lower end
     ``mean - z * sigma`` gives (statsforecast). The two differ in the last bit."""
@@ -279,7 +307,9 @@ def z_candidates(levels: Sequence[float]) -> list[np.ndarray]:
     p = np.asarray(levels, dtype=np.float64)
     direct = np.asarray(norm.ppf(p), dtype=np.float64)
     mirrored = np.where(p < 0.5, -np.asarray(norm.ppf(1.0 - p), dtype=np.float64), direct)
-    return [direct] if np.array_equal(_bits(direct), _bits(mirrored)) else [direct, mirrored]
+    for values in (direct, mirrored):
+        values.setflags(write=False)
+    return (direct,) if np.array_equal(_bits(direct), _bits(mirrored)) else (direct, mirrored)
 
 
 def _ulp_neighbours(values: np.ndarray, reach: int = 2) -> Iterator[np.ndarray]:
@@ -295,18 +325,28 @@ def _ulp_neighbours(values: np.ndarray, reach: int = 2) -> Iterator[np.ndarray]:
 def best_candidate(
     candidates: Sequence[np.ndarray], rebuild: Any, wants: Sequence[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per row the candidate value (tried with its neighbouring floats) whose ``rebuild(value)`` matches
-    the most of ``wants`` bit for bit; ``(value, hits)``, first candidate on ties."""
+    """Per row the candidate value (tried with its neighbouring floats) whose ``rebuild(value, rows)``
+    matches the most of ``wants`` bit for bit; ``(value, hits)``, first candidate on ties. A row whose
+    every want is matched is not tried again (``rebuild`` gets the positions of the rows still open)."""
     n = len(wants[0]) if wants else 0
     best = np.full(n, np.nan)
     best_hits = np.full(n, -1)
     want_bits = [_bits(w) for w in wants]
+    open_rows = np.arange(n)
     for base in candidates:
         for cand in _ulp_neighbours(base):
-            hits = sum((_bits(r) == w).astype(np.int64) for r, w in zip(rebuild(cand), want_bits, strict=True))
-            better = hits > best_hits
-            best[better] = cand[better]
-            best_hits[better] = hits[better]
+            if not len(open_rows):
+                return best, best_hits
+            c = cand[open_rows]
+            hits = sum(
+                (_bits(r) == w[open_rows]).astype(np.int64)
+                for r, w in zip(rebuild(c, open_rows), want_bits, strict=True)
+            )
+            better = hits > best_hits[open_rows]
+            rows = open_rows[better]
+            best[rows] = c[better]
+            best_hits[rows] = hits[better]
+            open_rows = open_rows[best_hits[open_rows] < len(wants)]
     return best, best_hits
 
 
@@ -318,8 +358,48 @@ def _spread(point: np.ndarray, quantiles: np.ndarray, z: np.ndarray) -> np.ndarr
     with np.errstate(all="ignore"):
         candidates = [(quantiles[:, j] - point) / z[j] for j in np.argsort(-np.abs(z), kind="stable") if z[j] != 0]
     wants = [quantiles[:, j] for j in range(len(z))]
-    spread, _ = best_candidate(candidates, lambda s: [quantile_values(point, s, zj) for zj in z], wants)
+    spread, _ = best_candidate(candidates, lambda s, rows: [quantile_values(point[rows], s, zj) for zj in z], wants)
     return spread
+
+
+_BLOCK = 1 << 18
+"""Rows per block when the quantiles are encoded: the candidates' working arrays are a block's, not a run's."""
+_PROBE = 1 << 16
+"""Rows on which the two forms of the normal quantiles are compared to choose one per part."""
+
+
+def _quantile_encoding(
+    point: np.ndarray, qcols: list[np.ndarray], levels: list[float]
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """``(z, spread, differs)``: the normal quantiles the part uses (of :func:`z_candidates`, the one
+    with fewer cells the formula misses on the first :data:`_PROBE` rows; the first on ties), each row's
+    spread, and per quantile column the rows ``point + spread * z`` does not give bit for bit. Worked in
+    blocks of :data:`_BLOCK` rows."""
+    n = len(point)
+    candidates = z_candidates(levels)
+    z = candidates[0]
+    if len(candidates) > 1 and n:
+        probe = slice(0, min(n, _PROBE))
+
+        def wrong(zv: np.ndarray) -> int:
+            qb = np.column_stack([q[probe] for q in qcols])
+            spread = _spread(point[probe], qb, zv)
+            return sum(
+                int((_bits(qb[:, j]) != _bits(quantile_values(point[probe], spread, zv[j]))).sum())
+                for j in range(len(zv))
+            )
+
+        counts = [wrong(zv) for zv in candidates]
+        z = candidates[int(np.argmin(counts))]
+    spread = np.full(n, np.nan)
+    differs = [np.zeros(n, dtype=bool) for _ in qcols]
+    for a in range(0, n, _BLOCK):
+        b = min(n, a + _BLOCK)
+        qb = np.column_stack([q[a:b] for q in qcols])
+        spread[a:b] = _spread(point[a:b], qb, z)
+        for j in range(len(qcols)):
+            differs[j][a:b] = _bits(qb[:, j]) != _bits(quantile_values(point[a:b], spread[a:b], z[j]))
+    return z, spread, differs
 
 
 def _exceptions(expected: np.ndarray, derived: np.ndarray) -> np.ndarray | None:
@@ -339,14 +419,36 @@ class _Encoded:
     table: Any  # pyarrow.Table
 
 
-def _arrow_column(values: Any, dtype: str | None = None, mask: np.ndarray | None = None) -> Any:
+def _text_column(values: Any) -> Any:
+    """Text as a dictionary array whose dictionary is the sorted distinct values present, so a part's
+    bytes depend on its own rows only (not on the categories of the table it came from)."""
     import pyarrow as pa
 
     if isinstance(values, pd.Series):
-        values = _plain(values)
+        values = values.array
+    if isinstance(values, pd.Categorical) and values.categories.is_monotonic_increasing:
+        codes = values.codes.astype(np.int64)
+        present = np.bincount(codes, minlength=len(values.categories)) > 0
+        remap = np.cumsum(present) - 1
+        indices, dictionary = remap[codes], np.asarray(values.categories[present], dtype=object)
+    else:
+        idx, uniques = pd.factorize(np.asarray(values, dtype=object), sort=True)
+        indices, dictionary = idx, np.asarray(uniques, dtype=object)
+    return pa.DictionaryArray.from_arrays(
+        pa.array(indices.astype(np.int32)), pa.array(dictionary.tolist(), type=pa.string())
+    )
+
+
+def _arrow_column(values: Any, dtype: str | None = None, mask: np.ndarray | None = None) -> Any:
+    import pyarrow as pa
+
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
+        return _text_column(values)
+    if isinstance(values, pd.Series):
+        values = values.to_numpy()
     values = np.asarray(values)
     if values.dtype == object:
-        return pa.array(values.tolist(), type=pa.string()).dictionary_encode()
+        return _text_column(values)
     if mask is not None:
         return pa.array(values, mask=~mask, from_pandas=False)
     return pa.array(values, from_pandas=False)
@@ -362,7 +464,15 @@ def _arrow_table(columns: dict[str, Any], metadata: dict[str, Any] | None = None
 
 
 def encode_scores(frame: pd.DataFrame) -> tuple[ScoreParts, list[_Encoded]]:
-    """The parts of a score-set frame (tagged with ``dataset`` and ``protocol``), not yet written.
+    """The parts of a score-set frame (tagged with ``dataset`` and ``protocol``), not yet written (all at
+    once: :func:`prepare_parts` takes them one at a time instead)."""
+    manifest, parts = iter_encoded(frame)
+    with np.errstate(all="ignore"):  # infinities and NaN in the scores are stored as they are
+        return manifest, list(parts)
+
+
+def iter_encoded(frame: pd.DataFrame) -> tuple[ScoreParts, Iterator[_Encoded]]:
+    """The manifest skeleton of a score-set frame and its parts, encoded one at a time as they are taken.
 
     Rows of one (dataset, protocol) must stand together (as the harness writes them); each run of one
     model's rows becomes a model part, so any row order reads back as it was."""
@@ -380,51 +490,87 @@ def encode_scores(frame: pd.DataFrame) -> tuple[ScoreParts, list[_Encoded]]:
     derived = {*TAG_COLUMNS, "model", *ROW_KEYS, *FACT_COLUMNS, *ACTUAL_COLUMNS, *quantiles, "has_band"}
     derived |= {f"{s}{lv}" for lv in bands for s in ("lo", "hi")}
     row_extra = [c for c in columns if c not in derived]  # kept on the model rows as they are
-    encoded: list[_Encoded] = []
     manifest = ScoreParts(columns=columns, dtypes=dtypes, n_rows=len(frame))
-    tags = _codes(frame, TAG_COLUMNS)
-    starts = np.flatnonzero(np.r_[True, tags[1:] != tags[:-1]]) if len(frame) else np.zeros(0, dtype=np.int64)
-    seen: set[int] = set()
+    return manifest, _iter_chunks(frame, quantiles=quantiles, bands=bands, row_extra=row_extra)
+
+
+def _iter_chunks(
+    frame: pd.DataFrame, *, quantiles: list[str], bands: list[int], row_extra: list[str]
+) -> Iterator[_Encoded]:
+    starts = _run_starts(frame, TAG_COLUMNS)
+    seen: set[tuple[str, str]] = set()
     for i, start in enumerate(starts):
         stop = starts[i + 1] if i + 1 < len(starts) else len(frame)
-        if int(tags[start]) in seen:
+        key = (str(frame["dataset"].iloc[start]), str(frame["protocol"].iloc[start]))
+        if key in seen:
             raise ValueError("the rows of one (dataset, protocol) must stand together to be stored as parts")
-        seen.add(int(tags[start]))
-        chunk = frame.iloc[start:stop]
-        with np.errstate(all="ignore"):  # infinities and NaN in the scores are stored as they are
-            encoded += _encode_chunk(chunk, quantiles=quantiles, bands=bands, row_extra=row_extra)
-    return manifest, encoded
+        seen.add(key)
+        yield from _encode_chunk(frame.iloc[start:stop], quantiles=quantiles, bands=bands, row_extra=row_extra)
+
+
+def _run_starts(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """Where a run of rows with the same values of ``columns`` starts (the first row always does); read
+    from the columns' own codes, without a per-row key."""
+    if not len(frame):
+        return np.zeros(0, dtype=np.int64)
+    change = np.zeros(len(frame), dtype=bool)
+    change[0] = True
+    for c in columns:
+        col = frame[c]
+        codes = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else _column_codes(col)
+        change[1:] |= codes[1:] != codes[:-1]
+    return np.flatnonzero(change)
+
+
+def _union_key_tables(
+    tables: Iterable[pd.DataFrame], keys: Sequence[str], columns: Sequence[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """The per-run key tables joined: one row per key, sorted by the keys, with the ``columns`` that agree
+    (bit for bit) wherever runs share a key; the others are returned to stay on the model rows."""
+    union: pd.DataFrame | None = None
+    kept = list(columns)
+    for table in tables:
+        both = table if union is None else pd.concat([union, table], ignore_index=True)
+        group = _codes(both, keys)
+        first = _first_rows(group)
+        kept = [c for c in kept if c in both.columns and _is_function_of(group, first, both[c])]
+        union = both.iloc[np.sort(first)][[*keys, *kept]].reset_index(drop=True)
+        del both, group, first
+    assert union is not None
+    union = union.sort_values(list(keys), kind="stable").reset_index(drop=True)
+    return union, [c for c in columns if c not in kept]
 
 
 def _encode_chunk(
     chunk: pd.DataFrame, *, quantiles: list[str], bands: list[int], row_extra: list[str]
-) -> list[_Encoded]:
+) -> Iterator[_Encoded]:
+    """One (dataset, protocol): its facts and actuals (built run by run, so the working memory is one
+    model's rows, not the chunk's), then each model run's bands and rows."""
     dataset, protocol = str(chunk["dataset"].iloc[0]), str(chunk["protocol"].iloc[0])
-    out: list[_Encoded] = []
+    starts = _run_starts(chunk, ("model",))
+    runs = [(int(a), int(starts[i + 1]) if i + 1 < len(starts) else len(chunk)) for i, a in enumerate(starts)]
     rows_too: list[str] = []
-    present = [c for c in FACT_COLUMNS if c in chunk.columns]
-    facts, rest = _key_table(chunk, FACT_KEYS, present)
-    rows_too += rest
-    out.append(_Encoded("facts", dataset, protocol, None, _arrow_table({c: _arrow_column(facts[c]) for c in facts})))
-    present = [c for c in ACTUAL_COLUMNS if c in chunk.columns]
-    actuals, rest = _key_table(chunk, ACTUAL_KEYS, present)
-    rows_too += rest
-    out.append(
-        _Encoded("actuals", dataset, protocol, None, _arrow_table({c: _arrow_column(actuals[c]) for c in actuals}))
-    )
-    models = _codes(chunk, ("model",))
-    starts = np.flatnonzero(np.r_[True, models[1:] != models[:-1]])
-    for i, start in enumerate(starts):
-        stop = starts[i + 1] if i + 1 < len(starts) else len(chunk)
-        rows = chunk.iloc[start:stop]
-        out += _encode_model(
-            rows, dataset, protocol, quantiles=quantiles, bands=bands, row_extra=[*rest_unique(rows_too), *row_extra]
+    for keys, names, kind in ((FACT_KEYS, FACT_COLUMNS, "facts"), (ACTUAL_KEYS, ACTUAL_COLUMNS, "actuals")):
+        present = [c for c in names if c in chunk.columns]
+        rest: set[str] = set()
+
+        def per_run(
+            keys: Sequence[str] = keys, present: list[str] = present, rest: set[str] = rest
+        ) -> Iterator[pd.DataFrame]:
+            for a, b in runs:  # one run's key table at a time, joined into the union as it comes
+                table, not_keyed = _key_table(chunk.iloc[a:b], keys, present, sort=False)
+                rest.update(not_keyed)
+                yield table
+
+        table, not_agreed = _union_key_tables(per_run(), keys, present)
+        rows_too += [c for c in present if c in rest or c in not_agreed]
+        encoded = _arrow_table({c: _arrow_column(table[c]) for c in table if c not in rest})
+        del table
+        yield _Encoded(kind, dataset, protocol, None, encoded)
+    for a, b in runs:
+        yield from _encode_model(
+            chunk.iloc[a:b], dataset, protocol, quantiles=quantiles, bands=bands, row_extra=[*rows_too, *row_extra]
         )
-    return out
-
-
-def rest_unique(names: list[str]) -> list[str]:
-    return list(dict.fromkeys(names))
 
 
 def _encode_model(
@@ -447,9 +593,9 @@ def _encode_model(
         group = _codes(rows, BAND_KEYS)
         n_groups = int(group.max()) + 1 if len(group) else 0
         band_cols: dict[str, Any] = {}
-        keys_first = _is_function_of(group, np.zeros(len(group)))[1]
+        keys_first = _first_rows(group)
         for k in BAND_KEYS:
-            band_cols[k] = _arrow_column(_plain(rows[k])[keys_first])
+            band_cols[k] = _arrow_column(rows[k].iloc[keys_first])
         for lv in bands:
             lo, hi = (rows[f"{s}{lv}"].to_numpy(dtype=np.float64) for s in ("lo", "hi"))
             with np.errstate(all="ignore"):
@@ -459,7 +605,9 @@ def _encode_model(
             wrong = (_bits(got_lo) != _bits(lo)) | (_bits(got_hi) != _bits(hi))
             if wrong.any():
                 p, w_lo, w_hi = point[wrong], lo[wrong], hi[wrong]
-                radius, hits = best_candidate([w_hi - p, p - w_lo], lambda r, p=p: [p - r, p + r], [w_lo, w_hi])
+                radius, hits = best_candidate(
+                    [w_hi - p, p - w_lo], lambda r, rows, p=p: [p[rows] - r, p[rows] + r], [w_lo, w_hi]
+                )
                 use = np.zeros(len(point), dtype=bool)
                 use[np.flatnonzero(wrong)[hits == 2]] = True
                 if use.any():
@@ -479,21 +627,13 @@ def _encode_model(
     elif "has_band" in rows.columns:
         cols["has_band"] = _arrow_column(rows["has_band"].to_numpy())
     if quantiles:
-        q = rows[quantiles].to_numpy(dtype=np.float64)
-        best: tuple[int, np.ndarray, np.ndarray, list[np.ndarray | None]] | None = None
-        for z in z_candidates([float(c[1:]) for c in quantiles]):
-            spread = _spread(point, q, z)
-            differs = [_exceptions(q[:, j], quantile_values(point, spread, z[j])) for j in range(len(quantiles))]
-            n_wrong = sum(int(d.sum()) for d in differs if d is not None)
-            if best is None or n_wrong < best[0]:
-                best = (n_wrong, z, spread, differs)
-        assert best is not None
-        _, z, spread, differs = best
+        qcols = [rows[c].to_numpy(dtype=np.float64) for c in quantiles]
+        z, spread, differs = _quantile_encoding(point, qcols, [float(c[1:]) for c in quantiles])
         meta["z"] = [float(v).hex() for v in z]
         cols["spread"] = _arrow_column(spread)
         for j, c in enumerate(quantiles):
-            if differs[j] is not None:
-                cols[f"x_{c}"] = _arrow_column(q[:, j], mask=differs[j])
+            if differs[j].any():
+                cols[f"x_{c}"] = _arrow_column(qcols[j], mask=differs[j])
     out.append(_Encoded("model", dataset, protocol, model, _arrow_table(cols, meta)))
     return out
 
@@ -533,13 +673,17 @@ def part_bytes(table: Any) -> bytes:
 
 def prepare_parts(frame: pd.DataFrame) -> tuple[ScoreParts, dict[str, bytes]]:
     """The manifest of a score set's parts and their bytes by sha256, in memory (nothing written)."""
-    manifest, encoded = encode_scores(frame)
+    manifest, encoded = iter_encoded(frame)
     blobs: dict[str, bytes] = {}
-    for enc in encoded:
-        data = part_bytes(enc.table)
-        sha = hashlib.sha256(data).hexdigest()
-        blobs.setdefault(sha, data)
-        manifest.parts.append(Part(sha, len(data), enc.table.num_rows, enc.kind, enc.dataset, enc.protocol, enc.model))
+    with np.errstate(all="ignore"):  # infinities and NaN in the scores are stored as they are
+        for enc in encoded:  # one part's arrow table at a time: only the compressed bytes are kept
+            data = part_bytes(enc.table)
+            sha = hashlib.sha256(data).hexdigest()
+            blobs.setdefault(sha, data)
+            manifest.parts.append(
+                Part(sha, len(data), enc.table.num_rows, enc.kind, enc.dataset, enc.protocol, enc.model)
+            )
+            del enc
     return manifest, blobs
 
 
@@ -652,12 +796,11 @@ def read_part_table(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     for name in table.column_names:
         col = table.column(name).combine_chunks() if table.num_rows else table.column(name)
         if pa.types.is_dictionary(col.type):
-            out[name] = np.asarray(
-                col.to_pylist()
-                if not table.num_rows
-                else col.dictionary.to_numpy(zero_copy_only=False)[col.indices.to_numpy()],
-                dtype=object,
-            )
+            if not table.num_rows:
+                out[name] = pd.Categorical([])
+                continue
+            dictionary = pd.Index(col.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+            out[name] = pd.Categorical.from_codes(col.indices.to_numpy(zero_copy_only=False), categories=dictionary)
         elif name.startswith("x_"):
             present = np.asarray(pc.is_valid(col))
             values = np.asarray(col.fill_null(0.0))
@@ -667,13 +810,46 @@ def read_part_table(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return out, meta
 
 
-def _lookup(left: dict[str, np.ndarray], right: dict[str, np.ndarray], keys: Sequence[str]) -> np.ndarray:
-    """For each left row the position of the right row with the same keys (every key must be found)."""
-    index = pd.MultiIndex.from_arrays([right[k] for k in keys])
-    pos = index.get_indexer(pd.MultiIndex.from_arrays([left[k] for k in keys]))
+def _key_ints(left: Any, right: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of one key column on both sides in one code space (the right side's), -1 on the left
+    where the value is not on the right; and the number of codes."""
+    if isinstance(left, pd.Categorical) and isinstance(right, pd.Categorical):
+        translate = pd.Index(right.categories).get_indexer(left.categories)
+        codes = left.codes.astype(np.int64)
+        return np.where(codes >= 0, translate[codes], -1), right.codes.astype(np.int64), len(right.categories)
+    r_codes, uniques = pd.factorize(_bits(np.asarray(right)))
+    l_codes = pd.Index(uniques).get_indexer(_bits(np.asarray(left)))
+    return l_codes.astype(np.int64), r_codes.astype(np.int64), len(uniques)
+
+
+def _lookup(left: dict[str, Any], right: dict[str, Any], keys: Sequence[str]) -> np.ndarray:
+    """For each left row the position of the right row with the same keys (every key must be found),
+    through one int64 key per row (mixed radix over the right side's codes)."""
+    l_key = r_key = None
+    missing = None
+    for k in keys:
+        lc, rc, radix = _key_ints(left[k], right[k])
+        miss = lc < 0
+        missing = miss if missing is None else missing | miss
+        l_key = lc if l_key is None else l_key * radix + lc
+        r_key = rc if r_key is None else r_key * radix + rc
+    assert l_key is not None and r_key is not None and missing is not None
+    pos = pd.Index(r_key).get_indexer(l_key)
+    pos[missing] = -1
     if len(pos) and (pos < 0).any():
         raise ValueError(f"score parts do not match: {int((pos < 0).sum())} rows have no {'/'.join(keys)} entry")
     return pos
+
+
+def _concat(arrays: list[Any]) -> Any:
+    """Pieces of one column joined (categoricals over the union of their categories, sorted)."""
+    if not arrays:
+        return np.zeros(0)
+    if all(isinstance(a, pd.Categorical) for a in arrays):
+        from pandas.api.types import union_categoricals
+
+        return arrays[0] if len(arrays) == 1 else union_categoricals(arrays, sort_categories=True)
+    return np.concatenate([np.asarray(a, dtype=object) if isinstance(a, pd.Categorical) else a for a in arrays])
 
 
 def _decode_chunk(folder: Path, manifest: ScoreParts, parts: list[Part], wanted: Sequence[str]) -> dict[str, Any]:
@@ -695,11 +871,7 @@ def _decode_chunk(folder: Path, manifest: ScoreParts, parts: list[Part], wanted:
             bands = None
         else:
             raise ValueError(f"unknown score part kind {part.kind!r}")
-    out: dict[str, Any] = {}
-    for c in wanted:
-        arrays = [p[c] for p in pieces]
-        out[c] = np.concatenate(arrays) if arrays else np.zeros(0)
-    return out
+    return {c: _concat([p[c] for p in pieces]) for c in wanted}
 
 
 def _decode_model(
@@ -715,10 +887,11 @@ def _decode_model(
     from tycheon.contract import is_quantile_column
 
     n = part.rows
+    tag = np.zeros(n, dtype=np.int8)
     out: dict[str, Any] = {
-        "dataset": np.full(n, part.dataset, dtype=object),
-        "protocol": np.full(n, part.protocol, dtype=object),
-        "model": np.full(n, part.model, dtype=object),
+        "dataset": pd.Categorical.from_codes(tag, categories=[part.dataset]),
+        "protocol": pd.Categorical.from_codes(tag, categories=[part.protocol]),
+        "model": pd.Categorical.from_codes(tag, categories=[part.model]),
     }
     for name, values in data.items():
         if not name.startswith("x_") and name != "spread":
@@ -785,6 +958,8 @@ def _as_frame(manifest: ScoreParts, arrays: dict[str, Any], wanted: Sequence[str
             columns[c] = sorted_categorical(values)
         elif kind == "object":
             columns[c] = np.asarray(values, dtype=object)
+        elif isinstance(values, pd.Categorical):
+            columns[c] = np.asarray(values)
         else:
             columns[c] = np.asarray(values).astype(kind, copy=False) if kind else values
     return pd.DataFrame(columns, copy=False)
@@ -812,7 +987,7 @@ def read_scores(folder: str | Path, manifest: ScoreParts, *, columns: Sequence[s
         _decode_chunk(Path(folder), manifest, [p for p in manifest.parts if (p.dataset, p.protocol) == key], wanted)
         for key in manifest.chunks()
     ]
-    arrays = {c: np.concatenate([p[c] for p in pieces]) if pieces else np.zeros(0) for c in wanted}
+    arrays = {c: _concat([p[c] for p in pieces]) for c in wanted}
     return _as_frame(manifest, arrays, wanted)
 
 

@@ -171,6 +171,24 @@ def rebuilt_sidecar_sha256(source: ScoreSource) -> str:
     return sink.h.hexdigest()
 
 
+def _migrated_source(folder: Path, sha: str, block: dict[str, Any], *, label: str = "") -> ScoreSource:
+    """The score source of a migrated sidecar from its manifest ``block`` (parts and arrow schema)."""
+    import pyarrow as pa
+
+    manifest = sp.ScoreParts.from_json(block["scores"])
+    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(block["arrow_schema"])))
+    return ScoreSource(
+        "migrated",
+        folder,
+        manifest.columns,
+        manifest.n_rows,
+        manifest=manifest,
+        rebuilds=sha,
+        arrow_schema=schema,
+        label=label,
+    )
+
+
 def _load_manifest(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -183,7 +201,6 @@ def score_source(json_path: str | Path, doc: Any) -> ScoreSource:
     ResultsValidationError
         Neither the parts, a migration manifest nor the sidecar file can be found.
     """
-    import pyarrow as pa
 
     from benchmarks.results_io import ResultsValidationError, find_sidecar
 
@@ -201,19 +218,7 @@ def score_source(json_path: str | Path, doc: Any) -> ScoreSource:
         return ScoreSource("sidecar", folder, names, int(side.get("n_rows", 0)), sidecar=found, label=str(found))
     mpath = migration_manifest_path(folder, sha)
     if mpath.is_file():
-        block = _load_manifest(mpath)
-        manifest = sp.ScoreParts.from_json(block["scores"])
-        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(block["arrow_schema"])))
-        return ScoreSource(
-            "migrated",
-            folder,
-            manifest.columns,
-            manifest.n_rows,
-            manifest=manifest,
-            rebuilds=sha,
-            arrow_schema=schema,
-            label=str(mpath),
-        )
+        return _migrated_source(folder, sha, _load_manifest(mpath), label=str(mpath))
     raise ResultsValidationError(
         f"{json_path}: score set not found: neither {folder / 'sidecars' / (sha + '.parquet')} nor its migration "
         f"manifest {mpath} exists (sha256 {sha})"
@@ -232,7 +237,6 @@ def migrate_sidecar(sidecar: str | Path, *, remove: bool = False) -> tuple[Path,
     newly written)``.
 
     Raises ``ValueError`` (nothing removed) when the parts do not rebuild the file bit for bit."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from benchmarks.results_io import canonical_json, file_sha256
@@ -259,15 +263,7 @@ def migrate_sidecar(sidecar: str | Path, *, remove: bool = False) -> tuple[Path,
         "scores": manifest.to_json(),
     }
     path = migration_manifest_path(folder, sha)
-    source = ScoreSource(
-        "migrated",
-        folder,
-        manifest.columns,
-        manifest.n_rows,
-        manifest=manifest,
-        rebuilds=sha,
-        arrow_schema=pa.ipc.read_schema(pa.py_buffer(base64.b64decode(block["arrow_schema"]))),
-    )
+    source = _migrated_source(folder, sha, block)
     got = rebuilt_sidecar_sha256(source)
     if got != sha:
         raise ValueError(f"{sidecar}: the parts rebuild sha256 {got}, not {sha}; the sidecar is kept")

@@ -216,8 +216,8 @@ def study_lines(r: dict, *, config: str) -> list[bool]:  # type: ignore[type-arg
         ),
         (
             r["json_mb"] < JSON_TARGET_MB,
-            f"{config} results JSON: {r['json_mb']:.2f} MB (sidecar "
-            f"{r['sidecar_mb']:.1f} MB, {r['rows']} rows); target < {JSON_TARGET_MB:g} MB",
+            f"{config} results JSON: {r['json_mb']:.2f} MB (score parts "
+            f"{r['parts_mb']:.1f} MB, {r['rows']} rows); target < {JSON_TARGET_MB:g} MB",
         ),
     ]
     print(

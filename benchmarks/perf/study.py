@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     results_write_s = time.perf_counter() - t0
     timeline.append(("results writing", time.time()))
     del doc, sidecar
-    sidecar_files = sorted((written.parent / "sidecars").glob("*.parquet"))  # stored once per content hash
+    parts = sorted((written.parent / "parts").glob("*.parquet"))  # the score parts, stored once per content hash
     report = {
         "config": cfg.name,
         "rows": rows,
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         "statistics_analyses_s": build_s - spent[0],
         "results_write_s": results_write_s,
         "json_mb": written.stat().st_size / 1e6,
-        "sidecar_mb": sum(p.stat().st_size for p in sidecar_files) / 1e6,
+        "parts_mb": sum(p.stat().st_size for p in parts) / 1e6,
         "whole_s": time.perf_counter() - t_start,
         "pipeline_stages": stages,
         "timeline": timeline,
