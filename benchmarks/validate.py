@@ -1,7 +1,7 @@
 """``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
 the hash of every score part (a missing part is fetched from its recorded URL into the local cache when it
 has one, else named in one line; a migrated sidecar's parts must rebuild the file whose sha256 the version
-records), then recompute every leaderboard, interval and competition table from the sidecar and
+records), then recompute every leaderboard, interval and competition table from the score set and
 the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
 relative 1e-9). Prints every problem, naming the first difference of each table, and exits 1 if any file
 is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in problems:
                 print(f"  - {p}")
         else:
-            print(f"valid   {path}" + (f" ({note})" if note else " (every table recomputed from its sidecar)"))
+            print(f"valid   {path}" + (f" ({note})" if note else " (every table recomputed from its score set)"))
     return 1 if failed else 0
 
 

@@ -364,3 +364,16 @@ def test_two_processes_fetching_the_same_part_both_get_it_whole(tmp_path, server
     assert got[0] == got[1] == str(tmp_path / f"{sha}.parquet")
     assert file_sha256(got[0]) == sha
     assert [p.name for p in tmp_path.iterdir()] == [f"{sha}.parquet"]  # no temp file left behind
+
+
+@pytest.mark.slow
+def test_rewriting_smalls_latest_version_from_its_scores_adds_no_part():
+    """The committed small version with the highest number, its score set read back and stored again,
+    gives exactly the parts it lists: a new version with the same scores writes nothing new."""
+    latest = sorted(RESULTS.glob("small/v*.json"))[-1]
+    source = score_source(latest, json.loads(latest.read_text()))
+    assert source.manifest is not None, "small's latest version is stored as parts"
+    manifest, blobs = sp.prepare_parts(source.frame())
+    assert [p.sha256 for p in manifest.parts] == [p.sha256 for p in source.manifest.parts]
+    stored = {p.name for p in (latest.parent / sp.PARTS_DIR).glob("*.parquet")}
+    assert {f"{sha}.parquet" for sha in blobs} <= stored

@@ -145,7 +145,7 @@ def test_an_honest_sidecar_in_small_shuffled_row_groups_still_verifies(honest, t
     path = _copy(honest, tmp_path)
     _rewrite(path, _shuffled(path))
     assert validate_main([str(path)]) == 0
-    assert "(every table recomputed from its sidecar)" in capsys.readouterr().out
+    assert "(every table recomputed from its score set)" in capsys.readouterr().out
 
 
 def _tamper(frame: pd.DataFrame, where: pd.Series, column: str) -> pd.DataFrame:

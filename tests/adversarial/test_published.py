@@ -29,7 +29,7 @@ def published(bench):
 
 def test_an_honest_version_validates_with_every_table_recomputed(published, capsys):
     assert validate_main([str(published)]) == 0
-    assert "(every table recomputed from its sidecar)" in capsys.readouterr().out
+    assert "(every table recomputed from its score set)" in capsys.readouterr().out
     assert _render(published) == 0
 
 
