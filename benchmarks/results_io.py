@@ -285,7 +285,7 @@ def write_results(
         raise ResultsExistError(
             f"results version {final} already exists; versions are append-only, so it is never overwritten"
         )
-    from benchmarks.score_parts import prepare_parts, store_parts
+    from benchmarks.score_parts import PARTS_DIR, prepare_parts, store_parts
 
     manifest, blobs = prepare_parts(scores)
     full = {**body, "version": version, "schema_version": SCHEMA_VERSION, "scores": manifest.to_json()}
@@ -313,7 +313,7 @@ def write_results(
                 if path.stem not in listed:
                     path.unlink(missing_ok=True)
             with contextlib.suppress(OSError):  # the parts folder too, if this write made it and it is empty
-                (folder / "parts").rmdir()
+                (folder / PARTS_DIR).rmdir()
         raise
     finally:
         if tmp and os.path.exists(tmp):

@@ -290,6 +290,22 @@ class ScoreParts(_Model):
     n_rows: int = Field(ge=0)
     parts: list[ScorePart]
 
+    def to_json(self) -> dict[str, Any]:
+        """The block as written in a results file or a migration manifest (unset URLs left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    @classmethod
+    def from_json(cls, block: Any) -> ScoreParts:
+        """The block read back (raises ``pydantic.ValidationError``, a ``ValueError``, when it is not one)."""
+        return cls.model_validate(block)
+
+    def chunks(self) -> list[tuple[str, str]]:
+        """The (dataset, protocol) pairs in table order."""
+        return list(dict.fromkeys((p.dataset, p.protocol) for p in self.parts))
+
+    def total_bytes(self) -> int:
+        return sum(p.bytes for p in self.parts)
+
 
 class RunWarning(_Model):
     dataset: str | None

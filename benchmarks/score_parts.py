@@ -42,12 +42,15 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+
+from benchmarks.results_model import ScorePart as Part
+from benchmarks.results_model import ScoreParts
 
 __all__ = [
     "PARTS_DIR",
@@ -61,8 +64,8 @@ __all__ = [
 ]
 
 PARTS_DIR = "parts"
-PART_FORMAT = "tycheon-parts/1"
-"""Version of the layout above, recorded in every manifest."""
+PART_FORMAT: Literal["tycheon-parts/1"] = "tycheon-parts/1"
+"""Version of the layout above, recorded in every manifest (:class:`~benchmarks.results_model.ScoreParts`)."""
 
 TAG_COLUMNS = ("dataset", "protocol")
 ROW_KEYS = ("unit", "series_id", "origin", "step")
@@ -72,80 +75,12 @@ ACTUAL_KEYS = ("unit", "series_id", "target_period")
 ACTUAL_COLUMNS = ("actual", "available_at")
 BAND_KEYS = ("unit", "step", "origin")
 BAND_LEVELS = (80, 95)
-TEXT = ("dataset", "protocol", "model", "unit", "series_id", "demand_class")
 _ZSTD_LEVEL = 9
 
 
 class PartsMissingError(FileNotFoundError):
     """Parts of a score set are neither stored nor in the local cache (the message says which and how to
     get them)."""
-
-
-@dataclass(frozen=True)
-class Part:
-    """One stored part: its hash, size, rows, what it holds, and where else it can be fetched from."""
-
-    sha256: str
-    bytes: int
-    rows: int
-    kind: str
-    dataset: str
-    protocol: str
-    model: str | None = None
-    url: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if v is not None}
-        return out
-
-    @classmethod
-    def from_json(cls, block: dict[str, Any]) -> Part:
-        return cls(**{k: block[k] for k in cls.__dataclass_fields__ if k in block})
-
-
-@dataclass
-class ScoreParts:
-    """A score set as parts: what :func:`write_parts` returns and a manifest records.
-
-    ``columns`` and ``dtypes`` give the table's column order and pandas dtypes (``category`` for the
-    sorted-categorical text columns, ``object`` for the plain strings of a 1.x score set); ``n_rows`` the
-    rows. ``parts`` are in table order: a (dataset, protocol)'s facts and actuals, then each model's bands
-    and rows in the order the model's rows stood."""
-
-    columns: list[str]
-    dtypes: dict[str, str]
-    n_rows: int
-    parts: list[Part] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": PART_FORMAT,
-            "columns": list(self.columns),
-            "dtypes": dict(self.dtypes),
-            "n_rows": int(self.n_rows),
-            "parts": [p.to_json() for p in self.parts],
-        }
-
-    @classmethod
-    def from_json(cls, block: dict[str, Any]) -> ScoreParts:
-        if block.get("format") != PART_FORMAT:
-            raise ValueError(f"score parts of format {block.get('format')!r}; this code reads {PART_FORMAT!r}")
-        return cls(
-            columns=list(block["columns"]),
-            dtypes=dict(block["dtypes"]),
-            n_rows=int(block["n_rows"]),
-            parts=[Part.from_json(p) for p in block["parts"]],
-        )
-
-    def chunks(self) -> list[tuple[str, str]]:
-        """The (dataset, protocol) pairs in table order."""
-        seen: dict[tuple[str, str], None] = {}
-        for p in self.parts:
-            seen.setdefault((p.dataset, p.protocol), None)
-        return list(seen)
-
-    def total_bytes(self) -> int:
-        return sum(p.bytes for p in self.parts)
 
 
 # --------------------------------------------------------------------------------------------- encoding
@@ -368,6 +303,17 @@ _PROBE = 1 << 16
 """Rows on which the two forms of the normal quantiles are compared to choose one per part."""
 
 
+def _quantile_block(
+    point: np.ndarray, qcols: list[np.ndarray], z: np.ndarray, rows: slice
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The spreads of ``rows`` and, per quantile column, the rows ``point + spread * z`` does not give
+    bit for bit."""
+    qb = np.column_stack([q[rows] for q in qcols])
+    p = point[rows]
+    spread = _spread(p, qb, z)
+    return spread, [_bits(qb[:, j]) != _bits(quantile_values(p, spread, z[j])) for j in range(len(qcols))]
+
+
 def _quantile_encoding(
     point: np.ndarray, qcols: list[np.ndarray], levels: list[float]
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
@@ -380,25 +326,15 @@ def _quantile_encoding(
     z = candidates[0]
     if len(candidates) > 1 and n:
         probe = slice(0, min(n, _PROBE))
-
-        def wrong(zv: np.ndarray) -> int:
-            qb = np.column_stack([q[probe] for q in qcols])
-            spread = _spread(point[probe], qb, zv)
-            return sum(
-                int((_bits(qb[:, j]) != _bits(quantile_values(point[probe], spread, zv[j]))).sum())
-                for j in range(len(zv))
-            )
-
-        counts = [wrong(zv) for zv in candidates]
+        counts = [sum(int(d.sum()) for d in _quantile_block(point, qcols, zv, probe)[1]) for zv in candidates]
         z = candidates[int(np.argmin(counts))]
     spread = np.full(n, np.nan)
     differs = [np.zeros(n, dtype=bool) for _ in qcols]
     for a in range(0, n, _BLOCK):
-        b = min(n, a + _BLOCK)
-        qb = np.column_stack([q[a:b] for q in qcols])
-        spread[a:b] = _spread(point[a:b], qb, z)
-        for j in range(len(qcols)):
-            differs[j][a:b] = _bits(qb[:, j]) != _bits(quantile_values(point[a:b], spread[a:b], z[j]))
+        rows = slice(a, min(n, a + _BLOCK))
+        spread[rows], block_differs = _quantile_block(point, qcols, z, rows)
+        for j, d in enumerate(block_differs):
+            differs[j][rows] = d
     return z, spread, differs
 
 
@@ -439,7 +375,7 @@ def _text_column(values: Any) -> Any:
     )
 
 
-def _arrow_column(values: Any, dtype: str | None = None, mask: np.ndarray | None = None) -> Any:
+def _arrow_column(values: Any, mask: np.ndarray | None = None) -> Any:
     import pyarrow as pa
 
     if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
@@ -490,7 +426,7 @@ def iter_encoded(frame: pd.DataFrame) -> tuple[ScoreParts, Iterator[_Encoded]]:
     derived = {*TAG_COLUMNS, "model", *ROW_KEYS, *FACT_COLUMNS, *ACTUAL_COLUMNS, *quantiles, "has_band"}
     derived |= {f"{s}{lv}" for lv in bands for s in ("lo", "hi")}
     row_extra = [c for c in columns if c not in derived]  # kept on the model rows as they are
-    manifest = ScoreParts(columns=columns, dtypes=dtypes, n_rows=len(frame))
+    manifest = ScoreParts(format=PART_FORMAT, columns=columns, dtypes=dtypes, n_rows=len(frame), parts=[])
     return manifest, _iter_chunks(frame, quantiles=quantiles, bands=bands, row_extra=row_extra)
 
 
@@ -681,7 +617,15 @@ def prepare_parts(frame: pd.DataFrame) -> tuple[ScoreParts, dict[str, bytes]]:
             sha = hashlib.sha256(data).hexdigest()
             blobs.setdefault(sha, data)
             manifest.parts.append(
-                Part(sha, len(data), enc.table.num_rows, enc.kind, enc.dataset, enc.protocol, enc.model)
+                Part(
+                    sha256=sha,
+                    bytes=len(data),
+                    rows=enc.table.num_rows,
+                    kind=enc.kind,
+                    dataset=enc.dataset,
+                    protocol=enc.protocol,
+                    model=enc.model,
+                )
             )
             del enc
     return manifest, blobs
@@ -742,16 +686,21 @@ def cache_dir() -> Path:
     return Path(base) / "tycheon" / "parts"
 
 
+def _local_part(folder: str | Path, part: Part) -> Path | None:
+    """The part's file stored under ``folder/parts/``, else in the local cache, else None."""
+    for path in (Path(folder) / PARTS_DIR / f"{part.sha256}.parquet", cache_dir() / f"{part.sha256}.parquet"):
+        if path.is_file():
+            return path
+    return None
+
+
 def resolve_part(folder: str | Path, part: Part, *, fetch: bool = True) -> Path:
     """The file of a part: the stored one under ``folder/parts/``, else the cached one, else (when the
     part has a ``url`` and ``fetch``) downloaded into the cache and checked. Raises
     :class:`PartsMissingError` when it cannot be had."""
-    stored = Path(folder) / PARTS_DIR / f"{part.sha256}.parquet"
-    if stored.is_file():
-        return stored
-    cached = cache_dir() / f"{part.sha256}.parquet"
-    if cached.is_file():
-        return cached
+    local = _local_part(folder, part)
+    if local is not None:
+        return local
     if part.url and fetch:
         from benchmarks.part_fetch import fetch_part
 
@@ -773,18 +722,11 @@ def _missing_message(folder: str | Path, parts: Sequence[Part]) -> str:
 
 def missing_parts(folder: str | Path, manifest: ScoreParts) -> list[Part]:
     """The parts neither stored under ``folder/parts/`` nor cached."""
-    out = []
-    for p in manifest.parts:
-        if (
-            not (Path(folder) / PARTS_DIR / f"{p.sha256}.parquet").is_file()
-            and not (cache_dir() / f"{p.sha256}.parquet").is_file()
-        ):
-            out.append(p)
-    return out
+    return [p for p in manifest.parts if _local_part(folder, p) is None]
 
 
 def read_part_table(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A part's columns as numpy arrays (text as object strings; a nullable exception column as
+    """A part's columns as numpy arrays (text as categoricals; a nullable exception column as
     ``(values, present)``) and its metadata."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -853,7 +795,7 @@ def _concat(arrays: list[Any]) -> Any:
 
 
 def _decode_chunk(folder: Path, manifest: ScoreParts, parts: list[Part], wanted: Sequence[str]) -> dict[str, Any]:
-    """The columns ``wanted`` of one (dataset, protocol) as arrays (text as object strings)."""
+    """The columns ``wanted`` of one (dataset, protocol) as arrays (text as categoricals)."""
     facts = actuals = None
     pieces: list[dict[str, Any]] = []
     bands: dict[str, Any] | None = None
@@ -1001,8 +943,3 @@ def missing_parts_with_fetch(folder: str | Path, manifest: ScoreParts) -> list[P
         except (PartsMissingError, OSError, ValueError):
             out.append(p)
     return out
-
-
-def iter_part_files(folder: str | Path, manifest: ScoreParts) -> Iterator[tuple[Part, Path]]:
-    for p in manifest.parts:
-        yield p, resolve_part(folder, p)

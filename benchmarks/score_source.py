@@ -88,6 +88,7 @@ class ScoreSource:
     sidecar: Path | None = None
     rebuilds: str | None = None
     arrow_schema: Any = None
+    writer: str = ""
     label: str = ""
 
     def chunk(self, *, dataset: str, protocol: str, columns: Sequence[str], key_order: bool = False) -> pd.DataFrame:
@@ -138,16 +139,24 @@ class ScoreSource:
                 out.append(
                     f"part {path}: {size} bytes and {rows} rows, the results record {part.bytes} and {part.rows}"
                 )
-        if sum(p.rows for p in self.manifest.parts if p.kind == "model") != self.manifest.n_rows:
-            out.append(
-                f"the model parts hold {sum(p.rows for p in self.manifest.parts if p.kind == 'model')} rows, "
-                f"the results record {self.manifest.n_rows}"
-            )
+        model_rows = sum(p.rows for p in self.manifest.parts if p.kind == "model")
+        if model_rows != self.manifest.n_rows:
+            out.append(f"the model parts hold {model_rows} rows, the results record {self.manifest.n_rows}")
         if not out and self.rebuilds:
             got = rebuilt_sidecar_sha256(self)
             if got != self.rebuilds:
+                import pyarrow
+
+                writer = f"parquet-cpp-arrow version {pyarrow.__version__}"
+                same = writer == self.writer
                 out.append(
                     f"the parts rebuild a sidecar with sha256 {got}, not the {self.rebuilds} this version records"
+                    + (
+                        ""
+                        if same or not self.writer
+                        else f" (the file was written by {self.writer}, this pyarrow writes as {writer}: the check "
+                        "needs the same writer, see constraints.txt)"
+                    )
                 )
         return out
 
@@ -185,6 +194,7 @@ def _migrated_source(folder: Path, sha: str, block: dict[str, Any], *, label: st
         manifest=manifest,
         rebuilds=sha,
         arrow_schema=schema,
+        writer=str(block.get("parquet_writer", "")),
         label=label,
     )
 
@@ -206,11 +216,13 @@ def score_source(json_path: str | Path, doc: Any) -> ScoreSource:
 
     json_path = Path(json_path)
     folder = json_path.parent
-    data = doc if isinstance(doc, dict) else doc.model_dump(mode="json", exclude_none=True)
-    if data.get("scores"):
-        manifest = sp.ScoreParts.from_json(data["scores"])
-        return ScoreSource("parts", folder, manifest.columns, manifest.n_rows, manifest=manifest, label=str(json_path))
-    side = data.get("sidecar") or {}
+    if isinstance(doc, dict):  # decoded JSON: only its two score blocks are read
+        scores = sp.ScoreParts.from_json(doc["scores"]) if doc.get("scores") else None
+        side = doc.get("sidecar") or {}
+    else:  # a ResultsDocument: its blocks as they are, without dumping the whole document
+        scores, side = doc.scores, (doc.sidecar.model_dump() if doc.sidecar else {})
+    if scores is not None:
+        return ScoreSource("parts", folder, scores.columns, scores.n_rows, manifest=scores, label=str(json_path))
     sha = str(side.get("sha256", ""))
     found = find_sidecar(json_path, sha256=sha, recorded=side.get("path"))
     if found is not None:

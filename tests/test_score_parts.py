@@ -22,6 +22,7 @@ from benchmarks.part_fetch import fetch_part
 from benchmarks.results_io import file_sha256, validate_results_file, write_results
 from benchmarks.score_source import migrate_sidecar, rebuilt_sidecar_sha256, score_source
 from tests._scores_support import toy_scores
+from tycheon.contract import SCORESET_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -88,20 +89,7 @@ def _hostile(frame: pd.DataFrame, data: st.DataObject) -> pd.DataFrame:
     rows = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=12), label="rows")
     neg_nan = np.frombuffer(np.int64(-2251799813685248).tobytes(), dtype=np.float64)[0]  # a NaN with the sign bit
     specials = [0.0, -0.0, np.inf, -np.inf, np.nan, neg_nan, 1e300, 5e-324]
-    float_cols = [
-        "actual",
-        "point",
-        "scale_mae",
-        "scale_rmse",
-        "weight",
-        "lo80",
-        "hi80",
-        "lo95",
-        "hi95",
-        "q0.025",
-        "q0.5",
-        "q0.975",
-    ]
+    float_cols = [c for c, dtype in SCORESET_COLUMNS.items() if dtype == "float64"] + ["q0.025", "q0.5", "q0.975"]
     for r in rows:
         col = data.draw(st.sampled_from(float_cols), label="column")
         value = data.draw(st.sampled_from(specials) | st.floats(allow_nan=False, width=64), label="value")

@@ -7,7 +7,6 @@ so the same inputs always give the same page list.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -282,34 +281,29 @@ class SiteModel:
         """Where the run's scores are stored now, for the provenance table: ``path`` (relative to the
         results folder: the sidecar file, a migrated sidecar's manifest, or the version's JSON, whose
         ``scores`` block lists the parts), ``n_rows``, ``sha256`` (the sidecar's, if the version records
-        one), and ``n_parts`` / ``bytes`` when the scores are parts."""
-        from benchmarks.results_io import find_sidecar
-        from benchmarks.score_source import migration_manifest_path
+        one), and ``n_parts`` / ``bytes`` when the scores are parts (:func:`benchmarks.score_source.score_source`
+        finds them)."""
+        from benchmarks.results_io import ResultsValidationError
+        from benchmarks.score_source import migration_manifest_path, score_source
 
         data = run.data
-        if data.scores is not None:
-            parts = data.scores.parts
-            return {
-                "path": run.path.name,
-                "n_rows": data.scores.n_rows,
-                "sha256": None,
-                "n_parts": len(parts),
-                "bytes": sum(p.bytes for p in parts),
-            }
         side = data.sidecar
-        assert side is not None
-        out: dict[str, Any] = {"path": side.path, "n_rows": side.n_rows, "sha256": side.sha256, "n_parts": None}
-        found = find_sidecar(run.path, sha256=side.sha256, recorded=side.path)
-        manifest = migration_manifest_path(run.path.parent, side.sha256)
-        if found is not None:
-            out["path"] = found.relative_to(run.path.parent).as_posix()
-        elif manifest.is_file():
-            block = json.loads(manifest.read_text(encoding="utf-8"))["scores"]
-            out.update(
-                path=manifest.relative_to(run.path.parent).as_posix(),
-                n_parts=len(block["parts"]),
-                bytes=sum(p["bytes"] for p in block["parts"]),
-            )
+        out: dict[str, Any] = {
+            "path": side.path if side else run.path.name,
+            "n_rows": side.n_rows if side else data.scores.n_rows if data.scores else 0,
+            "sha256": side.sha256 if side else None,
+            "n_parts": None,
+        }
+        try:
+            source = score_source(run.path, data)
+        except ResultsValidationError:
+            return out  # nothing found: the recorded block as it is (validation names what is missing)
+        if source.manifest is not None:
+            out.update(n_parts=len(source.manifest.parts), bytes=source.manifest.total_bytes())
+        if source.sidecar is not None:
+            out["path"] = source.sidecar.relative_to(run.path.parent).as_posix()
+        elif source.kind == "migrated" and side is not None:
+            out["path"] = migration_manifest_path("", side.sha256).as_posix()
         return out
 
     @staticmethod
