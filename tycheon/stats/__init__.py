@@ -8,7 +8,17 @@ from tycheon.stats.bootstrap import (
     paired_means_bootstrap,
     ranking_bootstrap,
 )
-from tycheon.stats.dm import DMResult, diebold_mariano, dm_cross_sectional, dm_pooled, overlap_lags, pooled_layout
+from tycheon.stats.dm import (
+    DMResult,
+    diebold_mariano,
+    dm_cross_sectional,
+    dm_panel,
+    dm_pooled,
+    overlap_lags,
+    panel_df,
+    panel_layout,
+    pooled_layout,
+)
 from tycheon.stats.friedman import FriedmanResult, conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
 from tycheon.stats.ranking import (
@@ -44,6 +54,9 @@ __all__ = [
     "diebold_mariano",
     "dm_cross_sectional",
     "dm_pooled",
+    "dm_panel",
+    "panel_df",
+    "panel_layout",
     "family_verdicts",
     "friedman_nemenyi",
     "holm",

@@ -1,12 +1,16 @@
 """Diebold–Mariano tests of equal predictive accuracy, with overlap handling (ADR-0006 decision 5).
 
-Three entry points share one kernel:
+Four entry points share one kernel:
 
 * :func:`diebold_mariano` — one time-ordered loss differential (one series, one loss per origin);
 * :func:`dm_pooled` — per-step losses of many series pooled; dependence is allowed within a series
   (all steps of one origin, and origins less than ``ceil(h/stride)`` apart), series are independent;
 * :func:`dm_cross_sectional` — the paper's correction for dependence *across* series (section 4.1):
-  average the differential over series within each period, then test the period averages.
+  average the differential over series within each period, then test the period averages;
+* :func:`dm_panel` — the **default wherever series are pooled** (verdicts, DM columns): the per-step
+  differential averaged over every (series, step) scored at one origin, the origin averages tested over
+  time with the overlap lags and the small-sample degrees of freedom of :func:`panel_df`. A shock common
+  to all series enters once per origin, not once per series (Driscoll & Kraay 1998; paper, section 4.1).
 
 Conventions, against R ``forecast::dm.test(e1, e2, h, power, varestimator="acf")``:
 
@@ -56,11 +60,15 @@ from tycheon.stats._kernels import autocov_sums, long_run_variance
 
 __all__ = [
     "DMResult",
+    "PanelLayout",
     "PooledLayout",
     "diebold_mariano",
     "dm_cross_sectional",
+    "dm_panel",
     "dm_pooled",
     "overlap_lags",
+    "panel_df",
+    "panel_layout",
     "pooled_layout",
 ]
 
@@ -78,8 +86,8 @@ class DMResult:
     variance_method: VarianceMethod
     alternative: Alternative
     mean_differential: float
-    n_blocks: int  # independent units the inference rests on: (series, origin) blocks, or n for one series
-    df: int  # degrees of freedom of the t reference, n_blocks - 1
+    n_blocks: int  # units the variance is estimated from: (series, origin) blocks, origins (panel), or n
+    df: int  # degrees of freedom of the t reference: n_blocks - 1 (panel: panel_df)
 
 
 def _alternative(alternative: str) -> Alternative:
@@ -123,8 +131,9 @@ def _dm_rows(d: np.ndarray, lags: int, hln: bool) -> tuple[np.ndarray, np.ndarra
 def _check_n(n_blocks: int, lags: int) -> None:
     if n_blocks <= 2 * (lags + 1):
         raise StatisticInputError(
-            f"too few independent blocks ({n_blocks}: losses of one series, or (series, origin) blocks when "
-            f"pooled) for a DM test with {lags} overlap lag(s); need more than 2*ceil(h/stride) = {2 * (lags + 1)}"
+            f"too few independent blocks ({n_blocks}: losses of one series, (series, origin) blocks when "
+            f"pooled, or origins for the panel test) for a DM test with {lags} overlap lag(s); need more than "
+            f"2*ceil(h/stride) = {2 * (lags + 1)}"
         )
 
 
@@ -324,3 +333,124 @@ def dm_cross_sectional(
     codes, _ = label_codes(p, "period")
     avg = np.bincount(codes, weights=d) / np.bincount(codes)  # [period], in period order
     return diebold_mariano(avg, np.zeros_like(avg), horizon=horizon, stride=stride, alternative=alternative, hln=hln)
+
+
+def panel_df(n_periods: int, lags: int) -> int:
+    r"""Degrees of freedom of :func:`dm_panel`'s :math:`t` reference: :math:`\lceil T/(L+1)\rceil - 1`.
+
+    :math:`T` origin averages whose targets overlap up to :math:`L` origins apart carry about
+    :math:`\lceil T/(L+1)\rceil` non-overlapping pieces of information: the same "independent units minus
+    one" rule as the module's other tests (Cameron & Miller 2015, section VI.C), counted in
+    non-overlapping origin groups. Without overlap (:math:`L = 0`) it is :math:`T - 1`. With :math:`t_{T-1}`
+    instead, the rectangular-HAC DM of overlapping origin averages rejects a true null in 7.6% (8 origins,
+    :math:`L=1`) to 11% (8 origins, :math:`L=2`) of 4,000 simulated panels at 5%; with this rule in 4.7%
+    to 5.9% over :math:`T \in \{8, 12, 24, 48\}`, :math:`L \in \{0, 1, 2, 5\}` (``tests/test_panel_dm.py``).
+    """
+    return int(-(-int(n_periods) // (int(lags) + 1))) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class PanelLayout:
+    """Where each per-step loss sits in time: the code of its origin (sorted labels: time order)."""
+
+    origin: np.ndarray  # [obs] -> origin code
+    n_origins: int
+
+
+def panel_layout(origin: object) -> PanelLayout:
+    """Precompute the origin codes of pooled losses once, to test many challengers against one baseline."""
+    o = np.asarray(origin)
+    if o.ndim != 1:
+        raise StatisticInputError(f"origin must be 1-D; got shape {o.shape}")
+    codes, n = label_codes(o, "origin")
+    return PanelLayout(codes, n)
+
+
+def dm_panel(
+    loss_a: object,
+    loss_b: object,
+    *,
+    origin: object = None,
+    layout: PanelLayout | None = None,
+    horizon: int,
+    stride: int = 1,
+    alternative: Alternative = "two-sided",
+    hln: bool = True,
+) -> DMResult:
+    r"""Panel-robust DM test: the differential averaged over series at each origin, tested over the origins.
+
+    With per-step differentials :math:`d_{s,o,k} = L^a - L^b` of series :math:`s`, origin :math:`o`,
+    step :math:`k`, and :math:`C_o` the (series, step) cells scored at origin :math:`o`,
+
+    .. math::
+
+        \bar d_o = \frac{1}{|C_o|}\sum_{(s,k)\in C_o} d_{s,o,k}, \qquad
+        \hat\omega = \hat\gamma_0 + 2\sum_{j=1}^{L}\hat\gamma_j, \qquad
+        \hat\gamma_j = \frac1T\sum_{o>j}(\bar d_o - \bar d)(\bar d_{o-j} - \bar d)
+
+        \mathrm{DM}^* = \frac{\bar d}{\sqrt{\hat\omega/T}}
+        \sqrt{\frac{T + 1 - 2h' + h'(h'-1)/T}{T}}
+        \ \sim\ t_{\lceil T/(L+1)\rceil - 1}, \qquad L = \lceil h/\text{stride}\rceil - 1,\ h' = L + 1
+
+    over the :math:`T` origins with a scored cell, in time order, :math:`\bar d` their mean.
+
+    **What it assumes independent.** Nothing across series: any dependence between series at one origin
+    (a calendar shock shared by every series, a common holiday) is inside :math:`\bar d_o` and so enters
+    the variance once per origin (Driscoll & Kraay 1998: cross-sectional averages, then a HAC over time;
+    the paper's section 4.1 correction). Over time, origin averages more than :math:`L` origins apart
+    are assumed uncorrelated (their targets do not overlap), nearer ones may be correlated
+    (rectangular HAC with :math:`L` lags; Bartlett weights if it is :math:`\le 0`). The reference's
+    degrees of freedom count non-overlapping origin groups (:func:`panel_df`): the small-sample rule that
+    keeps the size near nominal with few origins.
+
+    **Unbalanced panels.** Series entering or leaving, abstentions and missing (series, origin) cells
+    change :math:`|C_o|`; each origin's average is over the cells it has (every scored loss weighs the
+    same within its origin, and every origin the same in the test). An origin with no cell is absent,
+    its neighbours treated as adjacent (conservative: more covariance terms kept). The mean tested is the
+    average of origin averages, which equals the pooled mean for a balanced panel.
+
+    **Few time points.** At least :math:`2(L+1)+1` origins are needed (error otherwise); callers that
+    name verdicts require more (:data:`tycheon.analysis.cell.MIN_TIME_POINTS`). For one series (an
+    aggregate unit) this is the DM test of its per-origin mean losses.
+
+    Parameters
+    ----------
+    loss_a, loss_b : array, shape (N,)
+        Per-step losses of the two models on the same (series, origin, step) cells.
+    origin : array, shape (N,)
+        Origin label of each loss (sortable in time order); or pass ``layout`` from :func:`panel_layout`.
+    horizon, stride, alternative, hln
+        As in :func:`diebold_mariano`; ``horizon`` is the longest step pooled, ``stride`` the spacing of
+        consecutive origins.
+
+    Returns
+    -------
+    DMResult
+        ``n`` the losses, ``n_blocks`` the :math:`T` origins tested, ``df`` from :func:`panel_df`.
+
+    References
+    ----------
+    Driscoll, J. C. & Kraay, A. C. (1998). Consistent covariance matrix estimation with spatially dependent
+    panel data. Rev. Econ. Stat. 80(4). Evaluation-choices paper, section 4.1. Diebold & Mariano (1995);
+    Harvey, Leybourne & Newbold (1997); Cameron & Miller (2015), section VI.C. ADR-0006 decision 5.
+    """
+    alternative = _alternative(alternative)
+    lags = overlap_lags(horizon, stride)
+    d = _losses(loss_a, loss_b)
+    if layout is None:
+        if origin is None:
+            raise StatisticInputError("dm_panel needs origin labels, or a layout")
+        layout = panel_layout(origin)
+    if layout.origin.shape != d.shape:
+        raise StatisticInputError(f"layout covers {layout.origin.size} losses, got {d.size}")
+    counts = np.bincount(layout.origin, minlength=layout.n_origins)
+    sums = np.bincount(layout.origin, weights=d, minlength=layout.n_origins)
+    has = counts > 0
+    avg = sums[has] / counts[has]  # [T], origins in time order
+    t = avg.size
+    _check_n(t, lags)
+    stat, fallback = _dm_rows(avg, lags, hln)
+    df = panel_df(t, lags)
+    p = float(_t_pvalue(np.asarray(stat), df, alternative))
+    method: VarianceMethod = "bartlett" if bool(fallback) else "rectangular"
+    return DMResult(float(stat), p, d.size, lags, method, alternative, float(avg.mean()), t, df)

@@ -2,8 +2,9 @@
 
 One path for every caller: :func:`verdict_vs_random_walk` states the rule; :func:`family_verdicts` applies
 it to a table's family of challengers with the one-sided p-values adjusted for multiplicity (the
-leaderboard calls it); :func:`verdict_from_scores` runs the two one-sided pooled DM tests on score-set rows
-of one pair and applies the same rule.
+leaderboard calls it); :func:`verdict_from_scores` runs the two one-sided DM tests on score-set rows of one
+pair and applies the same rule. The tests are panel-robust by default (:func:`tycheon.stats.dm.dm_panel`:
+nothing assumed independent across series); ``inference="pooled"`` is the series-independent variant.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pandas as pd
 from tycheon.errors import StatisticInputError
 from tycheon.metrics.aggregate import row_crps, row_scales, step_loss
 from tycheon.metrics.probabilistic import CRPSKind
-from tycheon.stats.dm import DMResult, dm_pooled, pooled_layout
+from tycheon.stats.dm import DMResult, dm_panel, dm_pooled, panel_layout, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
 
 __all__ = [
@@ -177,8 +178,9 @@ def verdict_from_scores(
     crps_kind: CRPSKind | None = None,
     metric: str | None = None,
     alpha: float = 0.05,
+    inference: Literal["panel", "pooled"] = "panel",
 ) -> Verdict:
-    r"""Pooled one-sided DM tests of a challenger against the random walk on score-set rows.
+    r"""One-sided DM tests of a challenger against the random walk on score-set rows.
 
     .. math::
 
@@ -190,8 +192,10 @@ def verdict_from_scores(
     error :math:`(\hat y - y)^2` and the CRPS (exact from samples or approximate from quantiles, one
     kind for both models, never mixed; ``crps_kind`` is checked by
     :func:`~tycheon.metrics.aggregate.row_crps`). Each differential :math:`d = L^{\text{challenger}} -
-    L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_pooled`, ``alternative="less"``,
-    and the p-values go to :func:`verdict_vs_random_walk`.
+    L^{\text{baseline}}` is tested with :func:`~tycheon.stats.dm.dm_panel` (averaged over series per origin,
+    tested over the origins: robust to shocks shared across series), or with ``inference="pooled"`` by
+    :func:`~tycheon.stats.dm.dm_pooled` (assumes series independent), ``alternative="less"``, and the
+    p-values go to :func:`verdict_vs_random_walk`.
 
     With ``metric`` (e.g. ``"mase"``) the point leg is that metric's per-step loss from the metric registry
     (:func:`~tycheon.metrics.aggregate.step_loss`: scaled, as on a leaderboard of that metric) and the
@@ -234,18 +238,34 @@ def verdict_from_scores(
             f"{int(no_crps.sum())} paired row(s) lack a {kind} CRPS for one of the models; the CRPS leg of "
             "the verdict needs both models scored the same way (ADR-0006 decision 7)"
         )
-    series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
-    layout = pooled_layout(series, pairs["origin"].to_numpy())
-    dm_se, dm_crps = (
-        dm_pooled(
-            pairs[f"{leg}_c"].to_numpy(),
-            pairs[f"{leg}_b"].to_numpy(),
-            layout=layout,
-            horizon=horizon,
-            stride=stride,
-            alternative="less",
+    if inference == "pooled":
+        series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
+        layout = pooled_layout(series, pairs["origin"].to_numpy())
+        dm_se, dm_crps = (
+            dm_pooled(
+                pairs[f"{leg}_c"].to_numpy(),
+                pairs[f"{leg}_b"].to_numpy(),
+                layout=layout,
+                horizon=horizon,
+                stride=stride,
+                alternative="less",
+            )
+            for leg in ("se", "crps")
         )
-        for leg in ("se", "crps")
-    )
+    elif inference == "panel":
+        panel = panel_layout(pairs["origin"].to_numpy())
+        dm_se, dm_crps = (
+            dm_panel(
+                pairs[f"{leg}_c"].to_numpy(),
+                pairs[f"{leg}_b"].to_numpy(),
+                layout=panel,
+                horizon=horizon,
+                stride=stride,
+                alternative="less",
+            )
+            for leg in ("se", "crps")
+        )
+    else:
+        raise StatisticInputError(f"inference must be 'panel' or 'pooled'; got {inference!r}")
     label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
     return Verdict(label, dm_se, dm_crps, kind, len(pairs))
