@@ -26,13 +26,13 @@ def _canonical(table: pd.DataFrame, levels: tuple[float, ...] = ()) -> pd.DataFr
 
 
 def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
-    """A shuffled score-set table with two units, four models, own quantiles and some missing bands."""
+    """A shuffled score-set table with two units, four models, own quantiles and some missing bands; 8 origins, the fewest a test over time runs on."""
     rng = np.random.default_rng(seed)
     rows = []
     for unit in ("total", "series"):
         for m in ("ses", "naive", "croston", "tsb"):
             for s in range(7 if unit == "series" else 1):
-                for o in pd.date_range("2022-01-01", periods=3, freq="3MS"):
+                for o in pd.date_range("2022-01-01", periods=8, freq="3MS"):
                     for k in range(1, 4):
                         actual = float(rng.integers(0, 5))
                         point = actual + rng.normal()
@@ -156,7 +156,9 @@ def test_one_pass_gives_each_function_its_own_tables(categorical, metrics, point
     table = _table(categorical=categorical)
     boards, bands = lb.leaderboard_and_interval_tables(table, spec=spec, point_metric=point)
     assert boards == lb.leaderboard_tables(table, spec=spec)
-    expected = lb.interval_tables(table, point_metric=point or metrics[0], quantile_levels=spec.quantile_levels)
+    expected = lb.interval_tables(
+        table, point_metric=point or metrics[0], quantile_levels=spec.quantile_levels, min_cell=spec.min_cell
+    )
     assert bands == expected
     assert len(bands) and len(boards)
 

@@ -102,7 +102,7 @@ def test_the_vectorised_simulation_is_dm_panel():
             assert fast[r] == pytest.approx(p, rel=1e-9, abs=1e-15)
 
 
-CASES = list(itertools.product((8, 24), (H, 3), (0.0, 0.1, 0.3, 0.7), (0.0, 0.2)))
+CASES = list(itertools.product((6, 8, 24), (H, 3), (0.0, 0.1, 0.3, 0.7), (0.0, 0.2)))
 
 
 @pytest.mark.slow

@@ -9,27 +9,37 @@ those of the evaluation-choices paper, Table 2:
   the conservative CD on one origin per series (:mod:`tycheon.stats.friedman`; paper, section 3);
 - ``beats_baseline_blocks``: blocks in which the model's metric is strictly below the production
   baseline's on the same block;
-- ``dm_p`` / ``dm_p_bh`` / ``dm_direction``: two-sided pooled Diebold-Mariano test (HLN, overlap lag
-  :func:`tycheon.contract.overlap_lags`, :math:`t_{G-1}` on the :math:`G` (series, origin) blocks;
-  :func:`tycheon.stats.dm.dm_pooled`) against the production baseline on **the loss the table ranks**:
-  the per-step loss of the table's metric from the metric registry
+- ``dm_p`` / ``dm_p_bh`` / ``dm_direction``: two-sided **panel-robust** Diebold-Mariano test
+  (:func:`tycheon.stats.dm.dm_panel`: the per-step loss differential averaged over the series and steps of
+  each origin, the origin averages tested over time with HLN, overlap lag
+  :func:`tycheon.contract.overlap_lags` and :math:`t_{\\lceil T/(L+1)\\rceil-1}`; nothing is assumed
+  independent across series, so a calendar shock shared by the series counts once per origin; Driscoll &
+  Kraay 1998, evaluation-choices paper section 4.1) against the production baseline on **the loss the
+  table ranks**: the per-step loss of the table's metric from the metric registry
   (:func:`tycheon.metrics.aggregate.step_loss`: on a MASE table absolute errors divided by each block's
   MASE scale, on an RMSSE table squared errors divided by the RMSSE scale squared), Benjamini-Hochberg
   adjusted within the table's family (:func:`tycheon.stats.multiplicity.benjamini_hochberg`); the
   direction is the sign of the statistic where the adjusted p is below ``alpha`` (paper, Table 2 caption).
-  ``dm_unscaled_*`` is the paper's variant on unscaled per-step absolute errors, kept because the
-  direction can depend on the loss;
+  ``dm_pooled_*`` is the series-independent variant (:func:`tycheon.stats.dm.dm_pooled`, labelled with
+  that assumption, never a headline); ``dm_unscaled_*`` the paper's variant on unscaled per-step
+  absolute errors (panel-robust);
 - ``verdict_vs_rw`` / ``verdict_p_se`` / ``verdict_p_crps`` (+ ``_adj``): ADR-0006 decision 6 through
-  :func:`tycheon.stats.verdict.family_verdicts`: two one-sided pooled DM tests against the random walk, on
-  the table's point loss and on the CRPS scaled by the MASE scale, their p-values adjusted within the
-  table's family (BH by default, Holm by ``spec.verdict_adjust``). The CRPS is of **one kind for every
-  model of the table** (decision 7): each model's conformal band read as quantiles on one shared level
-  grid (``lo95, lo80, point, hi80, hi95`` at 0.025, 0.1, 0.5, 0.9, 0.975, or the 80% grid where no row
-  of the table has a 95% band); the kind and grid are recorded in ``tests.crps_kind``/``crps_levels``.
-  ``verdict_unscaled`` is the same rule on unscaled losses (the paper's variant);
-- **minimum cell** (WP26 section 6): a table with fewer than ``spec.min_cell`` scored blocks (the
-  per-series unit and every demand class) or scored per-step losses (aggregate units, class ``all``)
-  names no winner and gives no DM or verdict; ``tests.cell_ok``/``cell_count``/``cell_reason`` say so;
+  :func:`tycheon.stats.verdict.family_verdicts`, **one verdict per (unit, demand class, model)**, the same on
+  every metric's table: two one-sided panel-robust DM tests against the random walk, on the squared error
+  divided by the RMSSE scale squared (every series weighs alike, as RMSSE weighs them) and on the CRPS
+  divided by the MASE scale, their p-values adjusted within the cell's family (BH by default, Holm by
+  ``spec.verdict_adjust``). The CRPS is of **one kind for every model of the cell** (decision 7): each
+  model's conformal band read as quantiles on one shared level grid (``lo95, lo80, point, hi80, hi95``
+  at 0.025, 0.1, 0.5, 0.9, 0.975, or the 80% grid where no row of the cell has a 95% band); the kind
+  and grid are recorded in ``tests.verdict_crps_kind``/``verdict_crps_levels``. ``verdict_*_pooled`` is
+  the rule on series-independent pooled tests; ``verdict_*_unscaled`` on unscaled squared error and CRPS
+  (the paper's variant);
+- **minimum cell** (WP26 section 6; :func:`tycheon.analysis.cell.cell_check`): a table with fewer than
+  ``spec.min_cell`` scored blocks (series x origin, for every unit: an aggregate unit's blocks are its
+  origins) names no winner and gives no DM; the verdict needs the whole cell's blocks
+  (``tests.verdict_cell_count``). Tests over time need at least
+  :data:`tycheon.analysis.cell.MIN_TIME_POINTS` scored origins (``tests.n_time_points``,
+  ``tests.time_reason``); ``tests.cell_ok``/``cell_count``/``cell_reason`` say why a table is silent;
 - ``support`` / ``full_support``: blocks scored, and whether that equals the most-supported model's count
   (the site marks the others with a dagger).
 
@@ -49,7 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -58,6 +68,7 @@ from tycheon._codes import factorize_sorted, position_dtype, sorted_codes, uniqu
 from tycheon._frames import row_slice, row_spans
 from tycheon._typing import Alternative
 from tycheon.analysis.blockgrid import block_grid
+from tycheon.analysis.cell import MIN_TIME_POINTS, cell_check, time_check
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
@@ -71,7 +82,7 @@ from tycheon.metrics.aggregate import (
     summarize,
 )
 from tycheon.metrics.registry import get_metric
-from tycheon.stats.dm import DMResult, PooledLayout, dm_pooled
+from tycheon.stats.dm import DMResult, PanelLayout, PooledLayout, dm_panel, dm_pooled
 from tycheon.stats.friedman import conservative_cd, friedman_nemenyi
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean, spearman_test
@@ -218,6 +229,19 @@ class _StepGrid:
     def n_keys(self) -> int:
         return len(self.series)
 
+    def n_blocks(self) -> int:
+        """Distinct (series, origin) blocks among the keys: the minimum cell's count."""
+        return int(np.unique(self.series * self.n_origins + self.origin).size)
+
+    def n_origins_in(self, keep: np.ndarray | None = None) -> int:
+        """Distinct origins among the keys ``keep`` (all keys by default): a test over time's points."""
+        origin = self.origin if keep is None else self.origin[keep]
+        return int(np.unique(origin).size)
+
+    def panel(self, keep: np.ndarray) -> PanelLayout:
+        """:func:`tycheon.stats.dm.panel_layout` of the keys ``keep``: their origin codes (time order)."""
+        return PanelLayout(np.asarray(self.origin[keep], dtype=np.int64), self.n_origins)
+
     def layout(self, keep: np.ndarray) -> PooledLayout:
         """:func:`tycheon.stats.dm.pooled_layout` of the keys ``keep`` (a boolean ``[key]`` mask), built
         once per distinct mask: the (series, origin) blocks numbered in sorted order, as from the labels
@@ -265,8 +289,8 @@ class _Losses:
     values: np.ndarray  # [key, model], column-major: each model's losses are contiguous
     present: dict[str, int]  # model -> column of ``values``, models with at least one value
     finite: np.ndarray  # [key, model] ~isnan(values), read by every test of the model
-    tested: dict[tuple[str, str, str], tuple[DMResult | None, str | None]] = field(default_factory=dict)
-    """DM results on these losses by (model, against, alternative): the CRPS grids are tested against
+    tested: dict[tuple[str, str, str, str], tuple[DMResult | None, str | None]] = field(default_factory=dict)
+    """DM results on these losses by (model, against, alternative, inference): the CRPS grids are tested against
     the random walk once per metric of a table with the same result, so each test runs once."""
 
     def n_keys_with_value(self) -> int:
@@ -317,19 +341,35 @@ def _own_crps(table: pd.DataFrame, levels: tuple[float, ...]) -> pd.Series:
     return pd.Series(row_crps(table, quantile_levels=levels, crps_kind="approx_quantiles").values, index=table.index)
 
 
+Inference = Literal["panel", "pooled"]
+"""``panel``: :func:`tycheon.stats.dm.dm_panel` (the default, robust to shocks shared across series);
+``pooled``: :func:`tycheon.stats.dm.dm_pooled` (the named variant that assumes series independent)."""
+
+INFERENCE_TEXT = (
+    "panel-robust DM: the per-step loss differential averaged over the series and steps of each origin, the "
+    "origin averages tested over time (HLN, overlap lags ceil(h/stride)-1, t with ceil(T/(L+1))-1 degrees of "
+    "freedom); assumes nothing independent across series, only origin averages more than L origins apart "
+    "uncorrelated (Driscoll & Kraay 1998; evaluation-choices paper, section 4.1)"
+)
+POOLED_TEXT = (
+    "series-independent pooled DM: per-step losses pooled over series, dependence allowed within a series only; "
+    "assumes different series independent, which a calendar shock shared by the series contradicts"
+)
+
+
 def _dm(
-    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
+    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative, inference: Inference = "panel"
 ) -> tuple[DMResult | None, str | None]:
-    """Pooled DM of model ``a`` against ``b`` on the keys where both have a loss; or None and why (each
+    """DM test of model ``a`` against ``b`` on the keys where both have a loss; or None and why (each
     test once per loss grid: the spec's horizon and stride are those of the whole table)."""
-    key = (a, b, alternative)
+    key = (a, b, alternative, inference)
     if key not in losses.tested:
-        losses.tested[key] = _dm_once(losses, a, b, spec=spec, alternative=alternative)
+        losses.tested[key] = _dm_once(losses, a, b, spec=spec, alternative=alternative, inference=inference)
     return losses.tested[key]
 
 
 def _dm_once(
-    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative
+    losses: _Losses, a: str, b: str, *, spec: LeaderboardSpec, alternative: Alternative, inference: Inference
 ) -> tuple[DMResult | None, str | None]:
     absent = [m for m in (a, b) if m not in losses.present]
     if absent:
@@ -342,58 +382,68 @@ def _dm_once(
     if not both.all():  # a pair that shares every key (the usual case) is tested on the columns themselves
         la, lb = la[both], lb[both]
     try:
-        return dm_pooled(
-            la,
-            lb,
-            layout=losses.grid.layout(both),
-            horizon=spec.horizon,
-            stride=spec.stride,
-            alternative=alternative,
+        if inference == "pooled":
+            return dm_pooled(
+                la,
+                lb,
+                layout=losses.grid.layout(both),
+                horizon=spec.horizon,
+                stride=spec.stride,
+                alternative=alternative,
+            ), None
+        too_few = time_check(losses.grid.n_origins_in(both), horizon=spec.horizon, stride=spec.stride)
+        if too_few:
+            return None, too_few
+        return dm_panel(
+            la, lb, layout=losses.grid.panel(both), horizon=spec.horizon, stride=spec.stride, alternative=alternative
         ), None
     except InputError as err:
         return None, str(err)
 
 
-def _p_less(losses: _Losses, model: str, spec: LeaderboardSpec) -> tuple[float | None, str | None]:
-    res, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less")
+def _p_less(
+    losses: _Losses, model: str, spec: LeaderboardSpec, inference: Inference
+) -> tuple[float | None, str | None]:
+    res, why = _dm(losses, model, spec.random_walk, spec=spec, alternative="less", inference=inference)
     return (None, why) if res is None else (res.p_value, None)
 
 
-def _crps_p_less(crps: _Losses, models: list[str], spec: LeaderboardSpec) -> dict[str, tuple[float | None, str | None]]:
-    """:func:`_p_less` on a CRPS grid for every model but the random walk: the verdicts' CRPS half, which
-    is the same for every metric of a table, so it is tested once and the grid released before the
-    metrics' loss grids are built (two ``[key, model]`` grids fewer alive at once: on the m5scale table
-    the peak above the table went 1.14 -> 0.99 GiB, sampled in a fresh process)."""
-    return {m: _p_less(crps, m, spec) for m in models if m != spec.random_walk}
+def _legs_p_less(
+    losses: _Losses, models: list[str], spec: LeaderboardSpec, inference: Inference
+) -> dict[str, tuple[float | None, str | None]]:
+    """:func:`_p_less` on one leg's grid for every model but the random walk."""
+    return {m: _p_less(losses, m, spec, inference) for m in models if m != spec.random_walk}
+
+
+_VERDICT_FIELDS = (
+    "verdict_vs_rw",
+    "verdict_p_se",
+    "verdict_p_crps",
+    "verdict_p_se_adj",
+    "verdict_p_crps_adj",
+    "verdict_reason",
+)
 
 
 def _verdicts(
-    point: _Losses,
+    point_p: dict[str, tuple[float | None, str | None]],
     crps_p: dict[str, tuple[float | None, str | None]],
     models: list[str],
     spec: LeaderboardSpec,
     *,
     suffix: str = "",
 ) -> dict[str, dict[str, Any]]:
-    """ADR-0006 decision 6 for every model of a table: one-sided pooled DM p-values on the point loss and
-    the CRPS (``crps_p``: :func:`_crps_p_less` of the table's CRPS grid), the family adjustment and the
-    rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
-    keys = (
-        "verdict_vs_rw",
-        "verdict_p_se",
-        "verdict_p_crps",
-        "verdict_p_se_adj",
-        "verdict_p_crps_adj",
-        "verdict_reason",
-    )
-    out = {m: dict.fromkeys((k + suffix for k in keys), None) for m in models}
+    """ADR-0006 decision 6 for every model of a cell: the one-sided DM p-values of the point leg
+    (``point_p``) and the CRPS leg (``crps_p``, both from :func:`_legs_p_less`), the family adjustment
+    and the rule (:func:`tycheon.stats.verdict.family_verdicts`)."""
+    out: dict[str, dict[str, Any]] = {m: dict.fromkeys((f + suffix for f in _VERDICT_FIELDS), None) for m in models}
     p_se: dict[str, float] = {}
     p_crps: dict[str, float] = {}
     for m in models:
         if m == spec.random_walk:
             out[m]["verdict_reason" + suffix] = "is the random walk"
             continue
-        (pse, why_se), (pcr, why_cr) = _p_less(point, m, spec), crps_p[m]
+        (pse, why_se), (pcr, why_cr) = point_p[m], crps_p[m]
         out[m]["verdict_p_se" + suffix], out[m]["verdict_p_crps" + suffix] = pse, pcr
         reasons = ([] if pse is not None else [f"point-loss DM: {why_se}"]) + (
             [] if pcr is not None else [f"CRPS DM: {why_cr}"]
@@ -413,15 +463,17 @@ def _verdicts(
     return out
 
 
-def _dm_column(losses: _Losses, family: list[str], spec: LeaderboardSpec) -> dict[str, dict[str, Any]]:
-    """Two-sided pooled DM of each family model against the production baseline, BH-adjusted."""
-    runs = {m: _dm(losses, m, spec.baseline, spec=spec, alternative="two-sided") for m in family}
+def _dm_column(
+    losses: _Losses, family: list[str], spec: LeaderboardSpec, inference: Inference = "panel"
+) -> dict[str, dict[str, Any]]:
+    """Two-sided DM of each family model against the production baseline, BH-adjusted."""
+    runs = {m: _dm(losses, m, spec.baseline, spec=spec, alternative="two-sided", inference=inference) for m in family}
     tested = [m for m, (res, _) in runs.items() if res is not None and np.isfinite(res.p_value)]
     p_bh = dict(zip(tested, benjamini_hochberg([runs[m][0].p_value for m in tested]), strict=True))  # type: ignore[union-attr]
     out = {}
     for m, (res, why) in runs.items():
         adj = p_bh.get(m)
-        direction = "none"
+        direction = None if res is None else "none"  # "none": tested, not significant; None: not tested
         if adj is not None and adj < spec.alpha and res is not None:
             direction = "better" if res.statistic < 0 else "worse"
         out[m] = {
@@ -432,29 +484,6 @@ def _dm_column(losses: _Losses, family: list[str], spec: LeaderboardSpec) -> dic
             "reason": why,
         }
     return out
-
-
-def _cell(unit: str, demand_class: str, n_blocks: int, n_losses: int, spec: LeaderboardSpec) -> dict[str, Any]:
-    """WP26 section 6 minimum cell: blocks for per-series units and demand classes, per-step losses for
-    aggregate units."""
-    by_blocks = unit == "series" or demand_class != "all"
-    count, what = (n_blocks, "scored blocks") if by_blocks else (n_losses, "scored per-step losses")
-    ok = count >= spec.min_cell
-    reason = (
-        None
-        if ok
-        else (
-            f"{count} {what}, fewer than the minimum cell of {spec.min_cell} (WP26 section 6): "
-            "no winner and no verdicts are named on so few"
-        )
-    )
-    return {
-        "cell_ok": ok,
-        "cell_count": int(count),
-        "cell_counts": what,
-        "min_cell": int(spec.min_cell),
-        "cell_reason": reason,
-    }
 
 
 def _wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -515,11 +544,52 @@ def _friedman(wide: pd.DataFrame, models: list[str], spec: LeaderboardSpec) -> d
     return out
 
 
-_SQUARED = ("rmsse", "rmse")
-"""Metrics whose unscaled verdict compares squared errors (the others compare absolute errors)."""
-
 _SCORED_KEYS = ("model", "series_id", "origin")
 """The block columns a leaderboard cell reads beside its metric (counts, the wide grid, the summary)."""
+
+VERDICT_POINT_LOSS = "squared error / RMSSE scale squared"
+"""The verdict's point leg, one for every metric table (ADR-0006 decision 6: squared error, scaled as
+RMSSE scales it so that every series weighs alike)."""
+
+
+def _cell_verdicts(
+    table: pd.DataFrame, grid: _StepGrid, models: list[str], spec: LeaderboardSpec, band_level: int, reason: str | None
+) -> dict[str, dict[str, Any]]:
+    """The one verdict of every model of a (unit, demand class) cell, with its variants.
+
+    Legs: squared error / RMSSE scale squared and the band CRPS / MASE scale, each tested one-sided
+    against the random walk with :func:`tycheon.stats.dm.dm_panel`, adjusted within the cell's family
+    (``spec.verdict_adjust``). ``_pooled``: the same legs by the series-independent
+    :func:`tycheon.stats.dm.dm_pooled` (a named variant, never the headline); ``_unscaled``: unscaled
+    squared error and CRPS (the paper's variant), panel-robust. ``reason`` (the minimum cell's) voids all.
+    The grids are built one at a time and released after their tests."""
+    suffixes = ("", "_pooled", "_unscaled")
+    if reason is not None:
+        fields = [f"{f}{x}" for x in suffixes for f in _VERDICT_FIELDS]
+        return {m: dict.fromkeys(fields) | {f"verdict_reason{x}": reason for x in suffixes} for m in models}
+    band_crps = _band_crps(table, band_level).to_numpy()
+    legs: dict[str, dict[str, tuple[float | None, str | None]]] = {}
+    crps = _pivot(grid, band_crps)
+    legs["crps_unscaled"] = _legs_p_less(crps, models, spec, "panel")
+    del crps
+    np.divide(band_crps, row_scales(table, columns=("scale_mae",))["scale_mae"], out=band_crps)
+    crps = _pivot(grid, band_crps)
+    del band_crps
+    legs["crps"] = _legs_p_less(crps, models, spec, "panel")
+    legs["crps_pooled"] = _legs_p_less(crps, models, spec, "pooled")
+    del crps
+    se = _pivot_loss(grid, table, "rmsse")
+    legs["se"] = _legs_p_less(se, models, spec, "panel")
+    legs["se_pooled"] = _legs_p_less(se, models, spec, "pooled")
+    del se
+    se = _pivot_loss(grid, table, "rmse")
+    legs["se_unscaled"] = _legs_p_less(se, models, spec, "panel")
+    del se
+    out: dict[str, dict[str, Any]] = {m: {} for m in models}
+    for x in suffixes:
+        for m, v in _verdicts(legs["se" + x], legs["crps" + x], models, spec, suffix=x).items():
+            out[m].update(v)
+    return out
 
 
 def _one_class(
@@ -535,21 +605,16 @@ def _one_class(
     family = [m for m in models if m != spec.baseline]
     band_level = _band_grid(table)
     grid = _step_grid(table)  # first: its key temporaries are freed before any per-row array is made
-    # the CRPS grids are only ever tested against the random walk, alike for every metric: tested here,
-    # one grid at a time, and released; the per-row CRPS is scaled in place (the same quotients)
-    band_crps = _band_crps(table, band_level).to_numpy()
-    crps_raw = _crps_p_less(_pivot(grid, band_crps), models, spec)
-    np.divide(band_crps, row_scales(table, columns=("scale_mae",))["scale_mae"], out=band_crps)
-    crps_scaled = _crps_p_less(_pivot(grid, band_crps), models, spec)
-    del band_crps
+    # one verdict per (unit, demand class, model), the same on every metric's table (ADR-0006 decision 6)
+    whole = cell_check(grid.n_blocks(), min_cell=spec.min_cell)
+    n_time = grid.n_origins_in()
+    time_reason = time_check(n_time, horizon=spec.horizon, stride=spec.stride)
+    verdicts = _cell_verdicts(table, grid, models, spec, band_level, whole.reason)
     mae = _pivot_loss(grid, table, "mae")  # the paper's unscaled per-step absolute error
-    dm_unscaled = _dm_column(mae, family, spec)
-    abs_err: _Losses | None = mae
+    dm_unscaled = _dm_column(mae, family, spec) if whole.ok else {}
     del mae
     entries = []
-    for i, metric in enumerate(spec.metrics):
-        if abs_err is not None and all(m in _SQUARED for m in spec.metrics[i:]):
-            abs_err = None  # no metric left reads it (one [key, model] grid fewer beside the next ones)
+    for metric in spec.metrics:
         # the blocks with this metric, of only the columns read below (every block column was copied:
         # 0.4 GB for the series unit at M5 size, alive beside its loss grids)
         keep = [c for c in (*_SCORED_KEYS, "zero_scale", metric) if c in blocks.columns]
@@ -560,20 +625,16 @@ def _one_class(
         if not ranked_models:
             continue
         own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
-        loss = _pivot_loss(grid, table, metric, crps=None if own is None else own.to_numpy())
-        n_losses = loss.n_keys_with_value()
-        cell = _cell(unit, demand_class, n_blocks_total, n_losses, spec)
-        unscaled_point = _pivot_loss(grid, table, "rmse") if metric in _SQUARED else abs_err
-        assert unscaled_point is not None
-        if cell["cell_ok"]:
+        cell = cell_check(n_blocks_total, min_cell=spec.min_cell)
+        if cell.ok:
+            loss = _pivot_loss(grid, table, metric, crps=None if own is None else own.to_numpy())
             dm = _dm_column(loss, family, spec)
-            verdicts = _verdicts(loss, crps_scaled, models, spec)
-            unscaled = _verdicts(unscaled_point, crps_raw, models, spec, suffix="_unscaled")
+            dm_pooled_col = _dm_column(loss, family, spec, "pooled")
+            del loss
         else:
-            skip = {"stat": None, "p": None, "p_bh": None, "direction": None, "reason": cell["cell_reason"]}
+            skip = {"stat": None, "p": None, "p_bh": None, "direction": None, "reason": cell.reason}
             dm = {m: skip for m in family}
-            verdicts = {m: {"verdict_vs_rw": None, "verdict_reason": cell["cell_reason"]} for m in models}
-            unscaled = {m: {"verdict_vs_rw_unscaled": None} for m in models}
+            dm_pooled_col = {m: skip for m in family}
         summary = summarize(scored, metrics=[metric], by=["model"]).set_index("model")
         wide = _wide(scored, metric)  # [(series, origin), model]
         tests = _friedman(wide, ranked_models, spec)
@@ -591,7 +652,7 @@ def _one_class(
             beats = None
             if m != spec.baseline and base is not None:
                 beats = int((wide[m] < base).sum())  # blocks both have (NaN compares False)
-            d, u = dm.get(m), dm_unscaled.get(m)
+            d, u, q = dm.get(m), dm_unscaled.get(m), dm_pooled_col.get(m)
             rows.append({
                 "rank": ranks[m], "model": m, "display_name": display.get(m, m),
                 "mean": means[m], "median": medians[m],
@@ -601,7 +662,9 @@ def _one_class(
                 "dm_reason": "is the production baseline" if d is None else d["reason"],
                 "dm_unscaled_p": None if u is None else u["p"], "dm_unscaled_p_bh": None if u is None else u["p_bh"],
                 "dm_unscaled_direction": None if u is None else u["direction"],
-                **verdicts[m], **unscaled[m], "support": int(support[m]),
+                "dm_pooled_p": None if q is None else q["p"], "dm_pooled_p_bh": None if q is None else q["p_bh"],
+                "dm_pooled_direction": None if q is None else q["direction"],
+                **verdicts[m], "support": int(support[m]),
                 "full_support": bool(support[m] == support.max()),
                 "is_baseline": m == spec.baseline, "is_random_walk": m == spec.random_walk,
             })  # fmt: skip
@@ -612,17 +675,23 @@ def _one_class(
             dm_unscaled_loss="absolute error (unscaled)",
             dm_family_size=sum(1 for m in family if dm.get(m, {}).get("p_bh") is not None),
             dm_overlap_lag=overlap_lags(spec.horizon, spec.stride),
-            verdict_point_loss=_loss_label(metric),
+            inference=INFERENCE_TEXT,
+            inference_pooled=POOLED_TEXT,
+            n_time_points=int(n_time),
+            min_time_points=MIN_TIME_POINTS,
+            time_reason=time_reason,
+            verdict_point_loss=VERDICT_POINT_LOSS,
             verdict_adjust=spec.verdict_adjust,
+            verdict_cell_count=int(whole.count),
             crps_kind=BAND_CRPS_KIND if metric != "crps" else "approx_quantiles",
             crps_levels=list(BAND_GRIDS[band_level][0]) if metric != "crps" else list(spec.quantile_levels),
             verdict_crps_kind=BAND_CRPS_KIND,
             verdict_crps_levels=list(BAND_GRIDS[band_level][0]),
             verdict_crps_scale="scale_mae",
             n_zero_scale_blocks=int(zero_scale),
-            **cell,
+            **cell.as_tests(),
         )
-        winner = rows[0]["model"] if cell["cell_ok"] and spec_m.ranked else None
+        winner = rows[0]["model"] if cell.ok and spec_m.ranked else None
         entries.append(
             {
                 "unit": unit,
@@ -636,9 +705,7 @@ def _one_class(
                 "tests": tests,
             }
         )
-        # this metric's loss grids, before the next metric's are made (two [key, model] grids of
-        # float64 were alive at once: 117 MB each for the series unit at M5 size)
-        del loss, unscaled_point, wide, scored
+        del wide, scored
     return entries
 
 
@@ -737,7 +804,9 @@ def leaderboard_and_interval_tables(
     intervals: list[dict[str, Any]] = []
     for unit, dc, rows, bl in tables:
         leaderboards.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
-        intervals.append(_one_interval_table(rows, bl, unit=unit, demand_class=dc, point_metric=point))
+        intervals.append(
+            _one_interval_table(rows, bl, unit=unit, demand_class=dc, point_metric=point, min_cell=spec.min_cell)
+        )
         del rows, bl  # before the next class's rows are gathered
     return leaderboards, intervals
 
@@ -762,7 +831,11 @@ def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
 
 
 def interval_tables(
-    table: pd.DataFrame, *, point_metric: str = "mase", quantile_levels: tuple[float, ...] = ()
+    table: pd.DataFrame,
+    *,
+    point_metric: str = "mase",
+    quantile_levels: tuple[float, ...] = (),
+    min_cell: int = 30,
 ) -> list[dict[str, Any]]:
     r"""Coverage and MSIS of the conformal bands per model, per unit × demand class.
 
@@ -780,7 +853,8 @@ def interval_tables(
     (``interval_metric``: ``msis95``, else ``msis80``); the table carries Spearman's :math:`\rho` between
     the two rankings with its p-value (:func:`tycheon.stats.ranking.spearman_test`) and ``max_move``, the
     largest number of places any model shifts. ``quantile_levels`` is needed only when ``point_metric``
-    is ``"crps"`` (approximate CRPS of the models' own quantiles).
+    is ``"crps"`` (approximate CRPS of the models' own quantiles). A cell with fewer than ``min_cell``
+    scored blocks names no ranking (:func:`tycheon.analysis.cell.cell_check`; ``cell_*`` fields).
 
     References
     ----------
@@ -799,17 +873,22 @@ def interval_tables(
     )
     out = []
     for unit, dc, rec, bl in tables:
-        out.append(_one_interval_table(rec, bl, unit=unit, demand_class=dc, point_metric=point_metric))
+        out.append(
+            _one_interval_table(rec, bl, unit=unit, demand_class=dc, point_metric=point_metric, min_cell=min_cell)
+        )
         del rec, bl  # before the next class's rows are gathered
     return out
 
 
 def _one_interval_table(
-    rec: pd.DataFrame, bl: pd.DataFrame, *, unit: str, demand_class: str, point_metric: str
+    rec: pd.DataFrame, bl: pd.DataFrame, *, unit: str, demand_class: str, point_metric: str, min_cell: int
 ) -> dict[str, Any]:
     """The interval table of one (unit, demand class): its records ``rec`` (at least the model, band and
-    actual columns) and its blocks ``bl`` (with ``point_metric``, ``msis80`` and ``msis95``)."""
+    actual columns) and its blocks ``bl`` (with ``point_metric``, ``msis80`` and ``msis95``). Below the
+    minimum cell (:func:`tycheon.analysis.cell.cell_check` on the cell's blocks) the coverage and MSIS are
+    shown but no ranking is named."""
     metrics = [point_metric, "msis80", "msis95"]
+    cell = cell_check(int(bl[["series_id", "origin"]].drop_duplicates().shape[0]), min_cell=min_cell)
     n_rec = _model_counts(rec, rec["has_band"].to_numpy(dtype=bool))
     cover = {level: _record_coverage(rec, level) for level in ("80", "95")}
     s = summarize(bl, metrics=metrics, by=["model"]).set_index("model")
@@ -824,17 +903,21 @@ def _one_interval_table(
             "coverage95": _or_none(cover["95"].get(m)),
             "msis80": s.at[m, "msis80_mean"],
             "msis95": s.at[m, "msis95_mean"],
-            "rank_point": point_rank[m],
-            "rank_interval": msis_rank[m],
+            "rank_point": point_rank[m] if cell.ok else None,
+            "rank_interval": msis_rank[m] if cell.ok else None,
         }
         for m in s.index
     ]
+    compared = _point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank)
+    if not cell.ok:
+        compared = {k: (v if k == "interval_metric" else None) for k, v in compared.items()}
     return {
         "unit": unit,
         "demand_class": demand_class,
         "band": "conformal",
         "rows": rows,
-        **_point_vs_interval(s, point_metric, interval_metric, point_rank, msis_rank),
+        **compared,
+        **cell.as_tests(),
     }
 
 
