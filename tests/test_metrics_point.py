@@ -242,6 +242,7 @@ def test_every_public_statistic_documents_its_formula_and_reference():
     helpers = {
         "scale_column",
         "pooled_layout",
+        "panel_layout",
         "seasonal_naive_scales",
         "get_metric",
         "glossary",

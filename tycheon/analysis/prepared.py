@@ -1,11 +1,14 @@
 """Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores
-and per-step losses computed once and reused by every analysis, and the pooled DM family against the
-baseline. No statistic lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
+and per-step forecasts computed once and reused by every analysis, and the DM family against the
+baseline (:func:`dm_family`: the panel-robust test of :func:`tycheon.stats.dm.dm_panel` wherever series
+are pooled; the pooled test, which assumes series independent, where a page reproduces the paper's
+count). No statistic lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
 
 A full score set of a large panel (30,490 series x 8 origins x 6 steps x 9 models: 11 million rows) is
 read once per unit: block scores are computed model by model (a block belongs to one model, so this is
-exact and keeps the intermediate arrays small) and the per-step losses are laid out once as a dense
-``[cell, model]`` array, a cell being one (series, origin, step).
+exact and keeps the intermediate arrays small) and the per-step point forecasts are laid out once as a
+dense ``[cell, model]`` array, a cell being one (series, origin, step), from which the per-step loss of
+any point metric is evaluated by the metric registry (:meth:`StepLosses.loss`).
 """
 
 from __future__ import annotations
@@ -13,18 +16,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from tycheon._codes import factorize_sorted, position_dtype, unique_inverse
+from tycheon._frames import row_spans
 from tycheon.analysis.blockgrid import block_grid
+from tycheon.analysis.cell import time_check
 from tycheon.backtest.scoreset import concat_tables
+from tycheon.contract import quantile_column
 from tycheon.errors import InputError
-from tycheon.metrics.aggregate import block_scores, column_values
-from tycheon.metrics.registry import term_values
-from tycheon.stats.dm import dm_cross_sectional, dm_pooled, pooled_layout
+from tycheon.metrics.aggregate import STEP_LOSS_CHUNK, block_scores, column_values, row_crps, step_loss
+from tycheon.metrics.registry import get_metric
+from tycheon.stats.dm import dm_cross_sectional, dm_panel, dm_pooled, panel_layout, pooled_layout
 from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
 
@@ -33,6 +39,7 @@ __all__ = [
     "READ_COLUMNS",
     "BlockCollector",
     "DMFamily",
+    "DMTest",
     "PreparedScores",
     "ScoredUnit",
     "StepLosses",
@@ -78,29 +85,61 @@ def ranks(values: Mapping[Any, Any]) -> dict[str, int]:
 
 @dataclass(frozen=True, eq=False)
 class StepLosses:
-    """Per-step absolute errors of every model on the unit's cells (one cell per (series, origin, step))."""
+    """Every model's per-step forecasts on the unit's cells (one cell per (series, origin, step)), from
+    which :meth:`loss` gives the per-step loss of any registry metric.
+
+    The actual, the scales, the target period and the demand class belong to the cell (every model of a
+    cell shares them); the point forecast (and the own-quantile CRPS, where asked for) to the cell and
+    the model."""
 
     models: list[str]
-    loss: np.ndarray  # [cell, model] |point - actual|, NaN where the model did not forecast the cell
+    point: np.ndarray  # [cell, model] point forecast, NaN where the model did not forecast the cell
+    actual: np.ndarray  # [cell]
     series: np.ndarray  # [cell] series code
     origin: np.ndarray  # [cell] origin code (origins in time order)
     period: np.ndarray  # [cell] target-period code (periods in time order)
     scale_mae: np.ndarray  # [cell]
     scale_rmse: np.ndarray  # [cell]
     demand_class: np.ndarray  # [cell] demand class of the cell's (series, origin) block
+    crps: np.ndarray | None = None  # [cell, model] CRPS of the model's own quantiles (approx_quantiles)
+    quantile_levels: tuple[float, ...] = ()  # the levels of ``crps``
 
     def where(self, keep: np.ndarray) -> StepLosses:
         """The same losses on the cells ``keep`` (a boolean ``[cell]`` mask)."""
         return StepLosses(
             self.models,
-            self.loss[keep],
+            self.point[keep],
+            self.actual[keep],
             self.series[keep],
             self.origin[keep],
             self.period[keep],
             self.scale_mae[keep],
             self.scale_rmse[keep],
             self.demand_class[keep],
+            None if self.crps is None else self.crps[keep],
+            self.quantile_levels,
         )
+
+    def loss(self, metric: str = "mae") -> np.ndarray:
+        r"""``[cell, model]`` per-step loss that a test on a table of ``metric`` compares:
+        :func:`tycheon.metrics.aggregate.step_loss` (the registry's :attr:`MetricSpec.step_loss`), as the
+        leaderboard evaluates it; NaN where a model did not forecast a cell or the metric's scale is zero.
+
+        ``mae``: :math:`|e|` (the paper's unscaled absolute error); ``mase``: :math:`|e|/s_{\mathrm{MAE}}`;
+        ``rmsse``: :math:`e^2/s^2_{\mathrm{RMSE}}`; ``crps``: the CRPS of the model's own quantiles
+        (needs :meth:`UnitScores.step_losses` with ``quantile_levels``). Metrics of bands are refused
+        (:class:`~tycheon.errors.MetricInputError`): the cells hold point forecasts only."""
+        if "crps" in get_metric(metric).terms and self.crps is None:
+            raise InputError(f"metric {metric!r} needs the own-quantile CRPS: step_losses(quantile_levels=...)")
+        out = np.full(self.point.shape, np.nan, order="F")
+        for j in range(len(self.models)):  # one model's column at a time: a [cell] frame, no [cell, model] copy
+            cells = pd.DataFrame(
+                {"actual": self.actual, "point": self.point[:, j], "scale_mae": self.scale_mae,
+                 "scale_rmse": self.scale_rmse},
+                copy=False,
+            )  # fmt: skip
+            out[:, j] = step_loss(cells, metric, crps=None if self.crps is None else self.crps[:, j])
+        return out
 
 
 class UnitScores:
@@ -118,6 +157,7 @@ class UnitScores:
             self._span = slice(int(index[0]), int(index[-1]) + 1)
         self._blocks: pd.DataFrame | None = None
         self._metrics: tuple[str, ...] = ()
+        self._levels: tuple[float, ...] = ()  # the own-quantile levels of the blocks' ``crps``
         self._losses: StepLosses | None = None
         self._model_codes: tuple[np.ndarray, list[str]] | None = None
 
@@ -163,11 +203,14 @@ class UnitScores:
                 return int(np.unique(raw).size)
         return int(pd.unique(self.column(name)).size)
 
-    def _take(self, positions: np.ndarray | None, *, categorical: bool = False) -> pd.DataFrame:
-        """The needed columns at some row positions of the table (column by column: no full-table copy).
-        Text columns come as arrays of objects, as ``to_numpy`` gives them; ``categorical`` keeps them
-        categorical (for :func:`~tycheon.metrics.aggregate.block_scores`, whose blocks are the same)."""
-        cols = [c for c in READ_COLUMNS if c in self._table.columns]
+    def _take(
+        self, positions: np.ndarray | None, *, categorical: bool = False, extra: Sequence[str] = ()
+    ) -> pd.DataFrame:
+        """The needed columns (and ``extra`` ones) at some row positions of the table (column by column: no
+        full-table copy). Text columns come as arrays of objects, as ``to_numpy`` gives them;
+        ``categorical`` keeps them categorical (for :func:`~tycheon.metrics.aggregate.block_scores`, whose
+        blocks are the same)."""
+        cols = [c for c in (*READ_COLUMNS, *extra) if c in self._table.columns]
         if positions is None:
             return self._table[cols]
         if categorical:
@@ -179,29 +222,39 @@ class UnitScores:
         """A copy of the unit's rows (needed columns only)."""
         return self._take(self._index)
 
-    def by_model(self, *, categorical: bool = False) -> Iterator[tuple[str, pd.DataFrame]]:
-        """Each model's rows (a copy of one model's rows at a time), models in sorted order."""
+    def by_model(self, *, categorical: bool = False, extra: Sequence[str] = ()) -> Iterator[tuple[str, pd.DataFrame]]:
+        """Each model's rows (a copy of one model's rows at a time), models in sorted order; the needed
+        columns and ``extra`` ones."""
         codes, models = self._codes()
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(models) + 1))
         for j, m in enumerate(models):
             pos = order[bounds[j] : bounds[j + 1]]
-            yield m, self._take(pos if self._index is None else self._index[pos], categorical=categorical)
+            yield m, self._take(pos if self._index is None else self._index[pos], categorical=categorical, extra=extra)
 
-    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
+    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS, *, quantile_levels: Sequence[float] = ()) -> pd.DataFrame:
         """:func:`tycheon.metrics.aggregate.block_scores` of the unit, model by model; the text keys are the
-        table's categoricals (``categorical_keys``), the labels only where the table has none."""
+        table's categoricals (``categorical_keys``), the labels only where the table has none. ``crps``
+        is the CRPS of the models' own quantiles at ``quantile_levels`` (``approx_quantiles``, as the
+        leaderboard's ``crps`` tables)."""
         want = tuple(dict.fromkeys((*BLOCK_METRICS, *metrics)))
-        if self._blocks is None or not set(want) <= set(self._metrics):
+        levels = tuple(float(q) for q in quantile_levels) if "crps" in want else ()
+        if self._blocks is None or not set(want) <= set(self._metrics) or (levels and levels != self._levels):
+            kw: dict[str, Any] = {"quantile_levels": levels, "crps_kind": "approx_quantiles"} if levels else {}
+            extra = [quantile_column(q) for q in levels]
             parts = [
-                block_scores(g, metrics=list(want), categorical_keys=True) for _, g in self.by_model(categorical=True)
+                block_scores(g, metrics=list(want), categorical_keys=True, **kw)
+                for _, g in self.by_model(categorical=True, extra=extra)
             ]
-            self._blocks, self._metrics = pd.concat(parts, ignore_index=True), want
+            self._blocks, self._metrics, self._levels = pd.concat(parts, ignore_index=True), want, levels
         return self._blocks
 
-    def step_losses(self) -> StepLosses:
-        if self._losses is None:
-            self._losses = _step_losses(self)
+    def step_losses(self, *, quantile_levels: Sequence[float] = ()) -> StepLosses:
+        """The unit's per-step forecasts on its cells (:class:`StepLosses`), with the CRPS of the models'
+        own quantiles at ``quantile_levels`` when given (for :meth:`StepLosses.loss` of ``crps``)."""
+        levels = tuple(float(q) for q in quantile_levels)
+        if self._losses is None or (levels and self._losses.quantile_levels != levels):
+            self._losses = _step_losses(self, levels)
         return self._losses
 
 
@@ -218,17 +271,19 @@ class ScoredUnit(UnitScores):
     def _released(self, what: str) -> InputError:
         return InputError(f"unit {self.unit!r} keeps its block scores only (its rows were released): no {what}")
 
-    def _take(self, positions: np.ndarray | None, *, categorical: bool = False) -> pd.DataFrame:
+    def _take(
+        self, positions: np.ndarray | None, *, categorical: bool = False, extra: Sequence[str] = ()
+    ) -> pd.DataFrame:
         raise self._released("rows")
 
-    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS) -> pd.DataFrame:
+    def blocks(self, metrics: Sequence[str] = BLOCK_METRICS, *, quantile_levels: Sequence[float] = ()) -> pd.DataFrame:
         missing = [m for m in metrics if m not in self._metrics]
         if missing:
             raise self._released(f"block scores of {missing} (scored: {list(self._metrics)})")
         assert self._blocks is not None
         return self._blocks
 
-    def step_losses(self) -> StepLosses:
+    def step_losses(self, *, quantile_levels: Sequence[float] = ()) -> StepLosses:
         raise self._released("per-step losses")
 
 
@@ -277,7 +332,7 @@ class BlockCollector:
         return out
 
 
-def _step_losses(unit: UnitScores) -> StepLosses:
+def _step_losses(unit: UnitScores, quantile_levels: tuple[float, ...] = ()) -> StepLosses:
     # cell = (series * n_origins + origin) * n_steps + (step - 1), built in place: each int64 [row]
     # temporary is 117 MB for the series unit at M5 size, and the expression form held five at once
     cell, s_uni = unit.factorize("series_id")
@@ -297,16 +352,21 @@ def _step_losses(unit: UnitScores) -> StepLosses:
     cells, cell_idx = unique_inverse(cell, size=len(s_uni) * len(o_uni) * n_h, compact=True)
     del cell
     m_codes, models = unit._codes()
-    loss = np.full((len(cells), len(models)), np.nan, order="F")  # [cell, model]: a model's losses contiguous
-    loss[cell_idx, m_codes] = term_values(  # the registry's per-step absolute error
-        ("abs_err",),
-        actual=np.asarray(unit.column("actual"), dtype=np.float64),  # no copy of a float column
-        point=np.asarray(unit.column("point"), dtype=np.float64),
-    )["abs_err"]
+    point = np.full((len(cells), len(models)), np.nan, order="F")  # [cell, model]: a model's column contiguous
+    point[cell_idx, m_codes] = np.asarray(unit.column("point"), dtype=np.float64)
     first = np.zeros(len(cells), dtype=np.int64)
     rows = np.arange(len(cell_idx), dtype=position_dtype(len(cell_idx)))
     first[cell_idx[::-1]] = rows[::-1]  # a row of each cell (the first)
     del rows
+    y = np.asarray(unit.column("actual"), dtype=np.float64)  # no copy of a float column
+    actual = y[first]
+    differ = ~((y == actual[cell_idx]) | (np.isnan(y) & np.isnan(actual[cell_idx])))
+    if differ.any():
+        raise InputError(
+            f"unit {unit.unit!r}: {int(differ.sum())} row(s) give another actual than the other models' rows of "
+            "the same (series, origin, step): one score set holds one actual per target"
+        )
+    del y, differ
     p_codes, _ = factorize_sorted(unit.column("target_period")[first])
     scale = {
         c: (
@@ -321,17 +381,40 @@ def _step_losses(unit: UnitScores) -> StepLosses:
         if "demand_class" in unit._table.columns
         else np.full(len(cells), None, dtype=object)
     )
+    crps = None
+    if quantile_levels:
+        crps = np.full((len(cells), len(models)), np.nan, order="F")
+        crps[cell_idx, m_codes] = _own_crps(unit, quantile_levels)
     per_origin = len(o_uni) * n_h
     return StepLosses(
         list(models),
-        loss,
+        point,
+        actual,
         cells // per_origin,
         (cells // n_h) % len(o_uni),
         p_codes,
         scale["scale_mae"],
         scale["scale_rmse"],
         classes,
+        crps,
+        tuple(quantile_levels),
     )
+
+
+def _own_crps(unit: UnitScores, levels: tuple[float, ...]) -> np.ndarray:
+    """``[row]`` CRPS of each row's own quantiles at ``levels``, as the leaderboard's ``crps`` tables score
+    it (:func:`tycheon.metrics.aggregate.row_crps`, ``approx_quantiles``); NaN where a row has none, or
+    everywhere when the table lacks a level's column. Evaluated a block of rows at a time."""
+    cols = [quantile_column(q) for q in levels]
+    n = len(unit.column("step"))
+    if len(levels) < 2 or any(c not in unit._table.columns for c in cols):
+        return np.full(n, np.nan)
+    arrays = {c: np.asarray(unit.column(c), dtype=np.float64) for c in ("actual", *cols)}
+    out = np.empty(n)
+    for a, b in row_spans(n, STEP_LOSS_CHUNK):
+        part = pd.DataFrame({c: v[a:b] for c, v in arrays.items()}, copy=False)
+        out[a:b] = row_crps(part, quantile_levels=levels, crps_kind="approx_quantiles").values
+    return out
 
 
 class PreparedScores(Mapping[str, UnitScores]):
@@ -402,9 +485,15 @@ def require_models(unit: UnitScores, models: Sequence[str]) -> None:
         raise InputError(f"model(s) {absent} have no rows in unit {unit.unit!r} (models present: {sorted(present)})")
 
 
+DMTest = Literal["panel", "pooled", "cross_sectional"]
+"""Which DM test a family runs: ``panel`` (:func:`tycheon.stats.dm.dm_panel`: nothing assumed independent
+across series), ``pooled`` (:func:`~tycheon.stats.dm.dm_pooled`: **assumes series
+independent**) or ``cross_sectional`` (:func:`~tycheon.stats.dm.dm_cross_sectional`: period averages)."""
+
+
 @dataclass(frozen=True)
 class DMFamily:
-    """DM of every challenger against the baseline on per-step absolute errors, BH adjusted."""
+    """DM of every challenger against the baseline on one per-step loss, BH adjusted."""
 
     n_better: int
     n_worse: int
@@ -413,33 +502,75 @@ class DMFamily:
     p_value: dict[str, float]
     p_bh: dict[str, float]
     statistic: dict[str, float]
+    test: str = "pooled"  # DMTest
+    loss: str = "mae"  # the registry metric whose per-step loss is compared (StepLosses.loss)
+    reason: str | None = None  # why no model was tested (too few time points for the panel test), else None
 
 
 def dm_family(
-    losses: StepLosses, *, baseline: str, horizon: int, stride: int, alpha: float, cross_sectional: bool = False
+    losses: StepLosses,
+    *,
+    baseline: str,
+    horizon: int,
+    stride: int,
+    alpha: float,
+    metric: str = "mae",
+    test: DMTest = "pooled",
+    cross_sectional: bool = False,
+    loss: np.ndarray | None = None,
 ) -> DMFamily:
-    """DM of each model against ``baseline`` on the cells both forecast, pooled over (series, origin)
-    blocks (:func:`tycheon.stats.dm.dm_pooled`) or on period averages
-    (:func:`~tycheon.stats.dm.dm_cross_sectional`), Benjamini-Hochberg adjusted; a model the test refuses
-    (too few blocks or periods) is left out of the family."""
+    r"""Two-sided DM of each model against ``baseline`` on the cells both forecast, Benjamini-Hochberg
+    adjusted; a model the test refuses (too few blocks or origins) is left out of the family.
+
+    The loss is :meth:`StepLosses.loss` of ``metric`` (``mae``: unscaled absolute errors, the paper's;
+    a table's metric: the loss that table ranks). ``test``:
+
+    - ``panel``: :func:`tycheon.stats.dm.dm_panel`, the differential averaged over every (series, step)
+      of an origin and tested over the origins; nothing is assumed independent across series. The test
+      wherever a p-value pools series. Run only when the family's origins pass
+      :func:`tycheon.analysis.cell.time_check` (at least :data:`~tycheon.analysis.cell.MIN_TIME_POINTS`);
+      otherwise nothing is tested and ``reason`` says why;
+    - ``pooled`` (the default, for the unit inversion, whose page shows the paper's pooled count beside
+      the cross-sectional one): :func:`~tycheon.stats.dm.dm_pooled` over (series, origin) blocks,
+      **assuming series independent** (oversized when series share calendar shocks);
+    - ``cross_sectional``: :func:`~tycheon.stats.dm.dm_cross_sectional` on target-period averages
+      (``cross_sectional=True`` is the same).
+
+    ``loss`` is ``losses.loss(metric)`` where the caller has already evaluated it (``[cell, model]``).
+    """
+    if cross_sectional:
+        test = "cross_sectional"
+    if test not in ("panel", "pooled", "cross_sectional"):
+        raise InputError(f"test must be 'panel', 'pooled' or 'cross_sectional'; got {test!r}")
     if baseline not in losses.models:
-        return DMFamily(0, 0, 0, 0, {}, {}, {})
+        return DMFamily(0, 0, 0, 0, {}, {}, {}, test, metric)
     b = losses.models.index(baseline)
-    base_ok = np.isfinite(losses.loss[:, b])
+    loss = losses.loss(metric) if loss is None else loss  # [cell, model]
+    if loss.shape != losses.point.shape:
+        raise InputError(f"loss must be [cell, model] {losses.point.shape}; got {loss.shape}")
+    base_ok = np.isfinite(loss[:, b])
+    if test == "panel":
+        reason = time_check(int(np.unique(losses.origin[base_ok]).size), horizon=horizon, stride=stride)
+        if reason is not None:
+            return DMFamily(0, 0, 0, int(base_ok.sum()), {}, {}, {}, test, metric, reason)
     results = {}
     for j, m in enumerate(losses.models):
         if j == b:
             continue
-        both = base_ok & np.isfinite(losses.loss[:, j])
+        both = base_ok & np.isfinite(loss[:, j])
         if not both.any():
             continue
-        la, lb = losses.loss[both, j], losses.loss[both, b]
+        la, lb = loss[both, j], loss[both, b]
         try:
-            if cross_sectional:
+            if test == "cross_sectional":
                 res = dm_cross_sectional(la, lb, period=losses.period[both], horizon=horizon, stride=1)
+            elif test == "pooled":
+                res = dm_pooled(
+                    la, lb, layout=pooled_layout(losses.series[both], losses.origin[both]), horizon=horizon,
+                    stride=stride,
+                )  # fmt: skip
             else:
-                layout = pooled_layout(losses.series[both], losses.origin[both])
-                res = dm_pooled(la, lb, layout=layout, horizon=horizon, stride=stride)
+                res = dm_panel(la, lb, layout=panel_layout(losses.origin[both]), horizon=horizon, stride=stride)
         except InputError:
             continue
         if np.isfinite(res.p_value):
@@ -456,6 +587,8 @@ def dm_family(
         {m: results[m].p_value for m in tested},
         {m: float(p_bh[m]) for m in tested},
         {m: results[m].statistic for m in tested},
+        test,
+        metric,
     )
 
 

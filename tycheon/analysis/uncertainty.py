@@ -1,22 +1,47 @@
-"""Uncertainty on a leaderboard (WP26 section 4.1; evaluation-choices paper, section 4).
+r"""Uncertainty on a leaderboard (WP26 section 4.1; evaluation-choices paper, section 4).
 
-For one unit and one block metric:
+For one unit, one demand class and one block metric:
 
-- **paired block-bootstrap CIs** of each model's mean metric and of its difference to the production
-  baseline (one draw of blocks for every model, :func:`tycheon.stats.bootstrap.paired_means_bootstrap`;
-  blocks are the (series, origin) blocks, or whole series with ``resample="series"``), with the bootstrap
-  p-value of the difference;
-- a **series-level ranking bootstrap** (:func:`tycheon.stats.bootstrap.ranking_bootstrap`, on the complete
-  blocks): how often each model keeps its full-sample place, and its 95% rank interval (the 2.5% and
-  97.5% quantiles of its resampled rank);
-- **Holm beside BH** on the pooled DM p-values against the baseline (per-step absolute errors, as the
-  leaderboard; :func:`tycheon.stats.multiplicity.holm`, :func:`~tycheon.stats.multiplicity.benjamini_hochberg`);
+- **paired bootstrap CIs** of each model's mean metric and of its difference to the production
+  baseline, with the bootstrap p-value of the difference (one draw for every model). By default
+  (``resample="origin"``) the draw is the **panel (time-block) bootstrap**
+  (:func:`tycheon.stats.bootstrap.panel_means_bootstraps`): origins drawn in circular blocks of
+  :math:`\ell = \lceil h/\text{stride}\rceil` consecutive origins, each drawn origin bringing every
+  series' block, the resamples spread about the estimate by the few-groups factor
+  :math:`c = \sqrt{G/(G-1)}\,t_{G-1}/z` with :math:`G = \lceil T/\ell\rceil`. *Assumed independent:*
+  origins more than :math:`\ell - 1` apart; nothing across series, so a calendar shock shared by every
+  series counts once per origin (``tests/test_stats_panel_bootstrap.py`` measures the coverage under a
+  common shock). With fewer origins than :func:`tycheon.analysis.cell.time_check` asks for (at least
+  :data:`~tycheon.analysis.cell.MIN_TIME_POINTS`) there is no interval, p-value or rank interval, and
+  ``interval_reason`` says why; the means and differences are still given.
+  ``resample="series"`` (whole series) and ``"block"`` ((series, origin) blocks) are label bootstraps
+  (:func:`tycheon.stats.bootstrap.paired_means_bootstraps`) kept as named variants: they **assume series
+  independent** and are far too narrow when series share calendar shocks;
+- a **ranking bootstrap** on the complete blocks (of the same draw design: panel,
+  :func:`tycheon.stats.bootstrap.panel_ranking_bootstrap`, or series,
+  :func:`~tycheon.stats.bootstrap.ranking_bootstrap`): how often each model keeps its full-sample place,
+  and its rank interval (the :math:`(1-\text{confidence})/2` and :math:`(1+\text{confidence})/2`
+  quantiles of its resampled rank);
+- **Holm beside BH** on the panel-robust DM p-values against the baseline
+  (:func:`tycheon.analysis.prepared.dm_family` with ``test="panel"``, :func:`tycheon.stats.dm.dm_panel`:
+  the differential averaged over every (series, step) of an origin, tested over the origins; nothing
+  assumed independent across series), on **the table metric's per-step loss** from the metric registry
+  (:meth:`tycheon.analysis.prepared.StepLosses.loss`, :func:`tycheon.metrics.aggregate.step_loss`: on a
+  MASE table :math:`|e|/s_{\mathrm{MAE}}`, on an RMSSE table :math:`e^2/s^2_{\mathrm{RMSE}}`, on a WAPE
+  table :math:`|e|`, on a CRPS table the CRPS of the model's own quantiles), as the leaderboard's DM
+  column; no test below ``MIN_TIME_POINTS`` origins (``dm_reason``);
 - the **model confidence set** (Hansen, Lunde & Nason 2011) at 10%: the models not distinguishable from
   the best, with each model's MCS p-value, by ``arch.bootstrap.MCS`` (range statistic, stationary
-  bootstrap with mean block length = the horizon). Its losses are a time series: per target period, the
-  mean per-step scaled loss over the (series, step) cells every model scored, so a shock shared by all
-  series counts once per period (section 4.1): :math:`e^2_{s,t} / s^2_{\\mathrm{RMSE},s}` (the loss RMSSE
-  is built from) for ``rmsse``, :math:`|e_{s,t}| / s_{\\mathrm{MAE},s}` for any other metric.
+  bootstrap with mean block length = the horizon), on the same per-step loss averaged per target period
+  over the (series, step) cells every model scored:
+
+  .. math:: \bar L_{m,t} = \frac{1}{|C_t|}\sum_{(s,k)\in C_t} L_m(s, t, k)
+
+  so a shock shared by all series counts once per period (section 4.1). *Assumed:* the period averages
+  are stationary and weakly dependent over time (nothing across series). Not run below
+  ``MIN_TIME_POINTS`` origins or on fewer than :math:`2h` periods (``mcs_reason``).
+
+``loss`` records the registry metric whose per-step loss the DM family and the MCS compare.
 """
 
 from __future__ import annotations
@@ -28,31 +53,45 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from tycheon.analysis.cell import time_check
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import (
     DMFamily,
     PreparedScores,
-    StepLosses,
     dm_family,
     prepared,
+    ranks,
     require_models,
     wide,
 )
+from tycheon.contract import overlap_lags
 from tycheon.errors import InputError
-from tycheon.stats.bootstrap import PairedMeans, paired_means_bootstraps, ranking_bootstrap
+from tycheon.stats.bootstrap import (
+    PairedMeans,
+    RankingBootstrap,
+    paired_means,
+    paired_means_bootstraps,
+    panel_means_bootstraps,
+    panel_ranking_bootstrap,
+    ranking_bootstrap,
+)
 from tycheon.stats.multiplicity import holm
 
-__all__ = ["ModelUncertainty", "Uncertainty", "leaderboard_uncertainties", "leaderboard_uncertainty"]
+__all__ = ["ModelUncertainty", "Resample", "Uncertainty", "leaderboard_uncertainties", "leaderboard_uncertainty"]
 
 MCS_SIZE = 0.10
+
+Resample = Literal["origin", "series", "block"]
+"""The draw of the CIs and the ranking: ``origin`` (panel time blocks, the default), or the label
+variants ``series`` and ``block``, which assume series independent."""
 
 
 @dataclass(frozen=True)
 class ModelUncertainty:
     model: str
     mean: float
-    mean_low: float
-    mean_high: float
+    mean_low: float | None
+    mean_high: float | None
     delta: float | None  # mean(model - baseline) on the blocks both scored; None for the baseline
     delta_low: float | None
     delta_high: float | None
@@ -82,6 +121,12 @@ class Uncertainty:
     mcs_size: float
     mcs_n_periods: int
     mcs_reason: str | None  # why there is no MCS, else None
+    loss: str  # the registry metric whose per-step loss the DM family and the MCS compare
+    n_origins: int  # origins with a scored block
+    block_length: int  # consecutive origins per resampled run (origin); 1 for the label variants
+    interval_reason: str | None  # why there is no interval, p-value or rank interval, else None
+    dm_test: str  # the DM family's test (DMTest): "panel"
+    dm_reason: str | None  # why no DM test was run, else None
     rows: list[ModelUncertainty]
 
 
@@ -103,46 +148,41 @@ def _rank_interval(counts: pd.DataFrame, confidence: float) -> dict[str, tuple[i
 
 
 def _mcs(
-    losses: StepLosses, *, metric: str, horizon: int, n_resamples: int, seed: int
+    loss: np.ndarray,
+    period: np.ndarray,
+    models: list[str],
+    *,
+    horizon: int,
+    n_resamples: int,
+    seed: int,
 ) -> tuple[dict[str, float], list[str], int, str | None]:
+    """The MCS on the ``[cell, model]`` per-step losses averaged per target period (module docstring)."""
     from arch.bootstrap import (
         MCS,  # a well-kept implementation (Sheppard, arch), not a hand-written one
     )
 
-    squared = metric == "rmsse"
-    scale = losses.scale_rmse if squared else losses.scale_mae  # [cell]
-    ok = (scale > 0) & np.isfinite(losses.loss).all(axis=1)  # cells every model scored
-    if losses.loss.shape[1] < 2 or not ok.any():
+    ok = np.isfinite(loss).all(axis=1)  # cells every model scored (a zero scale makes a scaled loss NaN)
+    if loss.shape[1] < 2 or not ok.any():
         return {}, [], 0, "fewer than two models share a scored cell"
-    err = losses.loss[ok] / scale[ok, None]  # [cell, model]
-    loss = err * err if squared else err
-    codes, period = np.unique(losses.period[ok], return_inverse=True)
-    count = np.bincount(period, minlength=len(codes)).astype(np.float64)
+    codes, at = np.unique(period[ok], return_inverse=True)
+    count = np.bincount(at, minlength=len(codes)).astype(np.float64)
     series = np.stack(
-        [np.bincount(period, weights=loss[:, j], minlength=len(codes)) / count for j in range(loss.shape[1])], axis=1
+        [np.bincount(at, weights=loss[ok, j], minlength=len(codes)) / count for j in range(loss.shape[1])], axis=1
     )  # [period, model], periods in time order
     if len(series) < 2 * horizon:
         return {}, [], len(series), f"{len(series)} target periods; the MCS needs at least {2 * horizon}"
     # models with identical period losses (e.g. two methods that coincide on an aggregate) cannot be told
     # apart and make the MCS's variances zero: it runs on one of each, and the others share its outcome
-    frame = pd.DataFrame(series, columns=losses.models)
-    first_of = {
-        m: next(k for k in losses.models if np.array_equal(frame[k].to_numpy(), frame[m].to_numpy()))
-        for m in losses.models
-    }
-    distinct = [m for m in losses.models if first_of[m] == m]
+    frame = pd.DataFrame(series, columns=models)
+    first_of = {m: next(k for k in models if np.array_equal(frame[k].to_numpy(), frame[m].to_numpy())) for m in models}
+    distinct = [m for m in models if first_of[m] == m]
     if len(distinct) < 2:
-        return {m: 1.0 for m in losses.models}, list(losses.models), len(series), None
+        return {m: 1.0 for m in models}, list(models), len(series), None
     mcs = MCS(frame[distinct], size=MCS_SIZE, reps=int(n_resamples), block_size=int(horizon), method="R", seed=seed)
     mcs.compute()
     p = {str(k): float(v) for k, v in mcs.pvalues["Pvalue"].items()}
     included = {str(m) for m in mcs.included}
-    return (
-        {m: p[first_of[m]] for m in losses.models},
-        [m for m in losses.models if first_of[m] in included],
-        len(series),
-        None,
-    )
+    return {m: p[first_of[m]] for m in models}, [m for m in models if first_of[m] in included], len(series), None
 
 
 def leaderboard_uncertainty(
@@ -153,7 +193,7 @@ def leaderboard_uncertainty(
     unit: str = "series",
     n_resamples: int = 2000,
     confidence: float = 0.95,
-    resample: Literal["block", "series", "origin"] = "block",
+    resample: Resample = "origin",
     mcs: bool = True,
     demand_class: str = "all",
 ) -> Uncertainty:
@@ -164,16 +204,21 @@ def leaderboard_uncertainty(
     table : DataFrame
         ``ScoreSet.table`` (rows of other units are ignored).
     spec : LeaderboardSpec
-        Baseline, horizon/stride, alpha and the seed of every resampling.
+        Baseline, horizon/stride (the block length and the overlap lags), alpha, the own-quantile
+        levels of a ``crps`` table, and the seed of every resampling.
     metric : str
-        Block metric of the leaderboard (e.g. ``rmsse``).
+        Block metric of the leaderboard (e.g. ``rmsse``); its per-step loss is the DM family's and the
+        MCS's.
     unit : str
         Unit of analysis read.
     n_resamples : int
         Bootstrap resamples :math:`B` (2000 in WP26 4.1), for the CIs, the ranking and the MCS.
-    resample : {"block", "series", "origin"}
-        Resampling block of the CIs: (series, origin) blocks, whole series with all their origins, or
-        calendar blocks (every series at one origin, so a shock shared by all series is resampled whole).
+    confidence : float
+        Level of the CIs and rank intervals (and of the few-groups factor of the panel bootstrap).
+    resample : {"origin", "series", "block"}
+        ``origin``: the panel bootstrap, circular blocks of :math:`\\lceil h/\\text{stride}\\rceil`
+        origins with every series (module docstring). ``series`` / ``block``: whole series, or
+        (series, origin) blocks, drawn independently: label variants that assume series independent.
     demand_class : str
         ``all``, or one demand class: the blocks (and per-step losses) classified so at their origin.
     mcs : bool
@@ -181,8 +226,10 @@ def leaderboard_uncertainty(
 
     References
     ----------
-    WP26 section 4.1; evaluation-choices paper, section 4; Hansen, P. R., Lunde, A. & Nason, J. M. (2011).
-    The model confidence set. Econometrica 79(2), 453-497; Holm (1979); Benjamini & Hochberg (1995).
+    WP26 section 4.1; evaluation-choices paper, section 4; Politis, D. N. & Romano, J. P. (1992), the
+    circular block bootstrap; Bester, Conley & Hansen (2011); Driscoll & Kraay (1998); Hansen, P. R.,
+    Lunde, A. & Nason, J. M. (2011). The model confidence set. Econometrica 79(2), 453-497; Holm (1979);
+    Benjamini & Hochberg (1995).
     """
     return leaderboard_uncertainties(
         table,
@@ -205,80 +252,116 @@ def leaderboard_uncertainties(
     unit: str = "series",
     n_resamples: int = 2000,
     confidence: float = 0.95,
-    resample: Literal["block", "series", "origin"] = "block",
+    resample: Resample = "origin",
     mcs: bool = True,
     demand_class: str = "all",
 ) -> list[Uncertainty]:
     """:func:`leaderboard_uncertainty` of one (unit, demand class) for each of ``metrics``, in order.
 
     Each result equals its own :func:`leaderboard_uncertainty` call, value for value: the metrics'
-    leaderboards share their blocks, so the paired bootstrap of every metric whose resampling labels are
-    the same is made from one block draw (:func:`tycheon.stats.bootstrap.paired_means_bootstraps`, the
-    draws a call of its own would make), and the DM family, which does not depend on the metric, is
-    computed once.
+    leaderboards share their blocks, so every metric's bootstrap draws the same origins (or, for the
+    label variants, is made from one block draw, :func:`tycheon.stats.bootstrap.paired_means_bootstraps`),
+    and the per-step forecasts are laid out once.
     """
-    if resample not in ("block", "series", "origin"):
-        raise InputError(f"resample must be 'block', 'series' or 'origin', got {resample!r}")
+    if resample not in ("origin", "series", "block"):
+        raise InputError(f"resample must be 'origin', 'series' or 'block', got {resample!r}")
     scores = prepared(table)[unit]
     require_models(scores, [spec.baseline])
     if not metrics:
         return []
-    blocks = scores.blocks(tuple(metrics))  # every metric's column of the same (cached) blocks
-    losses = scores.step_losses()
+    levels = tuple(spec.quantile_levels) if "crps" in metrics else ()
+    blocks = scores.blocks(tuple(metrics), quantile_levels=levels)  # every metric's column of the same blocks
+    losses = scores.step_losses(quantile_levels=levels)
     if demand_class != "all":  # the class's blocks and per-step losses, selected once for every metric
         blocks = blocks[blocks["demand_class"] == demand_class]
         if blocks.empty:
             raise InputError(f"no blocks of demand class {demand_class!r} in unit {unit!r}")
         losses = losses.where(losses.demand_class == demand_class)
-    wides, labels = [], []
-    for metric in metrics:
-        w = wide(blocks, metric)  # [(series, origin), model]; each row is one (series, origin) block
-        wides.append(w)
-        if resample == "series":
-            labels.append(w.index.get_level_values("series_id").to_numpy())
-        elif resample == "origin":
-            labels.append(w.index.get_level_values("origin").to_numpy())
-        else:
-            labels.append(np.arange(len(w)))
-    boots: dict[int, PairedMeans] = {}
-    for i in range(len(wides)):
-        if i in boots:
-            continue
-        same = [j for j in range(i, len(wides)) if j not in boots and np.array_equal(labels[j], labels[i])]
-        shared = paired_means_bootstraps(
-            [wides[j] for j in same],
-            blocks=labels[i],
-            reference=spec.baseline,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=spec.seed,
-        )
-        boots.update(zip(same, shared, strict=True))
-    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
-    return [
-        _uncertainty(
-            wides[i],
-            boots[i],
-            fam,
-            losses,
-            spec=spec,
-            metric=metric,
-            unit=unit,
-            demand_class=demand_class,
-            resample=resample,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            mcs=mcs,
-        )
-        for i, metric in enumerate(metrics)
-    ]
+    wides = [wide(blocks, metric) for metric in metrics]  # [(series, origin), model]; one row per block
+    origin = wides[0].index.get_level_values("origin").to_numpy()  # the same blocks for every metric
+    n_origins = int(pd.unique(origin).size)
+    reason = time_check(n_origins, horizon=spec.horizon, stride=spec.stride) if resample == "origin" else None
+    boots = _bootstraps(wides, origin, spec=spec, resample=resample, n_resamples=n_resamples,
+                        confidence=confidence, refused=reason is not None)  # fmt: skip
+    out = []
+    for w, boot, metric in zip(wides, boots, metrics, strict=True):
+        loss = losses.loss(metric)  # [cell, model], the table's per-step loss
+        fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha,
+                        metric=metric, test="panel", loss=loss)  # fmt: skip
+        mcs_out: tuple[dict[str, float], list[str], int, str | None] = ({}, [], 0, "not asked")
+        if mcs:
+            mcs_out = ({}, [], 0, time_check(n_origins, horizon=spec.horizon, stride=spec.stride))
+            if mcs_out[3] is None:
+                try:
+                    mcs_out = _mcs(loss, losses.period, losses.models, horizon=spec.horizon,
+                                   n_resamples=n_resamples, seed=spec.seed)  # fmt: skip
+                except (ValueError, IndexError, np.linalg.LinAlgError) as err:  # arch refuses degenerate losses
+                    mcs_out = ({}, [], 0, f"{type(err).__name__}: {err}")
+        del loss
+        ranking, rank_reason = _ranking(w, spec=spec, resample=resample, n_resamples=n_resamples,
+                                        confidence=confidence, refused=reason)  # fmt: skip
+        out.append(
+            _uncertainty(
+                w, boot, fam, mcs_out, ranking, spec=spec, metric=metric, unit=unit, demand_class=demand_class,
+                resample=resample, n_resamples=n_resamples, confidence=confidence, n_origins=n_origins,
+                interval_reason=reason or rank_reason,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _bootstraps(
+    wides: list[pd.DataFrame],
+    origin: np.ndarray,
+    *,
+    spec: LeaderboardSpec,
+    resample: str,
+    n_resamples: int,
+    confidence: float,
+    refused: bool,
+) -> list[PairedMeans]:
+    """Every metric's paired means: the panel bootstrap (one draw of origins for all), the estimates alone
+    where it is refused, or a label variant (one block draw for all)."""
+    base = spec.baseline
+    if resample == "origin":
+        if refused:
+            return [paired_means(w, reference=base) for w in wides]
+        return panel_means_bootstraps(wides, origin=origin, horizon=spec.horizon, stride=spec.stride, reference=base,
+                                      n_resamples=n_resamples, confidence=confidence, seed=spec.seed)  # fmt: skip
+    w = wides[0]
+    labels = w.index.get_level_values("series_id").to_numpy() if resample == "series" else np.arange(len(w))
+    return paired_means_bootstraps(
+        wides, blocks=labels, reference=base, n_resamples=n_resamples, confidence=confidence, seed=spec.seed
+    )
+
+
+def _ranking(
+    w: pd.DataFrame, *, spec: LeaderboardSpec, resample: str, n_resamples: int, confidence: float, refused: str | None
+) -> tuple[RankingBootstrap | dict[str, int] | None, str | None]:
+    """The ranking bootstrap on the complete blocks; the full-sample ranks alone where the panel bootstrap
+    is refused (with the reason when only the complete blocks have too few origins); None without two
+    models on two complete blocks."""
+    complete = w.dropna()
+    if len(complete) < 2 or complete.shape[1] < 2:
+        return None, None
+    if resample != "origin":
+        series = complete.index.get_level_values("series_id").to_numpy()
+        return ranking_bootstrap(complete, series=series, n_resamples=n_resamples, seed=spec.seed), None
+    origin = complete.index.get_level_values("origin").to_numpy()
+    why = refused or time_check(int(pd.unique(origin).size), horizon=spec.horizon, stride=spec.stride)
+    if why is not None:
+        return ranks(complete.mean().to_dict()), None if refused else f"complete blocks: {why}"
+    rb = panel_ranking_bootstrap(complete, origin=origin, horizon=spec.horizon, stride=spec.stride,
+                                 n_resamples=n_resamples, confidence=confidence, seed=spec.seed)  # fmt: skip
+    return rb, None
 
 
 def _uncertainty(
     w: pd.DataFrame,
     boot: PairedMeans,
     fam: DMFamily,
-    losses: StepLosses,
+    mcs_out: tuple[dict[str, float], list[str], int, str | None],
+    ranking: RankingBootstrap | dict[str, int] | None,
     *,
     spec: LeaderboardSpec,
     metric: str,
@@ -287,40 +370,28 @@ def _uncertainty(
     resample: str,
     n_resamples: int,
     confidence: float,
-    mcs: bool,
+    n_origins: int,
+    interval_reason: str | None,
 ) -> Uncertainty:
-    """One metric's uncertainty from its block scores ``w``, its bootstrap and the DM family."""
-    complete = w.dropna()
-    rank = keep = interval = None
-    if len(complete) >= 2 and complete.shape[1] >= 2:
-        rb = ranking_bootstrap(
-            complete,
-            series=complete.index.get_level_values("series_id").to_numpy(),
-            n_resamples=n_resamples,
-            seed=spec.seed,
-        )
-        rank, keep, interval = rb.rank, rb.keep_fraction, _rank_interval(rb.rank_counts, confidence)
+    """One metric's table from its block scores ``w``, its bootstrap, DM family, MCS and ranking."""
+    rank: dict[str, int] = {}
+    keep = interval = None
+    if isinstance(ranking, RankingBootstrap):
+        rank = {str(m): int(r) for m, r in ranking.rank.items()}
+        keep, interval = ranking.keep_fraction, _rank_interval(ranking.rank_counts, confidence)
+    elif ranking is not None:
+        rank = ranking
     tested = list(fam.p_value)
     p_holm = dict(zip(tested, holm([fam.p_value[m] for m in tested]), strict=True)) if tested else {}
-    mcs_p: dict[str, float] = {}
-    included: list[str] = []
-    n_periods = 0
-    reason: str | None = "not asked"
-    if mcs:
-        try:
-            mcs_p, included, n_periods, reason = _mcs(
-                losses, metric=metric, horizon=spec.horizon, n_resamples=n_resamples, seed=spec.seed
-            )
-        except (ValueError, IndexError, np.linalg.LinAlgError) as err:  # arch refuses degenerate losses
-            reason = f"{type(err).__name__}: {err}"
+    mcs_p, included, n_periods, mcs_reason = mcs_out
     out = []
     for j, m in enumerate(boot.columns):
         base = m == spec.baseline
         out.append(ModelUncertainty(
-            model=m, mean=float(boot.mean[j]), mean_low=float(boot.mean_low[j]), mean_high=float(boot.mean_high[j]),
+            model=m, mean=float(boot.mean[j]), mean_low=_none(boot.mean_low[j]), mean_high=_none(boot.mean_high[j]),
             delta=None if base else _none(boot.delta[j]), delta_low=None if base else _none(boot.delta_low[j]),
             delta_high=None if base else _none(boot.delta_high[j]), delta_p=None if base else _none(boot.p_value[j]),
-            rank=None if rank is None else int(rank[m]), keep_fraction=None if keep is None else float(keep[m]),
+            rank=rank.get(m), keep_fraction=None if keep is None else float(keep[m]),
             rank_low=None if interval is None else interval[m][0],
             rank_high=None if interval is None else interval[m][1],
             dm_p=fam.p_value.get(m), dm_p_bh=fam.p_bh.get(m), dm_p_holm=_none(p_holm[m]) if m in p_holm else None,
@@ -328,17 +399,23 @@ def _uncertainty(
         ))  # fmt: skip
     out.sort(key=lambda r: (r.mean, r.model))
     return Uncertainty(
-        unit,
-        demand_class,
-        metric,
-        spec.baseline,
-        resample,
-        int(n_resamples),
-        confidence,
-        len(w),
-        len(complete),
-        MCS_SIZE,
-        n_periods,
-        reason,
-        out,
+        unit=unit,
+        demand_class=demand_class,
+        metric=metric,
+        baseline=spec.baseline,
+        resample=resample,
+        n_resamples=int(n_resamples),
+        confidence=confidence,
+        n_blocks=len(w),
+        n_complete_blocks=int(w.notna().all(axis=1).sum()),
+        mcs_size=MCS_SIZE,
+        mcs_n_periods=n_periods,
+        mcs_reason=mcs_reason,
+        loss=metric,
+        n_origins=n_origins,
+        block_length=overlap_lags(spec.horizon, spec.stride) + 1 if resample == "origin" else 1,
+        interval_reason=interval_reason,
+        dm_test=fam.test,
+        dm_reason=fam.reason,
+        rows=out,
     )

@@ -6,6 +6,8 @@ from tycheon.stats.bootstrap import (
     RankingBootstrap,
     paired_block_bootstrap,
     paired_means_bootstrap,
+    panel_means_bootstrap,
+    panel_ranking_bootstrap,
     ranking_bootstrap,
 )
 from tycheon.stats.dm import (
@@ -65,6 +67,8 @@ __all__ = [
     "overlap_lags",
     "paired_block_bootstrap",
     "paired_means_bootstrap",
+    "panel_means_bootstrap",
+    "panel_ranking_bootstrap",
     "pooled_layout",
     "pss",
     "pss_resolution",

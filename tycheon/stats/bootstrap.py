@@ -1,4 +1,61 @@
-"""Block bootstraps: paired differences of mean losses (WP26 section 4.1) and ranking stability."""
+r"""Bootstraps of mean losses and of the leaderboard order (WP26 section 4.1; evaluation-choices paper, section 4).
+
+Two designs, which differ in what they assume independent.
+
+**Panel (time-block) bootstraps**, the default wherever series are pooled
+(:func:`panel_means_bootstrap`, :func:`panel_means_bootstraps`, :func:`panel_ranking_bootstrap`): a
+**circular block bootstrap over the origins** (Politis & Romano 1992) in time order, with block length
+:math:`\ell = L + 1 = \lceil h/\text{stride}\rceil`; each drawn origin brings every series' block at
+that origin. With :math:`T` origins a resample concatenates :math:`\lceil T/\ell\rceil` runs of
+:math:`\ell` consecutive origins (wrapping past the last to the first), starts uniform, cut to :math:`T`;
+:math:`w^*_o` is the number of times origin :math:`o` is drawn, and a statistic is a ratio of
+:math:`w^*`-weighted per-origin sums. *Assumed independent:* origins more than :math:`L` apart (their
+targets do not overlap). *Not assumed:* anything across series; a calendar shock shared by every series
+at one origin is resampled whole, once per origin, as in :func:`tycheon.stats.dm.dm_panel` (Driscoll &
+Kraay 1998; paper, section 4.1). The series are held fixed: the intervals are about this panel's mean at
+other times, not about a population of series. The weights are ``[resample, origin]``: a few thousand
+numbers, whatever the number of series.
+
+With few origins the percentile interval is too narrow (a bootstrap of :math:`G` independent groups
+estimates the variance with divisor :math:`G`, and its quantiles are normal ones where the studentised
+mean is :math:`t_{G-1}`). The resampled statistics are therefore spread about the estimate by the
+few-clusters factor of Bester, Conley & Hansen (2011) and Cameron & Miller (2015, section VI.C), with
+:math:`G = \lceil T/\ell\rceil` the non-overlapping origin groups (:func:`tycheon.stats.dm.panel_df`
+:math:`+ 1`):
+
+.. math::
+
+    \theta^{*}_{c} = \hat\theta + c\,(\theta^{*} - \hat\theta), \qquad
+    c = \sqrt{\frac{G}{G-1}}\;\frac{t_{G-1,\,1-a/2}}{z_{1-a/2}}, \qquad a = 1 - \text{confidence}
+
+and the percentile intervals, p-values and ranks are read from :math:`\theta^{*}_{c}`. For a mean of
+:math:`G` independent Gaussian groups this is the :math:`t` interval. Coverage under a null that breaks
+series independence (a calendar shock common to every series, :math:`\rho = 0.3`, 300 series, 400
+panels; ``tests/test_stats_panel_bootstrap.py``): the 95% interval of a mean difference covers the true
+0 in 94% of panels of 6 origins and 95% of 12, where the series-only bootstrap covers it in 13-14%;
+without the factor :math:`c` the panel interval covers 90% at 12 origins. With overlapping origins
+(:math:`L \ge 1`) a block of :math:`L + 1` origins weighs the overlap covariances with a Bartlett-like
+taper and the interval falls a little short (93% at 24 origins, :math:`L = 1`).
+
+**Label bootstraps** (:func:`paired_block_bootstrap`, :func:`paired_means_bootstrap`,
+:func:`paired_means_bootstraps`, :func:`ranking_bootstrap`): blocks named by a label (a series, a
+(series, origin) block, a group x period) drawn independently with replacement. *Assumed independent:*
+the labelled blocks. Resampling series alone assumes series independent: with series that share calendar
+shocks the intervals are far too narrow (the same test shows it). They remain for the callers that choose
+their own blocks (the across-datasets summary, the protocol-sensitivity audit) and as labelled variants of
+the leaderboard's uncertainty.
+
+References
+----------
+Politis, D. N. & Romano, J. P. (1992). A circular block-resampling procedure for stationary data. In
+*Exploring the Limits of Bootstrap*, Wiley, 263-270. Künsch, H. R. (1989). The jackknife and the bootstrap
+for general stationary observations. Ann. Stat. 17(3). Lahiri, S. N. (2003). *Resampling Methods for
+Dependent Data*, Springer, ch. 2-3. Driscoll, J. C. & Kraay, A. C. (1998). Rev. Econ. Stat. 80(4).
+Bester, C. A., Conley, T. G. & Hansen, C. B. (2011). Inference with dependent data using cluster covariance
+estimators. J. Econometrics 165(2). Cameron, A. C. & Miller, D. L. (2015). A practitioner's guide to
+cluster-robust inference. J. Human Resources 50(2). Efron, B. & Tibshirani, R. (1993). *An Introduction to
+the Bootstrap*, ch. 6 and 13.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +66,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
 from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
+from tycheon.contract import overlap_lags
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
 
@@ -20,9 +79,14 @@ __all__ = [
     "BootstrapResult",
     "PairedMeans",
     "RankingBootstrap",
+    "few_groups_factor",
     "paired_block_bootstrap",
+    "paired_means",
     "paired_means_bootstrap",
     "paired_means_bootstraps",
+    "panel_means_bootstrap",
+    "panel_means_bootstraps",
+    "panel_ranking_bootstrap",
     "ranking_bootstrap",
     "shared_weights",
 ]
@@ -122,7 +186,8 @@ def paired_block_bootstrap(
     confidence: float = 0.95,
     seed: int | np.random.Generator | None,
 ) -> BootstrapResult:
-    r"""Block bootstrap of the difference of mean losses, both arms resampled with one block draw.
+    r"""Block bootstrap of the difference of mean losses, both arms resampled with one block draw
+    (a label bootstrap: **assumes the labelled blocks independent**).
 
     .. math::
 
@@ -164,10 +229,12 @@ def paired_block_bootstrap(
 
 @dataclass(frozen=True, eq=False)
 class PairedMeans:
-    """Paired block-bootstrap of several columns' means and of their differences to a reference column.
+    """Paired bootstrap of several columns' means and of their differences to a reference column.
 
     Arrays are ``[column]``; ``delta*`` and ``p_value`` are NaN for the reference column itself and for a
-    column that shares no block with it.
+    column that shares no block with it. ``n_blocks`` counts the units drawn (labelled blocks, or the
+    origins of a panel bootstrap); ``block_length`` and ``scale`` are the panel bootstrap's run length and
+    few-groups spread (1 and 1 for a label bootstrap).
     """
 
     columns: list[str]
@@ -184,6 +251,8 @@ class PairedMeans:
     n_blocks: int
     n_resamples: int
     confidence: float
+    block_length: int = 1
+    scale: float = 1.0
 
 
 def paired_means_bootstrap(
@@ -195,12 +264,14 @@ def paired_means_bootstrap(
     confidence: float = 0.95,
     seed: int | np.random.Generator | None,
 ) -> PairedMeans:
-    r"""One block bootstrap for every column: CIs of each mean and of each difference to ``reference``.
+    r"""One label bootstrap for every column: CIs of each mean and of each difference to ``reference``.
 
-    Every column is resampled with the same block draw (paired). With :math:`w^*_b` the number of times
-    block :math:`b` is drawn, :math:`S_{bj}` / :math:`C_{bj}` the sum / count of column :math:`j`'s
-    present values in block :math:`b`, and :math:`D_{bj}` / :math:`E_{bj}` the sum / count of
-    :math:`x_j - x_r` over the observations where both :math:`j` and the reference :math:`r` are present,
+    **Assumes the labelled blocks independent** (series labels: series independent; where series share
+    calendar shocks use :func:`panel_means_bootstrap`). Every column is resampled with the same block
+    draw (paired). With :math:`w^*_b` the number of times block :math:`b` is drawn, :math:`S_{bj}` /
+    :math:`C_{bj}` the sum / count of column :math:`j`'s present values in block :math:`b`, and
+    :math:`D_{bj}` / :math:`E_{bj}` the sum / count of :math:`x_j - x_r` over the observations where both
+    :math:`j` and the reference :math:`r` are present,
 
     .. math::
 
@@ -230,6 +301,39 @@ def paired_means_bootstrap(
     )[0]
 
 
+def _tables(
+    values: Sequence[pd.DataFrame], labels: np.ndarray, reference: str, name: str = "blocks"
+) -> list[np.ndarray]:
+    """The tables as ``[obs, column]`` float arrays, checked: a reference column, finite or NaN values,
+    one label per row."""
+    arrays = []
+    for v in values:
+        if not isinstance(v, pd.DataFrame) or reference not in v.columns:
+            raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
+        x = v.to_numpy(dtype=np.float64)  # [obs, column]
+        if np.isinf(x).any():
+            raise StatisticInputError("values must be finite or NaN (missing)")
+        if labels.shape != (x.shape[0],):
+            raise StatisticInputError(f"{name} must label each of the {x.shape[0]} rows; got shape {labels.shape}")
+        arrays.append(x)
+    return arrays
+
+
+def _group_sums(
+    v: pd.DataFrame, x: np.ndarray, codes: np.ndarray, g: int, reference: str
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per group (block or origin): the sums :math:`S, C, D, E` of :func:`paired_means_bootstrap`,
+    ``[group, 4 * column]``, with the ``[obs, column]`` presence mask and the reference's column."""
+    present = np.isfinite(x)
+    r = list(v.columns).index(reference)
+    both = present & present[:, [r]]
+    diff = np.where(both, x - np.where(present[:, [r]], x[:, [r]], 0.0), 0.0)
+    stacked = np.concatenate([np.where(present, x, 0.0), present, diff, both], axis=1)  # [obs, 4 * column]
+    sums = np.zeros((g, stacked.shape[1]))
+    np.add.at(sums, codes, stacked)  # [group, 4 * column]
+    return sums, present, r
+
+
 def paired_means_bootstraps(
     values: Sequence[pd.DataFrame],
     *,
@@ -245,53 +349,35 @@ def paired_means_bootstraps(
     ``[resample, block]`` weights times the same block sums), but the weights are drawn once for all."""
     _check_n_resamples(n_resamples)
     _check_confidence(confidence)
-    arrays = []
     labels = np.asarray(blocks)
-    for v in values:
-        if not isinstance(v, pd.DataFrame) or reference not in v.columns:
-            raise StatisticInputError(f"values must be a DataFrame with a column {reference!r} (the reference)")
-        x = v.to_numpy(dtype=np.float64)  # [obs, column]
-        if np.isinf(x).any():
-            raise StatisticInputError("values must be finite or NaN (missing)")
-        if labels.shape != (x.shape[0],):
-            raise StatisticInputError(f"blocks must label each of the {x.shape[0]} rows; got shape {labels.shape}")
-        arrays.append(x)
+    arrays = _tables(values, labels, reference)
     if not arrays:
         return []
     codes, g = label_codes(labels, "block")
-    parts = []
-    for v, x in zip(values, arrays, strict=True):
-        present = np.isfinite(x)
-        r = list(v.columns).index(reference)
-        both = present & present[:, [r]]
-        diff = np.where(both, x - np.where(present[:, [r]], x[:, [r]], 0.0), 0.0)
-        stacked = np.concatenate([np.where(present, x, 0.0), present, diff, both], axis=1)  # [obs, 4 * column]
-        sums = np.zeros((g, stacked.shape[1]))
-        np.add.at(sums, codes, stacked)  # [block, 4 * column]
-        parts.append((sums, present, r))
+    parts = [_group_sums(v, x, codes, g, reference) for v, x in zip(values, arrays, strict=True)]
     boots: list[list[np.ndarray]] = [[] for _ in parts]
     for w in _weight_chunks(g, int(n_resamples), as_generator(seed)):
         for out, (sums, _, _) in zip(boots, parts, strict=True):
             out.append(w @ sums)
     return [
-        _paired_means(
-            v,
-            np.concatenate(b),
-            sums,
-            present,
-            r,
-            reference=reference,
-            g=g,
-            n_resamples=int(n_resamples),
-            confidence=confidence,
-        )
+        _paired_means(v, np.concatenate(b), sums, present, r, reference=reference, g=g,
+                      n_resamples=int(n_resamples), confidence=confidence)
         for v, b, (sums, present, r) in zip(values, boots, parts, strict=True)
-    ]
+    ]  # fmt: skip
+
+
+def paired_means(values: pd.DataFrame, *, reference: str) -> PairedMeans:
+    """The estimates of :func:`paired_means_bootstrap` without resampling: each column's mean and its
+    difference to ``reference`` on the rows both have; every interval, SE and p-value NaN,
+    ``n_resamples = 0`` (for a table on which no interval is given)."""
+    x = _tables([values], np.zeros(len(values)), reference)[0]
+    sums, present, r = _group_sums(values, x, np.zeros(len(x), dtype=np.int64), 1, reference)
+    return _paired_means(values, None, sums, present, r, reference=reference, g=1, n_resamples=0, confidence=np.nan)
 
 
 def _paired_means(
     values: pd.DataFrame,
-    boot: np.ndarray,
+    boot: np.ndarray | None,
     sums: np.ndarray,
     present: np.ndarray,
     r: int,
@@ -300,16 +386,27 @@ def _paired_means(
     g: int,
     n_resamples: int,
     confidence: float,
+    scale: float = 1.0,
+    block_length: int = 1,
 ) -> PairedMeans:
-    """The means, differences, percentile CIs and p-values of one table from its resampled sums."""
+    """The means, differences, percentile CIs and p-values of one table from its resampled sums (none:
+    the estimates alone), the resamples spread about the estimates by ``scale``."""
     k = present.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = boot[:, :k] / boot[:, k : 2 * k]  # [resample, column]
-        deltas = boot[:, 2 * k : 3 * k] / boot[:, 3 * k :]
         full = sums.sum(axis=0)
         mean = full[:k] / full[k : 2 * k]
         delta = full[2 * k : 3 * k] / full[3 * k :]
     delta[r] = np.nan
+    if boot is None:
+        nan = np.full(k, np.nan)
+        return PairedMeans([str(c) for c in values.columns], str(reference), mean, nan, nan, delta, nan, nan, nan,
+                           nan, present.sum(axis=0), g, n_resamples, confidence, block_length, scale)  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = boot[:, :k] / boot[:, k : 2 * k]  # [resample, column]
+        deltas = boot[:, 2 * k : 3 * k] / boot[:, 3 * k :]
+    if scale != 1.0:  # the label bootstraps (scale 1) keep their draws bit for bit
+        means = mean + scale * (means - mean)
+        deltas = np.where(np.isfinite(delta), delta + scale * (deltas - delta), deltas)
     tail = (1.0 - confidence) / 2.0
     m_lo, m_hi = _nan_quantiles(means, tail)
     d_lo, d_hi = _nan_quantiles(deltas, tail)
@@ -319,22 +416,8 @@ def _paired_means(
         se = np.nanstd(deltas, axis=0, ddof=1) if n_resamples > 1 else np.zeros(k)
     p = np.where(np.isfinite(delta), p, np.nan)
     se = np.where(np.isfinite(delta), se, np.nan)
-    return PairedMeans(
-        [str(c) for c in values.columns],
-        str(reference),
-        mean,
-        m_lo,
-        m_hi,
-        delta,
-        d_lo,
-        d_hi,
-        se,
-        p,
-        present.sum(axis=0),
-        g,
-        n_resamples,
-        confidence,
-    )
+    return PairedMeans([str(c) for c in values.columns], str(reference), mean, m_lo, m_hi, delta, d_lo, d_hi, se, p,
+                       present.sum(axis=0), g, n_resamples, confidence, block_length, scale)  # fmt: skip
 
 
 def _nan_quantiles(boot: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:
@@ -347,14 +430,206 @@ def _nan_quantiles(boot: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarra
     return lo, hi
 
 
+def few_groups_factor(n_groups: int, confidence: float) -> float:
+    r"""The few-clusters spread :math:`c = \sqrt{G/(G-1)}\,t_{G-1,1-a/2}/z_{1-a/2}`, :math:`a = 1 -`
+    ``confidence``, of the panel bootstraps (module docstring): the bootstrap's variance divisor :math:`G`
+    made :math:`G - 1`, and its normal quantiles made those of :math:`t_{G-1}`.
+
+    References
+    ----------
+    Bester, Conley & Hansen (2011): with :math:`G` fixed, the cluster-robust :math:`t` statistic (variance
+    divisor :math:`G`) tends to :math:`\sqrt{G/(G-1)}\,t_{G-1}`; Cameron & Miller (2015), section VI.C.
+    """
+    _check_confidence(confidence)
+    if int(n_groups) != n_groups or n_groups < 2:
+        raise StatisticInputError(f"the few-groups factor needs at least 2 groups; got {n_groups!r}")
+    q = 1.0 - (1.0 - confidence) / 2.0
+    return float(np.sqrt(n_groups / (n_groups - 1.0)) * stats.t.ppf(q, n_groups - 1) / stats.norm.ppf(q))
+
+
+def _circular_block_weights(n_times: int, n_resamples: int, block_length: int, rng: np.random.Generator) -> np.ndarray:
+    """``[resample, time]`` counts (float64) of each time point in a circular block bootstrap draw: per
+    resample ``ceil(T / l)`` starts drawn uniformly (one ``integers`` call, ``[resample, run]``), each run
+    the ``l`` time points from its start on, wrapping past the last to the first, the concatenation cut
+    to ``T`` (Politis & Romano 1992)."""
+    runs = -(-n_times // block_length)
+    starts = rng.integers(0, n_times, size=(n_resamples, runs))
+    pos = (starts[:, :, None] + np.arange(block_length)) % n_times  # [resample, run, l]
+    pos = pos.reshape(n_resamples, runs * block_length)[:, :n_times]
+    pos += (np.arange(n_resamples) * n_times)[:, None]
+    counts = np.bincount(pos.ravel(), minlength=n_resamples * n_times)
+    return counts.reshape(n_resamples, n_times).astype(np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class _TimeBlocks:
+    """The panel bootstraps' design: each row's origin (codes in time order), the block length and the
+    few-groups spread."""
+
+    codes: np.ndarray  # [obs] origin code; origins with no row are absent, their neighbours adjacent
+    n_times: int
+    block_length: int
+    n_groups: int  # G = ceil(T / l)
+    scale: float
+
+
+def _time_blocks(origin: object, *, n_obs: int, horizon: int, stride: int, confidence: float) -> _TimeBlocks:
+    o = np.asarray(origin)
+    if o.shape != (n_obs,):
+        raise StatisticInputError(f"origin must label each of the {n_obs} rows; got shape {o.shape}")
+    codes, t = label_codes(o, "origin")
+    length = overlap_lags(horizon, stride) + 1
+    groups = -(-t // length)
+    if groups < 2:
+        raise StatisticInputError(
+            f"{t} origin(s) make {groups} group(s) of ceil(h/stride) = {length} consecutive origins; a "
+            "bootstrap over time needs at least 2"
+        )
+    return _TimeBlocks(codes, t, length, groups, few_groups_factor(groups, confidence))
+
+
+def panel_means_bootstrap(
+    values: pd.DataFrame,
+    *,
+    origin: object,
+    horizon: int,
+    stride: int = 1,
+    reference: str,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None,
+) -> PairedMeans:
+    r"""Panel (time-block) bootstrap of every column's mean and of its difference to ``reference``.
+
+    The circular block bootstrap over origins of the module docstring: with :math:`w^*_o` the draws of
+    origin :math:`o` and :math:`S_{oj}, C_{oj}, D_{oj}, E_{oj}` the sums and counts of column :math:`j`
+    and of :math:`x_j - x_r` over the rows at origin :math:`o` (every series),
+
+    .. math::
+
+        \bar x^*_j = \frac{\sum_o w^*_o S_{oj}}{\sum_o w^*_o C_{oj}}, \qquad
+        \Delta^*_j = \frac{\sum_o w^*_o D_{oj}}{\sum_o w^*_o E_{oj}}, \qquad
+        \Delta^*_{c,j} = \hat\Delta_j + c\,(\Delta^*_j - \hat\Delta_j)
+
+        \text{CI} = \big[q_{a/2}(\Delta^*_{c}),\ q_{1-a/2}(\Delta^*_{c})\big], \qquad
+        p_j = \max\Big\{\frac{1}{B+1},\ \frac1B\sum_{b}\mathbb 1\{|\Delta^*_{c,j,b} - \hat\Delta_j| \ge
+            |\hat\Delta_j|\}\Big\}
+
+    with :math:`c` = :func:`few_groups_factor` of :math:`G = \lceil T/\ell\rceil`, :math:`\ell =
+    \lceil h/\text{stride}\rceil`; the same for the means. Every column is resampled with the same draw.
+
+    **Assumed independent:** origins more than :math:`L = \ell - 1` apart. Nothing across series (a shock
+    shared by all series at one origin is drawn whole). Coverage under a common shock: module docstring.
+
+    Parameters
+    ----------
+    values : DataFrame, shape (obs, column)
+        Losses, one row per (series, origin) block; NaN where a column has no value.
+    origin : array, shape (obs,)
+        Origin of each row (sortable in time order). Origins with no row are absent; their neighbours
+        count as consecutive.
+    horizon, stride : int
+        Longest step scored and origin spacing: the block length :math:`\lceil h/\text{stride}\rceil`.
+    reference : str
+        The column the differences are taken against (e.g. the production baseline).
+
+    Returns
+    -------
+    PairedMeans
+        ``n_blocks`` the :math:`T` origins, ``block_length`` :math:`\ell`, ``scale`` :math:`c`.
+
+    References
+    ----------
+    Politis & Romano (1992); Lahiri (2003), ch. 2-3; Bester, Conley & Hansen (2011); Cameron & Miller
+    (2015), section VI.C; evaluation-choices paper, section 4.1.
+    """
+    return panel_means_bootstraps(
+        [values], origin=origin, horizon=horizon, stride=stride, reference=reference, n_resamples=n_resamples,
+        confidence=confidence, seed=seed,
+    )[0]  # fmt: skip
+
+
+def panel_means_bootstraps(
+    values: Sequence[pd.DataFrame],
+    *,
+    origin: object,
+    horizon: int,
+    stride: int = 1,
+    reference: str,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None,
+) -> list[PairedMeans]:
+    """:func:`panel_means_bootstrap` of several tables whose rows share ``origin`` (one leaderboard's
+    blocks scored by several metrics), from one draw of origins: each equals its own call with the seed."""
+    _check_n_resamples(n_resamples)
+    _check_confidence(confidence)
+    labels = np.asarray(origin)
+    arrays = _tables(values, labels, reference, "origin")
+    if not arrays:
+        return []
+    design = _time_blocks(labels, n_obs=len(labels), horizon=horizon, stride=stride, confidence=confidence)
+    w = _circular_block_weights(design.n_times, int(n_resamples), design.block_length, as_generator(seed))
+    out = []
+    for v, x in zip(values, arrays, strict=True):
+        sums, present, r = _group_sums(v, x, design.codes, design.n_times, reference)  # [origin, 4 * column]
+        out.append(_paired_means(v, w @ sums, sums, present, r, reference=reference, g=design.n_times,
+                                 n_resamples=int(n_resamples), confidence=confidence, scale=design.scale,
+                                 block_length=design.block_length))  # fmt: skip
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class RankingBootstrap:
-    """How often each method keeps its full-sample place when series are resampled."""
+    """How often each method keeps its full-sample place when the panel (or the series) is resampled."""
 
     rank: pd.Series  # full-sample rank (1 = best), index = method
     keep_fraction: pd.Series  # share of resamples with the same rank
     rank_counts: pd.DataFrame  # [method, rank] counts over resamples
     n_resamples: int
+    block_length: int = 1  # origins per run (panel), 1 for the series bootstrap
+    scale: float = 1.0  # few-groups spread of the resampled means (panel), 1 for the series bootstrap
+
+
+def _ranking_arrays(scores: pd.DataFrame, labels: object, name: str, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """The scores as ``[block, method]`` (within-block ranks for ``by="mean_rank"``), checked, and the labels."""
+    if not isinstance(scores, pd.DataFrame):
+        raise StatisticInputError("scores must be a DataFrame with one column per method")
+    arr = scores.to_numpy(dtype=np.float64)
+    check_finite(arr, "scores")
+    s = np.asarray(labels)
+    if s.shape != (arr.shape[0],):
+        raise StatisticInputError(f"{name} must label each of the {arr.shape[0]} blocks")
+    if by == "mean_rank":
+        arr = row_ranks(arr)
+    elif by != "mean_score":
+        raise StatisticInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
+    return arr, s
+
+
+def _ranking(
+    scores: pd.DataFrame, arr: np.ndarray, sums: np.ndarray, count: np.ndarray, w: np.ndarray, *, scale: float,
+    block_length: int,
+) -> RankingBootstrap:  # fmt: skip
+    """Ranks of the resampled means ``(w @ sums) / (w @ count)``, spread about the full-sample means by
+    ``scale``; ties take the lowest rank (``min``)."""
+    k = arr.shape[1]
+    mean = sums.sum(axis=0) / count.sum()
+    full = rankdata(mean, method="min")
+    means = (w @ sums) / (w @ count)[:, None]  # [resample, method]
+    if scale != 1.0:
+        means = mean + scale * (means - mean)
+    ranks = rankdata(means, axis=1, method="min").astype(np.int64)
+    names = [str(c) for c in scores.columns]
+    counts = np.stack([np.bincount(ranks[:, j], minlength=k + 1)[1:] for j in range(k)])
+    return RankingBootstrap(
+        pd.Series(full.astype(np.int64), index=names, name="rank"),
+        pd.Series(np.mean(ranks == full[None, :], axis=0), index=names, name="keep_fraction"),
+        pd.DataFrame(counts, index=names, columns=range(1, k + 1)),
+        len(w),
+        block_length,
+        scale,
+    )
 
 
 def ranking_bootstrap(
@@ -365,7 +640,7 @@ def ranking_bootstrap(
     by: str = "mean_score",
     seed: int | np.random.Generator | None,
 ) -> RankingBootstrap:
-    r"""Series-level bootstrap of the leaderboard order.
+    r"""Series-level bootstrap of the leaderboard order (a label bootstrap: **assumes series independent**).
 
     Resample series with replacement (all blocks of a drawn series come along), rank the methods by mean
     score (``by="mean_score"``) or by mean within-block rank (``by="mean_rank"``, Friedman style), and
@@ -373,7 +648,8 @@ def ranking_bootstrap(
 
     .. math:: \mathrm{keep}_j = \frac1B\sum_b \mathbb 1\{r^*_{b,j} = \hat r_j\}
 
-    Ties in the ordering get the lowest rank (``min``) so a tie never counts as a move for both.
+    Ties in the ordering get the lowest rank (``min``) so a tie never counts as a move for both. Where
+    series share calendar shocks use :func:`panel_ranking_bootstrap`.
 
     Parameters
     ----------
@@ -387,31 +663,59 @@ def ranking_bootstrap(
     (1993). An Introduction to the Bootstrap, ch. 6.
     """
     _check_n_resamples(n_resamples)
-    if not isinstance(scores, pd.DataFrame):
-        raise StatisticInputError("scores must be a DataFrame with one column per method")
-    arr = scores.to_numpy(dtype=np.float64)
-    check_finite(arr, "scores")
-    s = np.asarray(series)
-    if s.shape != (arr.shape[0],):
-        raise StatisticInputError(f"series must label each of the {arr.shape[0]} blocks")
-    if by == "mean_rank":
-        arr = row_ranks(arr)
-    elif by != "mean_score":
-        raise StatisticInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
+    arr, s = _ranking_arrays(scores, series, "series", by)
     codes, g = label_codes(s, "series")
-    k = arr.shape[1]
-    sums = np.zeros((g, k))
+    sums = np.zeros((g, arr.shape[1]))
     np.add.at(sums, codes, arr)  # [series, method]
     count = np.bincount(codes, minlength=g).astype(np.float64)
-    full = rankdata(sums.sum(axis=0) / count.sum(), method="min")
     w = _seeded_weights(g, int(n_resamples), seed)  # [resample, series], float64
-    means = (w @ sums) / (w @ count)[:, None]  # [resample, method]
-    ranks = rankdata(means, axis=1, method="min").astype(np.int64)
-    names = [str(c) for c in scores.columns]
-    counts = np.stack([np.bincount(ranks[:, j], minlength=k + 1)[1:] for j in range(k)])
-    return RankingBootstrap(
-        pd.Series(full.astype(np.int64), index=names, name="rank"),
-        pd.Series(np.mean(ranks == full[None, :], axis=0), index=names, name="keep_fraction"),
-        pd.DataFrame(counts, index=names, columns=range(1, k + 1)),
-        int(n_resamples),
-    )
+    return _ranking(scores, arr, sums, count, w, scale=1.0, block_length=1)
+
+
+def panel_ranking_bootstrap(
+    scores: pd.DataFrame,
+    *,
+    origin: object,
+    horizon: int,
+    stride: int = 1,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    by: str = "mean_score",
+    seed: int | np.random.Generator | None,
+) -> RankingBootstrap:
+    r"""Panel (time-block) bootstrap of the leaderboard order: :func:`ranking_bootstrap` with the origins
+    drawn in circular blocks of :math:`\ell = \lceil h/\text{stride}\rceil` (module docstring), each drawn
+    origin bringing every series' block.
+
+    The resampled means are spread about the full-sample means by the few-groups factor :math:`c` of
+    ``confidence`` before they are ranked, so a rank interval and the :func:`panel_means_bootstrap`
+    intervals of the same draw agree:
+
+    .. math::
+
+        \bar x^*_{c,j} = \hat{\bar x}_j + c\,\Big(\frac{\sum_o w^*_o S_{oj}}{\sum_o w^*_o C_o}
+        - \hat{\bar x}_j\Big), \qquad \mathrm{keep}_j = \frac1B\sum_b \mathbb 1\{r^*_{b,j} = \hat r_j\}
+
+    **Assumed independent:** origins more than :math:`\lceil h/\text{stride}\rceil - 1` apart; nothing
+    across series. With the same seed and origins it draws the same origins as
+    :func:`panel_means_bootstrap`.
+
+    Parameters
+    ----------
+    scores : DataFrame, shape (block, method)
+        Block scores, lower is better, complete rows only.
+    origin : array, shape (block,)
+        Origin of each block (sortable in time order).
+
+    References
+    ----------
+    Politis & Romano (1992); Bester, Conley & Hansen (2011); evaluation-choices paper, section 4.
+    """
+    _check_n_resamples(n_resamples)
+    arr, o = _ranking_arrays(scores, origin, "origin", by)
+    design = _time_blocks(o, n_obs=len(o), horizon=horizon, stride=stride, confidence=confidence)
+    sums = np.zeros((design.n_times, arr.shape[1]))
+    np.add.at(sums, design.codes, arr)  # [origin, method]
+    count = np.bincount(design.codes, minlength=design.n_times).astype(np.float64)
+    w = _circular_block_weights(design.n_times, int(n_resamples), design.block_length, as_generator(seed))
+    return _ranking(scores, arr, sums, count, w, scale=design.scale, block_length=design.block_length)
