@@ -8,6 +8,9 @@ extra backtest scores), the
 class winners and the horizon robustness of the series unit, the uncertainty of every (unit, metric)
 leaderboard, and the spikiness sweep of a synthetic dataset whose config lists ``sweep`` settings. Across
 datasets: win rate, verdict cells and relative error against the random walk.
+
+The config's minimum cell (``spec.min_cell``, :mod:`tycheon.analysis.cell`) reaches every analysis that
+names a winner: a class winner, a relative error and an across-datasets cell below it name nothing.
 """
 
 from __future__ import annotations
@@ -134,7 +137,10 @@ def dataset_analyses(
     del own, extra
     if "series" in leaderboard_units:
         metric = spec.metrics[-1] if "rmsse" not in spec.metrics else "rmsse"
-        cw = attempt("class winners", lambda: class_winners(scores, baseline=spec.baseline, metric=metric))
+        cw = attempt(
+            "class winners",
+            lambda: class_winners(scores, baseline=spec.baseline, metric=metric, min_cell=spec.min_cell),
+        )
         if cw is not None:
             out.class_winners.append(ClassWinnersTable.model_validate({**tag, **_plain(cw)}))
         step_metric = "mase" if "mase" in spec.metrics else "rmsse"
@@ -148,6 +154,7 @@ def dataset_analyses(
                 dataset=dataset,
                 metric=spec.metrics[0],
                 random_walk=spec.random_walk,
+                min_cell=spec.min_cell,
                 n_resamples=n_resamples,
                 seed=spec.seed,
             ),

@@ -377,8 +377,8 @@ class BenchmarkConfig(_Strict):
     )
     min_cell: Annotated[StrictInt, Field(ge=2)] = Field(
         30,
-        description="fewest scored blocks (per-series units, demand classes) or per-step losses (aggregate "
-        "units) for a table to name a winner and give verdicts (WP26 section 6)",
+        description="fewest scored blocks (one series at one origin; an aggregate unit's blocks are its origins) "
+        "for a table to name a winner, a ranking or a verdict (WP26 section 6; tycheon.analysis.cell)",
     )
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1

@@ -40,6 +40,7 @@ from benchmarks.cache import (
     same_scores,
 )
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, DatasetEntry, ModelConfig, UserFile
+from benchmarks.leaderboard_spec import leaderboard_spec
 from benchmarks.perf.memory import mark_stage
 from benchmarks.provenance import code_sha256, environment, fingerprint, git_state, library_sha256
 from benchmarks.replay_audit import replay_section, sensitivity_datasets, sensitivity_section
@@ -835,18 +836,7 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
     cfg, models = inputs.config, inputs.models
     display = {m: c.display_name for m, c in models.items()}
     rolling = rolling_protocol(cfg)
-    spec = LeaderboardSpec(
-        metrics=tuple(cfg.metrics),
-        baseline=cfg.production_baseline,
-        random_walk=cfg.random_walk,
-        horizon=cfg.horizon,
-        stride=cfg.stride,
-        alpha=cfg.alpha,
-        seed=cfg.seed,
-        quantile_levels=tuple(cfg.quantile_levels),
-        verdict_adjust=cfg.verdict_adjust,
-        min_cell=cfg.min_cell,
-    )
+    spec = leaderboard_spec(cfg)  # the one builder (benchmarks.leaderboard_spec), as verify rebuilds it
     rolling_parts = [_rolling_part(inputs, entry, rolling, spec, display) for entry in cfg.datasets]
     comp_parts = [_competition_part(inputs, centry, display) for centry in cfg.competition]
     parts = rolling_parts + comp_parts

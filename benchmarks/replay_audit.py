@@ -82,6 +82,7 @@ def replay_section(
         top_k=rule.top_k,
         min_folds=rule.min_folds,
         oracle=rule.oracle,
+        min_cell=cfg.min_cell,  # the one minimum cell of every table (WP26 section 6)
     )
     result = replay_units(table, spec=spec)
     tables = [

@@ -216,20 +216,14 @@ def _equals(column: Any, value: str) -> Any:
 
 
 def _tables(doc: ResultsDocument, source: ScoreSource, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
+    from benchmarks.leaderboard_spec import leaderboard_spec
     from tycheon.analysis.competition import competition_table
-    from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read, leaderboard_and_interval_tables
+    from tycheon.analysis.leaderboard import columns_read, leaderboard_and_interval_tables
 
     cfg = doc.config
-    spec = LeaderboardSpec(
-        metrics=tuple(cfg["metrics"]),
-        baseline=cfg["production_baseline"],
-        random_walk=cfg["random_walk"],
-        horizon=cfg["horizon"],
-        stride=cfg["stride"],
-        alpha=cfg["alpha"],
-        seed=cfg["seed"],
-        quantile_levels=tuple(cfg["quantile_levels"]),
-    )
+    # the pipeline's own builder on the recorded config: every setting (the verdict's adjustment, the minimum
+    # cell, ...) as the run used it, a setting an older version does not record at the config model's default
+    spec = leaderboard_spec(cfg)
     display = {m.id: m.display_name for m in doc.models}
     # pandas may store a non-default index as a column; pd.read_parquet made it the index, not a column
     every = [c for c in names if c not in ("dataset", "protocol") and not c.startswith("__index_level_")]

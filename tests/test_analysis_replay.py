@@ -226,7 +226,7 @@ def test_replay_tables_give_one_record_per_unit_with_the_rule_and_the_choice_sha
     y = 10 + rng.normal(size=shape)
     res = replay(
         _table({"base": y + 1.0, "a": y, "b": y + 0.5}, y),
-        spec=ReplaySpec(baseline="base", top_k=1, bias_threshold=10.0),
+        spec=ReplaySpec(baseline="base", top_k=1, bias_threshold=10.0, min_cell=12),  # 12 replayed blocks
     )
     (rec,) = replay_tables(res)
     assert rec["unit"] == "series" and rec["rule"]["top_k"] == 1
@@ -266,3 +266,43 @@ def test_when_no_block_has_enough_earlier_folds_the_summary_is_empty_with_its_co
     res = replay(_table({"base": y + 1.0, "a": y}, y), spec=ReplaySpec(baseline="base"))
     assert res.summary.empty and list(res.summary.columns)[:3] == ["unit", "variant", "demand_class"]
     assert replay_tables(res) == []
+
+
+def test_a_row_below_the_minimum_cell_names_no_champion_and_a_failing_variant_no_choices():
+    """12 series x 6 origins, 3 replayed origins: 36 blocks in all, 30 smooth, 6 lumpy (two series). With
+    the minimum cell of 30 the lumpy rows name no champion (their means still reported) and say why; with
+    40 no row names one and no variant lists the models it chose."""
+    from benchmarks.results_io import to_json_value
+    from benchmarks.results_model import ReplayTable
+
+    rng = np.random.default_rng(11)
+    shape = (12, 6, H)
+    y = 10 + rng.normal(size=shape)
+    pts = {"base": y + 1.0 + rng.normal(size=shape), "a": y + rng.normal(scale=0.3, size=shape), "b": y + 0.5}
+    table = _table(pts, y, classes=["lumpy" if s >= 10 else "smooth" for s in range(12)])
+    res = replay(table, spec=ReplaySpec(baseline="base", bias_threshold=10.0))
+    rows = {(r["variant"], r["demand_class"]): r for r in res.summary.to_dict(orient="records")}
+    for variant in ("all_folds", "non_overlapping"):
+        lumpy, smooth, pooled = (rows[(variant, c)] for c in ("lumpy", "smooth", "all"))
+        assert (lumpy["n_blocks"], smooth["n_blocks"], pooled["n_blocks"]) == (6, 30, 36)
+        assert lumpy["cell_ok"] is False and lumpy["champion"] is None and lumpy["champion_full"] is None
+        assert np.isnan(lumpy["champion_mean"]) and np.isnan(lumpy["champion_gap_closed"])
+        assert "6 scored blocks" in lumpy["cell_reason"] and "minimum cell of 30" in lumpy["cell_reason"]
+        assert np.isfinite([lumpy["floor"], lumpy["served"], lumpy["oracle"], lumpy["gain"]]).all()
+        for ok in (smooth, pooled):
+            assert ok["cell_ok"] is True and ok["cell_reason"] is None
+            assert ok["champion"] == "a" and ok["champion_full"] == "a"
+    (rec,) = replay_tables(res)
+    assert (rec["min_cell"], rec["cell_counts"]) == (30, "scored blocks (series x origin)")
+    assert {c["variant"] for c in rec["chosen_share"]} == {"all_folds", "non_overlapping"}
+    parsed = ReplayTable.model_validate(to_json_value({"dataset": "d", "protocol": "rolling_origin", **rec}))
+    assert parsed.rows[0].cell_ok is not None and parsed.min_cell == 30
+
+    strict = replay(table, spec=ReplaySpec(baseline="base", bias_threshold=10.0, min_cell=40))
+    assert not strict.summary["cell_ok"].any() and strict.summary["champion"].isna().all()
+    assert strict.summary["champion_full"].isna().all()
+    (rec40,) = replay_tables(strict)
+    assert rec40["chosen_share"] == [] and rec40["min_cell"] == 40
+    ReplayTable.model_validate(to_json_value({"dataset": "d", "protocol": "rolling_origin", **rec40}))
+    with pytest.raises(InputError, match="min_cell"):
+        ReplaySpec(baseline="base", min_cell=1)

@@ -88,7 +88,16 @@ def test_when_no_calibration_origin_fits_then_the_plan_warns_before_running_and_
 def test_when_one_series_has_one_origin_then_the_plan_warns_that_there_are_no_verdicts():
     panel = toy_panel(n_series=1, n_periods=30, seed=1, ragged=False)
     plan = plan_evaluation(panel, horizon=6)
-    assert any("too few for the DM tests, so no verdicts" in w for w in plan.warnings)
+    assert any("no verdicts against the random walk and no DM p-values" in w for w in plan.warnings)
+
+
+def test_many_series_at_few_origins_get_no_verdict_because_the_tests_run_over_time():
+    """Series share calendar shocks: 40 series at 4 origins are 160 blocks but 4 time points."""
+    panel = toy_panel(n_series=40, n_periods=60, seed=1, ragged=False)
+    few = plan_evaluation(panel, horizon=6, n_origins=4)
+    assert any("4 scored origin(s), fewer than the 6" in w for w in few.warnings)
+    enough = plan_evaluation(panel, horizon=6, n_origins=6)
+    assert not any("no verdicts against the random walk" in w for w in enough.warnings)
 
 
 def test_the_roster_is_fast_by_default_and_slow_models_are_opt_in_with_their_cost_said():

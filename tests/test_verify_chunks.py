@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import verify
+from benchmarks.leaderboard_spec import leaderboard_spec
 from benchmarks.results_io import file_sha256, read_score_frame, sidecar_file, to_json_value
 from benchmarks.run import main as run_main
 from benchmarks.validate import main as validate_main
@@ -107,12 +108,7 @@ def test_a_chunk_read_row_group_by_row_group_is_the_whole_file_read_filtered_and
 def test_the_tables_of_a_chunk_read_are_those_of_the_whole_file(honest, tmp_path):
     path = _copy(honest, tmp_path)
     side = _rewrite(path, _shuffled(path))
-    cfg = json.loads(path.read_text())["config"]
-    spec = lb.LeaderboardSpec(
-        metrics=tuple(cfg["metrics"]), baseline=cfg["production_baseline"], random_walk=cfg["random_walk"],
-        horizon=cfg["horizon"], stride=cfg["stride"], alpha=cfg["alpha"], seed=cfg["seed"],
-        quantile_levels=tuple(cfg["quantile_levels"]),
-    )  # fmt: skip
+    spec = leaderboard_spec(json.loads(path.read_text())["config"])  # as verify builds it
     whole = conform_table(pd.read_parquet(side))
     rows = whole[(whole["dataset"] == "synthetic_marketplace") & (whole["protocol"] == "rolling_origin")]
     table = rows.drop(columns=["dataset", "protocol"]).reset_index(drop=True)

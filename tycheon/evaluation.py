@@ -40,6 +40,7 @@ from typing import Any
 import pandas as pd
 
 from tycheon._typing import Backend, EdgeNan, NanPolicy
+from tycheon.analysis.cell import time_check
 from tycheon.analysis.leaderboard import (
     DEMAND_CLASSES,
     LeaderboardSpec,
@@ -172,6 +173,9 @@ class Settings:
         return "joblib" if self.n_jobs > 1 else "sequential"
 
     def spec(self) -> LeaderboardSpec:
+        """The leaderboard spec of these settings: every :class:`LeaderboardSpec` field, set as the
+        harness's ``benchmarks.leaderboard_spec.leaderboard_spec`` sets it from the config these settings
+        write (the library cannot import the harness; ``tests/test_leaderboard_spec.py`` checks both agree)."""
         return LeaderboardSpec(
             metrics=self.metrics,
             baseline=self.baseline,
@@ -360,11 +364,9 @@ def plan_evaluation(
                 else ""
             )
         )
-    if panel.n_series * settings.n_origins <= 2:
-        warnings.append(
-            f"{panel.n_series * settings.n_origins} (series, origin) blocks: too few for the DM tests, so no "
-            "verdicts and no p-values"
-        )
+    too_few = time_check(settings.n_origins, horizon=settings.horizon, stride=settings.stride)
+    if too_few:  # the verdict and the DM tests run over the origins: series share calendar shocks
+        warnings.append(f"no verdicts against the random walk and no DM p-values: {too_few}")
     eligible = int((panel.lengths().to_numpy() >= settings.min_history + settings.horizon).sum())
     if eligible < panel.n_series:
         notes.append(

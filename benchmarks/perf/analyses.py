@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.leaderboard_spec import leaderboard_spec
 from benchmarks.perf.common import (
     HORIZON,
     N_ORIGINS,
@@ -37,7 +38,6 @@ from tycheon.analysis.class_winners import class_winners
 from tycheon.analysis.dial import aggregation_dial, dial_units
 from tycheon.analysis.horizon import horizon_robustness
 from tycheon.analysis.inversion import unit_inversion
-from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import PreparedScores
 from tycheon.analysis.sweep import spikiness_sweep
 from tycheon.analysis.uncertainty import leaderboard_uncertainty
@@ -77,16 +77,7 @@ def small_config(config: str, dataset: str | None = None) -> int:
     if entry is None:
         raise SystemExit(f"{config} has no dataset {dataset!r} (has {[d.key for d in cfg.datasets]})")
     rolling = rolling_protocol(cfg)  # as the pipeline
-    spec = LeaderboardSpec(
-        metrics=tuple(cfg.metrics),
-        baseline=cfg.production_baseline,
-        random_walk=cfg.random_walk,
-        horizon=cfg.horizon,
-        stride=cfg.stride,
-        alpha=cfg.alpha,
-        seed=cfg.seed,
-        quantile_levels=tuple(cfg.quantile_levels),
-    )
+    spec = leaderboard_spec(cfg)  # as the pipeline
     loaded = load_dataset(entry.name, dict(entry.options), entry.subsample, manifest=inputs.manifest)
     mh = entry.min_history or cfg.min_history
     base: list[tuple[str, float]] = []
@@ -177,9 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-series", type=int, default=400)
     parser.add_argument(
         "--resample",
-        choices=["block", "series"],
-        default="block",
-        help="bootstrap blocks of the CIs: (series, origin) blocks or whole series",
+        choices=["origin", "block", "series"],
+        default="origin",
+        help="bootstrap of the CIs: origin (time blocks, the pipeline's default), (series, origin) blocks, series",
     )
     parser.add_argument("--quick", action="store_true", help="300 series, 200 resamples (a smoke run)")
     parser.add_argument(
@@ -191,13 +182,16 @@ def main(argv: list[str] | None = None) -> int:
         return small_config(args.config, args.dataset)
     n_series = 300 if args.quick else args.n_series
     n_res = 200 if args.quick else args.n_resamples
-    spec = LeaderboardSpec(
-        metrics=("mase", "rmsse"),
-        baseline="snaive_momentum",
-        random_walk="naive",
-        horizon=HORIZON,
-        stride=STRIDE,
-        seed=0,
+    spec = leaderboard_spec(  # a benchmark config's settings, the rest at the config model's defaults
+        {
+            "metrics": ["mase", "rmsse"],
+            "production_baseline": "snaive_momentum",
+            "random_walk": "naive",
+            "horizon": HORIZON,
+            "stride": STRIDE,
+            "seed": 0,
+            "quantile_levels": [],
+        }
     )
     panel = build_panel(n_series)
     print(
@@ -228,7 +222,11 @@ def main(argv: list[str] | None = None) -> int:
         "unit inversion (total, series)", lambda: unit_inversion(ps.subset(["total", "series"]), spec=spec), added
     )
     dial = _timed("aggregation dial", lambda: aggregation_dial(ps, spec=spec, n_series=panel.n_series), added)
-    cw = _timed("class winners", lambda: class_winners(ps, baseline=spec.baseline, metric="rmsse"), added)
+    cw = _timed(
+        "class winners",
+        lambda: class_winners(ps, baseline=spec.baseline, metric="rmsse", min_cell=spec.min_cell),
+        added,
+    )
     unc = _timed(
         f"uncertainty (series, B={n_res}, {args.resample} blocks)",
         lambda: leaderboard_uncertainty(ps, spec=spec, metric="rmsse", n_resamples=n_res, resample=args.resample),
@@ -247,7 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     _timed("horizon robustness", lambda: horizon_robustness(ps, metric="mase"), added)
     _timed(
         "relative error vs the random walk",
-        lambda: relative_error(ps, dataset="synthetic", metric="mase", random_walk=spec.random_walk, n_resamples=n_res),
+        lambda: relative_error(
+            ps,
+            dataset="synthetic",
+            metric="mase",
+            random_walk=spec.random_walk,
+            min_cell=spec.min_cell,
+            n_resamples=n_res,
+        ),
         added,
     )
     total_added = sum(s for _, s in added)

@@ -81,5 +81,5 @@ def time_check(n_time_points: int, *, horizon: int, stride: int) -> str | None:
     return (
         f"{n_time_points} scored origin(s), fewer than the {need} a test over time needs (at least "
         f"{MIN_TIME_POINTS}, and more than 2*ceil(h/stride)): series sharing a calendar shock are not "
-        "independent, so no verdict or DM test is given on so few time points"
+        "independent, so no test over time (verdict, DM test, bootstrap interval) is given on so few time points"
     )

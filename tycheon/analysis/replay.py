@@ -39,6 +39,13 @@ lowest mean (the paper's "adopt the leaderboard's winner everywhere" reference; 
 best among methods with full support, the paper's second such reference). The *non-overlapping*
 variant thins the origins so that no two kept origins share a target period (the paper's production
 spacing) and replays again on those alone.
+
+**Minimum cell** (WP26 section 6, :func:`tycheon.analysis.cell.cell_check`, the one rule of every table):
+a summary row (unit, variant, demand class) counts its replayed blocks (series x origin; ``n_blocks``).
+Below ``spec.min_cell`` it names nothing chosen from it: no champion and no full-support champion (their
+means and gap closed are NaN), ``cell_ok`` is false and ``cell_reason`` says why; the floor, served and
+oracle means, gain, wins and gap closed of the rule are still reported. A variant whose pooled row
+(``all``) is below the minimum cell lists no shares of chosen models (:func:`replay_tables`).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from tycheon.analysis.cell import BLOCKS, cell_check
 from tycheon.backtest.columns import code_dtype
 from tycheon.backtest.scoreset import concat_tables, take_rows
 from tycheon.contract import SCORESET_COLUMNS, is_quantile_column
@@ -92,6 +100,8 @@ SUMMARY_COLUMNS = (
     "champion_full_gap_closed",
     "n_fallback",
     "n_zero_scale",
+    "cell_ok",
+    "cell_reason",
 )
 """Columns of :attr:`ReplayResult.summary`, in order."""
 
@@ -124,6 +134,9 @@ class ReplaySpec:
         Models the rule may choose from (default: every model in the table, the baseline included).
     served_name : str
         Model name of the served rows.
+    min_cell : int
+        The minimum cell (WP26 section 6; the benchmark config's ``min_cell``): a summary row with fewer
+        replayed blocks names no champion (module docstring).
     """
 
     baseline: str
@@ -135,8 +148,10 @@ class ReplaySpec:
     oracle: OracleKind = "block"
     candidates: tuple[str, ...] | None = None
     served_name: str = "selection_rule"
+    min_cell: int = 30
 
     def __post_init__(self) -> None:
+        cell_check(0, min_cell=self.min_cell)  # refuses a minimum cell that is not an integer >= 2
         spec = get_metric(self.metric)
         if spec.scale_column is None or spec.kind != "point" or not spec.lower_is_better:
             raise InputError(
@@ -165,7 +180,8 @@ class ReplayResult:
         One row per (unit, variant, demand_class): ``n_blocks``, ``floor``, ``served``, ``oracle``,
         ``gain``, ``wins``, ``win_share``, ``gap_closed``, ``champion``, ``champion_mean``,
         ``champion_gap_closed``, ``champion_full`` / ``champion_full_gap_closed`` (the best method
-        scored on every block of the group, no fallback needed), ``n_fallback``, ``n_zero_scale``.
+        scored on every block of the group, no fallback needed), ``n_fallback``, ``n_zero_scale``,
+        ``cell_ok`` / ``cell_reason`` (the minimum cell on ``n_blocks``; below it no champion is named).
     blocks : DataFrame
         Every replayed block: unit, variant, series_id, origin, demand_class, floor, served, oracle,
         n_folds, chosen (the served models joined by ``+``).
@@ -344,12 +360,14 @@ def _oracle(grid: _Grid, spec: ReplaySpec, cand: np.ndarray, replayed: np.ndarra
 
 
 def _summary_row(
-    frame: pd.DataFrame, champ_values: dict[str, np.ndarray], full_support: dict[str, bool]
+    frame: pd.DataFrame, champ_values: dict[str, np.ndarray], full_support: dict[str, bool], *, min_cell: int
 ) -> dict[str, object]:
     floor, served, oracle = (frame[c].to_numpy() for c in ("floor", "served", "oracle"))
     f, s, o = floor.mean(), served.mean(), oracle.mean()
     gap = f - o
-    means = {m: float(v.mean()) for m, v in champ_values.items()}
+    check = cell_check(len(frame), min_cell=min_cell)
+    # below the minimum cell no method is named from the row: no champion of either kind
+    means = {m: float(v.mean()) for m, v in champ_values.items()} if check.ok else {}
     champion = min(means, key=lambda m: (means[m], m)) if means else None
     cm = means.get(champion, np.nan) if champion else np.nan
     full = {m: v for m, v in means.items() if full_support[m]}
@@ -370,6 +388,8 @@ def _summary_row(
         "champion_full": champion_full,
         "champion_full_gap_closed": float((f - cf) / gap) if gap > 0 else np.nan,
         "n_fallback": int(frame["fallback"].sum()),
+        "cell_ok": check.ok,
+        "cell_reason": check.reason,
     }
 
 
@@ -429,7 +449,7 @@ def _replay_once(
         full = {
             m: bool(np.isfinite(grid.metric[si[sel], oi[sel], k]).all()) for k, m in enumerate(grid.models) if cand[k]
         }
-        row.update(_summary_row(blocks[sel], champ, full))
+        row.update(_summary_row(blocks[sel], champ, full, min_cell=spec.min_cell))
         in_cls = replayed if cls == "all" else replayed & (grid.demand == cls)
         row["n_zero_scale"] = int(in_cls.sum() - sel.sum())
         rows.append(row)
@@ -491,8 +511,9 @@ def replay_units(table: pd.DataFrame, *, spec: ReplaySpec, units: tuple[str, ...
 
 
 def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
-    """The replay as records: one table per unit with the rule, its rows (variant x demand class) and,
-    per variant and class, the share of blocks where each model was among the served ones.
+    """The replay as records: one table per unit with the rule, its rows (variant x demand class), per
+    variant the share of blocks where each model was among the served ones (none for a variant whose
+    ``all`` row is below the minimum cell), and the minimum cell (``min_cell``, ``cell_counts``).
 
     Values are plain Python/numpy scalars (NaN where undefined); the caller turns them into JSON.
     """
@@ -510,6 +531,9 @@ def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
     out = []
     for unit, rows in result.summary.groupby("unit", sort=True, observed=True) if len(result.summary) else ():
         blocks = result.blocks[result.blocks["unit"] == unit]
+        pooled = rows[rows["demand_class"] == "all"]
+        named = set(pooled.loc[pooled["cell_ok"].astype(bool), "variant"])  # variants whose choices may be named
+        blocks = blocks[blocks["variant"].isin(named)]
         picks = blocks.assign(model=blocks["chosen"].str.split("+")).explode("model")
         n = blocks.groupby("variant", observed=True).size()
         share = (picks.groupby(["variant", "model"], observed=True).size() / n).rename("share").reset_index()
@@ -521,6 +545,8 @@ def replay_tables(result: ReplayResult) -> list[dict[str, Any]]:
                 "chosen_share": share.sort_values(["variant", "share", "model"], ascending=[True, False, True]).to_dict(
                     orient="records"
                 ),
+                "min_cell": int(spec.min_cell),
+                "cell_counts": BLOCKS,
             }
         )
     return out
