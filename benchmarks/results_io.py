@@ -20,7 +20,10 @@ Guarantees:
 - **no overwrite of a part either**: a part whose hash is already stored is not written again; the stored
   file is hashed and must match (else :class:`ResultsValidationError` names it);
 - **canonical**: ``json.dumps(sort_keys=True)`` with NaN/inf written as ``null``, so equal results give
-  equal bytes; wall-clock facts live only under keys named ``timings`` (see :func:`strip_volatile`).
+  equal bytes; wall-clock facts live only under keys named ``timings`` (see :func:`strip_volatile`);
+- **history**: every version is stamped with the statistics version that computed it, the hash of its
+  tables and the sha256 of every earlier version's file (:mod:`benchmarks.history`), so that a version
+  older statistics computed stays verifiable by hash once today's statistics give other tables.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from benchmarks.results_model import SCHEMA_VERSION, ResultsBody, ResultsDocument, document_problems
+from benchmarks.results_model import SCHEMA_VERSION, ResultsBody, ResultsDocument, ScoreParts, document_problems
 from benchmarks.schema import SCHEMA_PATH
 
 __all__ = [
@@ -119,11 +122,19 @@ def canonical_json(doc: dict[str, Any] | ResultsBody) -> str:
 
 def strip_volatile(doc: Any) -> Any:
     """The document without wall-clock facts (every key named ``timings`` or ``cache``), for comparing
-    two runs."""
+    two runs; a results document also without ``provenance.history`` (the hashes of the versions before it:
+    where it sits in its folder, as its version number says)."""
+    out = _strip(doc)
+    if isinstance(out, dict) and isinstance(out.get("provenance"), dict) and "history" in out["provenance"]:
+        out["provenance"] = {k: v for k, v in out["provenance"].items() if k != "history"}
+    return out
+
+
+def _strip(doc: Any) -> Any:
     if isinstance(doc, dict):
-        return {k: strip_volatile(v) for k, v in doc.items() if k not in VOLATILE_KEYS}
+        return {k: _strip(v) for k, v in doc.items() if k not in VOLATILE_KEYS}
     if isinstance(doc, list):
-        return [strip_volatile(v) for v in doc]
+        return [_strip(v) for v in doc]
     return doc
 
 
@@ -248,32 +259,43 @@ def _place_no_clobber(tmp: str, final: Path) -> None:
 
 def write_results(
     doc: ResultsBody | dict[str, Any],
-    scores: pd.DataFrame,
+    scores: pd.DataFrame | ScoreParts,
     *,
     results_dir: str | Path = RESULTS_DIR,
     version: str | None = None,
+    statistics_version: int | None = None,
 ) -> Path:
-    """Validate and write a results document and its sidecar; return the JSON path.
+    """Validate and write a results document and its score parts; return the JSON path.
 
     Parameters
     ----------
     doc : ResultsBody or dict
-        The results document without ``version`` and ``sidecar`` (they are filled in here); a dict is
+        The results document without ``version`` and ``scores`` (they are filled in here); a dict is
         read through :class:`ResultsBody` (only the fields it has are written).
-    scores : DataFrame
-        Per-record scores for the sidecar.
+    scores : DataFrame or ScoreParts
+        Per-record scores, stored as parts (a part already stored is not written again); or the parts
+        manifest of a score set already stored in this folder (a restatement,
+        :mod:`benchmarks.restat`): every part must be there with its sha256 (or have a URL), and nothing
+        is written but the JSON.
     results_dir : path
         Parent of the ``<name>/`` folder.
     version : str, optional
         Explicit version (``vNNNN``); default: the next free one.
+    statistics_version : int, optional
+        The statistics version that computed the tables; default: the running code's
+        (:data:`tycheon._version.STATISTICS_VERSION`). Recorded with the tables' hash and the sha256 of every
+        earlier version of the folder (``provenance.statistics_version``, ``tables_sha256``, ``history``).
 
     Raises
     ------
     ResultsExistError
         The version exists already (the message names the path).
     ResultsValidationError
-        The finished document does not satisfy the schema (nothing is written).
+        The finished document does not satisfy the schema, or a listed part is missing or modified
+        (nothing is written).
     """
+    from benchmarks import history
+
     body = doc.model_dump(mode="python", exclude_unset=True) if isinstance(doc, ResultsBody) else dict(doc)
     folder = Path(results_dir) / body["name"]
     folder.mkdir(parents=True, exist_ok=True)
@@ -287,10 +309,29 @@ def write_results(
         )
     from benchmarks.score_parts import PARTS_DIR, prepare_parts, store_parts
 
-    manifest, blobs = prepare_parts(scores)
-    full = {**body, "version": version, "schema_version": SCHEMA_VERSION, "scores": manifest.to_json()}
-    text = canonical_json(full)
-    problems = validate_document(json.loads(text))
+    blobs: dict[str, bytes] = {}
+    if isinstance(scores, ScoreParts):
+        _check_stored_parts(folder, scores, final)
+        manifest = scores
+    else:
+        manifest, blobs = prepare_parts(scores)
+    provenance = dict(body["provenance"])
+    provenance["statistics_version"] = (
+        history.current_statistics_version() if statistics_version is None else int(statistics_version)
+    )
+    provenance["history"] = history.history_entries(folder, before=version)
+    provenance.pop("tables_sha256", None)
+    full = {
+        **body,
+        "provenance": provenance,
+        "version": version,
+        "schema_version": SCHEMA_VERSION,
+        "scores": manifest.to_json(),
+    }
+    decoded = json.loads(canonical_json(full))  # the tables as a reader decodes them, for their hash
+    decoded["provenance"]["tables_sha256"] = history.tables_sha256(decoded)
+    text = canonical_json(decoded)
+    problems = validate_document(decoded)  # what ``text`` decodes to
     if problems:
         raise ResultsValidationError(
             f"refusing to write {final}: the document does not satisfy the results model: " + "; ".join(problems[:10])
@@ -373,6 +414,23 @@ def validate_results_file(path: str | Path) -> list[str]:
         if n_rows != side.get("n_rows"):
             problems.append(f"{path}: sidecar has {n_rows} rows, the results record {side.get('n_rows')}")
     return problems
+
+
+def _check_stored_parts(folder: Path, manifest: ScoreParts, final: Path) -> None:
+    """Refuse to list parts that are not stored in ``folder`` with their sha256 (a part with a URL may be
+    absent: it is fetched when read)."""
+    from benchmarks.score_parts import PARTS_DIR
+
+    for part in manifest.parts:
+        path = folder / PARTS_DIR / f"{part.sha256}.parquet"
+        if not path.is_file():
+            if part.url:
+                continue
+            raise ResultsValidationError(f"refusing to write {final}: it lists the part {path}, which is missing")
+        if file_sha256(path) != part.sha256:
+            raise ResultsValidationError(
+                f"refusing to write {final}: the stored part {path} does not have the sha256 its name says"
+            )
 
 
 def _listed_parts(folder: Path) -> set[str]:

@@ -37,6 +37,7 @@ __all__ = [
     "DatasetInfo",
     "DemandClass",
     "EngineFacts",
+    "HistoryEntry",
     "IntervalRow",
     "IntervalTable",
     "Leaderboard",
@@ -53,6 +54,7 @@ __all__ = [
     "Sidecar",
     "TableKey",
     "ReplayChoice",
+    "RestatedFrom",
     "ReplayRow",
     "ReplayRule",
     "ReplayTable",
@@ -69,12 +71,16 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.6.0"
-"""1.6.0: the score set is stored as content-addressed parts (``scores``, :mod:`benchmarks.score_parts`)
-instead of one parquet sidecar; versions written before keep their ``sidecar`` block, and a migrated
-sidecar is read from the parts its manifest lists. 1.5.0: the sidecar is a score set of contract 2.0.0
-(:data:`tycheon.contract.SCORESET_SCHEMA`: categorical, dictionary-encoded text columns, int16 ``step`` /
-``season_length``, the version in its parquet metadata);
+SCHEMA_VERSION = "1.7.0"
+"""1.7.0: the provenance records the statistics version that computed the tables
+(``provenance.statistics_version``; absent: version 1), the content hash of those tables
+(``provenance.tables_sha256``), the sha256 of every earlier version's file (``provenance.history``, a hash
+chain: :mod:`benchmarks.history`) and, for a restatement (:mod:`benchmarks.restat`), the version it
+restates (``provenance.restated_from``). 1.6.0: the score set is stored as content-addressed parts
+(``scores``, :mod:`benchmarks.score_parts`) instead of one parquet sidecar; versions written before keep
+their ``sidecar`` block, and a migrated sidecar is read from the parts its manifest lists. 1.5.0: the
+sidecar is a score set of contract 2.0.0 (:data:`tycheon.contract.SCORESET_SCHEMA`: categorical,
+dictionary-encoded text columns, int16 ``step`` / ``season_length``, the version in its parquet metadata);
 readers accept the 1.x sidecars of earlier versions."""
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")]
@@ -111,6 +117,35 @@ class Environment(_Model):
     packages: dict[str, str | None]
 
 
+Version = Annotated[str, StringConstraints(pattern=r"^v[0-9]{4}$")]
+
+
+class HistoryEntry(_Model):
+    """One earlier version of the same benchmark as a later version found it when it was written."""
+
+    version: Version
+    sha256: Sha256 = Field(description="sha256 of that version's JSON file bytes.")
+    statistics_version: int = Field(ge=1, description="The statistics version that computed its tables.")
+
+
+class RestatedFrom(_Model):
+    """The version a restatement recomputed its tables from (:mod:`benchmarks.restat`): same score set,
+    tables recomputed by the current statistics."""
+
+    version: Version
+    sha256: Sha256 = Field(description="sha256 of the restated version's JSON file bytes.")
+    statistics_version: int = Field(ge=1, description="The statistics version that computed its tables.")
+    git_commit: str | None = Field(description="HEAD commit of the code that restated it; null outside git.")
+    git_dirty: bool | None
+    code_sha256: Sha256 = Field(description="sha256 over the sources of the code that restated it.")
+    carried_over: list[str] = Field(
+        default_factory=list,
+        description="Tables copied from the restated version unchanged, each with why (they need backtests "
+        "that the score set does not hold: the aggregation dial's own units, the spikiness sweep's other "
+        "settings, the protocol-sensitivity audit).",
+    )
+
+
 class Provenance(_Model):
     tycheon_version: str
     git_commit: str | None = Field(description="HEAD commit, null outside a git checkout.")
@@ -132,6 +167,29 @@ class Provenance(_Model):
     )
     timings: dict[str, float | str | None] = Field(
         description="Wall-clock facts; excluded from the determinism comparison."
+    )
+    statistics_version: int | None = Field(
+        default=None,
+        ge=1,
+        description="The statistics version (tycheon._version.STATISTICS_VERSION) that computed the tables; "
+        "absent in files written before schema 1.7.0, which version 1 computed.",
+    )
+    tables_sha256: Sha256 | None = Field(
+        default=None,
+        description="sha256 of the canonical JSON of the published tables (leaderboards, intervals, competition, "
+        "analyses, replay, sensitivity; benchmarks.history.tables_sha256).",
+    )
+    history: list[HistoryEntry] = Field(
+        default_factory=list,
+        description="Every earlier version of the same benchmark when this one was written, oldest first, with "
+        "the sha256 of its file: a version computed by an older statistics version is verified by these "
+        "hashes instead of being recomputed. Excluded from the determinism comparison (it says where the "
+        "version sits, as its version number does).",
+    )
+    restated_from: RestatedFrom | None = Field(
+        default=None,
+        description="Set when this version restates an earlier one: the same score set, its tables recomputed "
+        "by the current statistics (python -m benchmarks.restat).",
     )
 
 
@@ -397,6 +455,23 @@ class LeaderboardRow(_Model):
     verdict_reason_unscaled: str | None = Field(
         default=None, description=("Why verdict_vs_rw_unscaled is null; null when computed.")
     )
+    dm_pooled_p: Prob = Field(
+        default=None,
+        description="The series-independent variant of dm_p (stats.dm.dm_pooled): assumes series independent.",
+    )
+    dm_pooled_p_bh: Prob = Field(default=None, description="dm_pooled_p, BH-adjusted within the family.")
+    dm_pooled_direction: Direction | None = Field(default=None, description="dm_direction of the pooled variant.")
+    verdict_vs_rw_pooled: Verdict | None = Field(
+        default=None,
+        description="The verdict rule on series-independent pooled DM tests (a named variant, never the headline).",
+    )
+    verdict_p_se_pooled: Prob = None
+    verdict_p_crps_pooled: Prob = None
+    verdict_p_se_adj_pooled: Prob = None
+    verdict_p_crps_adj_pooled: Prob = None
+    verdict_reason_pooled: str | None = Field(
+        default=None, description="Why verdict_vs_rw_pooled is null; null when computed."
+    )
     support: int = Field(ge=0, description="Blocks scored by this model in this table.")
     full_support: bool = Field(
         description=("False: fewer blocks than the most-supported model (the site shows a dagger).")
@@ -442,6 +517,22 @@ class LeaderboardTests(_Model):
     )
     n_zero_scale_blocks: int | None = Field(
         default=None, ge=0, description=("Blocks left out because their scale is zero.")
+    )
+    inference: str | None = Field(
+        default=None, description="The test behind the verdict and the DM column, and what it assumes independent."
+    )
+    inference_pooled: str | None = Field(
+        default=None, description="The series-independent variant's test (the *_pooled fields) and its assumption."
+    )
+    n_time_points: int | None = Field(
+        default=None, ge=0, description="Scored origins of the (unit, demand class): the robust tests' time points."
+    )
+    min_time_points: int | None = Field(default=None, ge=0, description="Fewest origins a test over time is run on.")
+    time_reason: str | None = Field(
+        default=None, description="Why no test over time is run (too few origins); null when they are."
+    )
+    verdict_cell_count: int | None = Field(
+        default=None, ge=0, description="Scored blocks of the (unit, demand class): the verdict's minimum cell count."
     )
     cell_ok: bool | None = Field(
         default=None,
@@ -501,6 +592,13 @@ class IntervalTable(_Model):
     point_vs_interval_spearman: Num = None
     point_vs_interval_p: Prob = None
     max_move: int | None = None
+    cell_ok: bool | None = Field(
+        default=None, description="Whether the cell reaches the minimum cell; if not, no ranking is named."
+    )
+    cell_count: int | None = Field(default=None, ge=0, description="Scored blocks of the cell.")
+    cell_counts: str | None = Field(default=None, description="What the minimum cell counts.")
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
+    cell_reason: str | None = Field(default=None, description="Why no ranking is named; null when one is.")
     rows: list[IntervalRow]
 
 
@@ -605,6 +703,13 @@ class ClassWinnerRow(_Model):
     baseline_rank: int | None
     baseline_value: Num
     n_models: int = Field(ge=0)
+    cell_ok: bool | None = Field(
+        default=None,
+        description="Whether the class reaches the minimum cell (WP26 section 6); if not, top is empty and no "
+        "leader or baseline rank is named. Null: written before the rule.",
+    )
+    cell_count: int | None = Field(default=None, ge=0, description="Scored blocks of the class (what the cell counts).")
+    cell_reason: str | None = Field(default=None, description="Why the class names no leader; null if it does.")
 
 
 class ClassWinnersTable(_Model):
@@ -615,15 +720,23 @@ class ClassWinnersTable(_Model):
     unit: str
     metric: str
     baseline: Slug
-    pooled_winner: Slug
+    pooled_winner: Slug | None = Field(description="Best mean over every block; null below the minimum cell.")
     pooled_value: Num
-    pooled_winner_leads: int = Field(ge=0)
-    n_classes: int = Field(ge=0)
+    pooled_winner_leads: int = Field(ge=0, description="Classes passing the minimum cell that it leads.")
+    n_classes: int = Field(
+        ge=0,
+        description="Named classes that pass the minimum cell and name a leader (tables without cell_ok: all present).",
+    )
     distinct_winners: int = Field(ge=0)
     rows: list[ClassWinnerRow]
     class_counts: dict[str, int]
     adi_cutoff: float
     cv2_cutoff: float
+    cell_ok: bool | None = Field(default=None, description="Whether the pooled cell reaches the minimum cell.")
+    cell_count: int | None = Field(default=None, ge=0, description="Scored blocks of the pooled cell.")
+    cell_counts: str | None = Field(default=None, description="What the minimum cell counts (the counting unit).")
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
+    cell_reason: str | None = Field(default=None, description="Why no pooled winner is named; null if it is.")
 
 
 class UncertaintyRow(_Model):
@@ -636,10 +749,12 @@ class UncertaintyRow(_Model):
     delta_high: Num
     delta_p: Prob
     rank: int | None
-    keep_fraction: Prob = Field(description="Share of series-level resamples in which the model keeps its place.")
+    keep_fraction: Prob = Field(
+        description="Share of resamples (the table's resample design) in which the model keeps its place."
+    )
     rank_low: int | None
     rank_high: int | None
-    dm_p: Prob
+    dm_p: Prob = Field(description="DM p-value against the baseline (the table's dm_test; absent: pooled).")
     dm_p_bh: Prob
     dm_p_holm: Prob
     mcs_p: Prob
@@ -648,7 +763,9 @@ class UncertaintyRow(_Model):
 
 class UncertaintyTable(_Model):
     """Bootstrap CIs, ranking stability, Holm beside BH and the model confidence set of one leaderboard
-    (tycheon.analysis.uncertainty; WP26 section 4.1)."""
+    (tycheon.analysis.uncertainty; WP26 section 4.1). Files written before ``dm_test`` was recorded used
+    (series, origin) blocks drawn independently, the pooled DM on absolute errors and an MCS on scaled
+    absolute (squared for rmsse) errors."""
 
     dataset: str
     protocol: Slug
@@ -656,7 +773,10 @@ class UncertaintyTable(_Model):
     demand_class: DemandClass = "all"
     metric: str
     baseline: Slug
-    resample: Literal["block", "series", "origin"]
+    resample: Literal["block", "series", "origin"] = Field(
+        description="origin: circular blocks of ceil(h/stride) origins, each with every series (panel bootstrap); "
+        "series / block: whole series or (series, origin) blocks drawn independently (assume series independent)."
+    )
     n_resamples: int = Field(ge=1)
     confidence: float
     n_blocks: int = Field(ge=0)
@@ -664,6 +784,20 @@ class UncertaintyTable(_Model):
     mcs_size: float
     mcs_n_periods: int = Field(ge=0)
     mcs_reason: str | None
+    loss: str | None = Field(
+        default=None, description="Registry metric whose per-step loss the DM family and the MCS compare."
+    )
+    n_origins: int | None = Field(default=None, ge=0, description="Origins with a scored block.")
+    block_length: int | None = Field(
+        default=None, ge=1, description="Consecutive origins per resampled run (origin); 1 for series / block."
+    )
+    interval_reason: str | None = Field(
+        default=None, description="Why there is no interval, bootstrap p or rank interval (too few origins)."
+    )
+    dm_test: Literal["panel", "pooled"] | None = Field(
+        default=None, description="DM test of the family: panel (over origins; nothing assumed across series)."
+    )
+    dm_reason: str | None = Field(default=None, description="Why no DM test was run (too few origins).")
     rows: list[UncertaintyRow]
 
 
@@ -714,22 +848,27 @@ class SweepTable(_Model):
 class RelativeErrorRow(_Model):
     dataset: str
     model: Slug
-    gmre: float
-    low: float
-    high: float
-    n_blocks: int = Field(ge=0)
+    gmre: Num = Field(description="Geometric-mean relative error; null below the minimum cell.")
+    low: Num
+    high: Num
+    n_blocks: int = Field(ge=0, description="Paired blocks with both metrics positive (what the cell counts).")
     n_excluded: int = Field(ge=0)
+    cell_ok: bool | None = Field(default=None, description="Whether n_blocks reaches the minimum cell.")
+    cell_reason: str | None = Field(default=None, description="Why no value is given; null if it is.")
 
 
 class AcrossModelRow(_Model):
     model: Slug
-    n_cells: int = Field(ge=0)
+    n_cells: int = Field(ge=0, description="Cells passing the minimum cell in which the model is scored.")
     wins: int = Field(ge=0)
-    win_rate: float
+    win_rate: Num = Field(description="wins / n_cells; null without any such cell.")
     beats_random_walk_cells: int = Field(ge=0)
     verdict_cells: int = Field(ge=0)
     gmre_overall: Num
     gmre: list[RelativeErrorRow]
+    n_cells_below_min: int | None = Field(
+        default=None, ge=0, description="Cells in which the model is scored that are below the minimum cell."
+    )
 
 
 class AcrossTable(_Model):
@@ -737,9 +876,15 @@ class AcrossTable(_Model):
 
     metric: str
     random_walk: Slug
-    n_cells: int = Field(ge=0)
+    n_cells: int = Field(ge=0, description="Cells of the metric that pass the minimum cell (all, before the rule).")
     datasets: list[str]
     models: list[AcrossModelRow]
+    n_cells_below_min: int | None = Field(
+        default=None, ge=0, description="Cells of the metric left out: below the minimum cell (WP26 section 6)."
+    )
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell the leaderboard tables recorded.")
+    cell_counts: str | None = Field(default=None, description="What the minimum cell counts (the counting unit).")
+    missing_cells: str | None = Field(default=None, description="How a cell where a model has no score is treated.")
 
 
 class Analyses(_Model):
@@ -785,14 +930,22 @@ class ReplayRow(_Model):
     win_share: Prob
     gap_closed: Num = Field(description="(floor - served) / (floor - oracle).")
     champion: str | None = Field(
-        description="The one method that, served everywhere (floor where it has no forecast), does best."
+        description="The one method that, served everywhere (floor where it has no forecast), does best; "
+        "null below the minimum cell."
     )
     champion_mean: Num
     champion_gap_closed: Num
-    champion_full: str | None = Field(description="The best method scored on every block of the row.")
+    champion_full: str | None = Field(
+        description="The best method scored on every block of the row; null below the minimum cell."
+    )
     champion_full_gap_closed: Num
     n_fallback: int = Field(ge=0, description="Blocks where no candidate survived and the floor was served.")
     n_zero_scale: int = Field(ge=0, description="Replayable blocks left out for a zero scale.")
+    cell_ok: bool | None = Field(
+        default=None,
+        description="Whether n_blocks reaches the minimum cell (WP26 section 6); if not, no champion is named.",
+    )
+    cell_reason: str | None = Field(default=None, description="Why no champion is named; null if it is.")
 
 
 class ReplayChoice(_Model):
@@ -809,7 +962,11 @@ class ReplayTable(_Model):
     unit: str
     rule: ReplayRule
     rows: list[ReplayRow]
-    chosen_share: list[ReplayChoice]
+    chosen_share: list[ReplayChoice] = Field(
+        description="Per variant whose all-class row reaches the minimum cell: the served models' shares."
+    )
+    min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
+    cell_counts: str | None = Field(default=None, description="What the minimum cell counts (the counting unit).")
 
 
 class SensitivityRun(_Model):

@@ -1,11 +1,14 @@
 """``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
 the hash of every score part (a missing part is fetched from its recorded URL into the local cache when it
 has one, else named in one line; a migrated sidecar's parts must rebuild the file whose sha256 the version
-records), then recompute every leaderboard, interval and competition table from the score set and
-the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
-relative 1e-9). Prints every problem, naming the first difference of each table, and exits 1 if any file
-is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and
-hash only, and says so."""
+records), then check its place in its benchmark's hash chain (:mod:`benchmarks.history`: its own tables
+hash, and the sha256 that every later version recorded for its file), then, for a version computed by the
+current statistics version, recompute every leaderboard, interval and competition table from the score set
+and the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
+relative 1e-9). A version computed by an older statistics version is not recomputed (today's statistics
+give other tables): it is verified by those hashes, and the line says so. Prints every problem, naming the
+first difference of each table, and exits 1 if any file is invalid, 0 otherwise. A file whose sidecar
+predates the quantile columns is checked for schema and hash only, and says so."""
 
 from __future__ import annotations
 
@@ -19,8 +22,15 @@ __all__ = ["main", "verify_file"]
 
 
 def verify_file(path: str | Path) -> tuple[list[str], str | None]:
-    """``(problems, note)`` for one results file: schema, sidecar hash and every table recomputed; the
-    note says when the tables could not be recomputed (an older sidecar)."""
+    """``(problems, note)`` for one results file.
+
+    Schema and score-part hashes first (:func:`benchmarks.results_io.validate_results_file`), then the hash
+    chain (:func:`benchmarks.history.check_history`). A version computed by the current statistics version
+    has every table recomputed (the note is None, or says why the tables could not be recomputed: an older
+    sidecar); one computed by an older statistics version is not recomputed, and the note says how it was
+    verified instead (by the hash a later version recorded, or, where none does yet, by its schema, parts and
+    own tables hash only)."""
+    from benchmarks.history import check_history
     from benchmarks.results_io import read_results
     from benchmarks.score_source import score_source
     from benchmarks.verify import NotRecomputableError, recompute_problems
@@ -28,6 +38,11 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     problems = validate_results_file(path)
     if problems:
         return problems, None
+    check = check_history(path)
+    if check.problems:
+        return list(check.problems), None
+    if not check.recompute:
+        return [], check.note
     doc = read_results(path)
     try:
         return [f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))], None

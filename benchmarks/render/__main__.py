@@ -1,9 +1,11 @@
 """``python -m benchmarks.render [--results DIR] [--out DIR]``: render the leaderboard site's pages.
 
 Before anything is written, every results file is verified as ``python -m benchmarks.validate`` does it
-(schema, sidecar present with its recorded sha256, every table recomputed from the sidecar); a file that
-fails stops the render (exit 2) naming its first problem, so a page never shows a number its scores do
-not give."""
+(schema, score parts with their recorded sha256, its place in the hash chain of its benchmark, and every
+table recomputed from its score set where the current statistics computed it); a file that fails stops
+the render (exit 2) naming its first problem, so a page never shows a number its scores do not give. A
+version computed by an older statistics version renders as history: it is verified by the sha256 that the
+later versions recorded for its file (:mod:`benchmarks.history`), not recomputed by today's statistics."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from . import charts
 from .analyses import across_page, robustness_page, uncertainty_pages
 from .definitions import forecaster_docs, model_columns, read_package, registry_glossary
 from .fmt import safe_label
+from .history import statistics_history
 from .load import Run
 from .pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
 
@@ -564,6 +565,7 @@ def history_page(site: SiteModel, name: str) -> Page:
             "name": name,
             "versions": versions,
             "diffs": diffs,
+            "statistics": statistics_history(runs),
             "lb_paths": {lb.key: site.leaderboard_page(name, lb.key) for lb in site.latest(name).data.leaderboards},
         },
     )
