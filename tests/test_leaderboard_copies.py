@@ -26,7 +26,8 @@ def _canonical(table: pd.DataFrame, levels: tuple[float, ...] = ()) -> pd.DataFr
 
 
 def _table(*, categorical: bool = False, seed: int = 3) -> pd.DataFrame:
-    """A shuffled score-set table with two units, four models, own quantiles and some missing bands; 8 origins, the fewest a test over time runs on."""
+    """A shuffled score-set table with two units, four models, own quantiles and some missing bands
+    Eight origins: enough for a test over time (tycheon.analysis.cell.MIN_TIME_POINTS)."""
     rng = np.random.default_rng(seed)
     rows = []
     for unit in ("total", "series"):
