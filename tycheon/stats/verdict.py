@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -238,34 +239,23 @@ def verdict_from_scores(
             f"{int(no_crps.sum())} paired row(s) lack a {kind} CRPS for one of the models; the CRPS leg of "
             "the verdict needs both models scored the same way (ADR-0006 decision 7)"
         )
+    origin = pairs["origin"].to_numpy()
     if inference == "pooled":
         series = (pairs["unit"].astype(str) + "\x1f" + pairs["series_id"].astype(str)).to_numpy()
-        layout = pooled_layout(series, pairs["origin"].to_numpy())
-        dm_se, dm_crps = (
-            dm_pooled(
-                pairs[f"{leg}_c"].to_numpy(),
-                pairs[f"{leg}_b"].to_numpy(),
-                layout=layout,
-                horizon=horizon,
-                stride=stride,
-                alternative="less",
-            )
-            for leg in ("se", "crps")
-        )
+        test = partial(dm_pooled, layout=pooled_layout(series, origin))
     elif inference == "panel":
-        panel = panel_layout(pairs["origin"].to_numpy())
-        dm_se, dm_crps = (
-            dm_panel(
-                pairs[f"{leg}_c"].to_numpy(),
-                pairs[f"{leg}_b"].to_numpy(),
-                layout=panel,
-                horizon=horizon,
-                stride=stride,
-                alternative="less",
-            )
-            for leg in ("se", "crps")
-        )
+        test = partial(dm_panel, layout=panel_layout(origin))
     else:
         raise StatisticInputError(f"inference must be 'panel' or 'pooled'; got {inference!r}")
+    dm_se, dm_crps = (
+        test(
+            pairs[f"{leg}_c"].to_numpy(),
+            pairs[f"{leg}_b"].to_numpy(),
+            horizon=horizon,
+            stride=stride,
+            alternative="less",
+        )
+        for leg in ("se", "crps")  # fmt: skip
+    )
     label = verdict_vs_random_walk(dm_se.p_value, dm_crps.p_value, alpha=alpha)
     return Verdict(label, dm_se, dm_crps, kind, len(pairs))
