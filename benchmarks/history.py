@@ -200,8 +200,9 @@ class HistoryCheck:
 
     @property
     def recompute(self) -> bool:
-        """Whether the tables are to be recomputed: computed by the current statistics, and no problem."""
-        return self.statistics_version == self.current and not self.problems
+        """Whether the tables are to be recomputed: computed by the current statistics (also when a hash
+        fails: the recomputation then names the first edited field of each table)."""
+        return self.statistics_version == self.current
 
     @property
     def note(self) -> str | None:

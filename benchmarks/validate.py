@@ -39,13 +39,12 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     if problems:
         return problems, None
     check = check_history(path)
-    if check.problems:
-        return list(check.problems), None
     if not check.recompute:
-        return [], check.note
+        return list(check.problems), None if check.problems else check.note
     doc = read_results(path)
     try:
-        return [f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))], None
+        # the recomputation first: it names the edited field of each table, the hash only that one was edited
+        return [*(f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))), *check.problems], None
     except NotRecomputableError as err:  # only an older sidecar is excused
         return [], f"tables not recomputed: {err}"
     except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid
