@@ -330,8 +330,6 @@ class VerdictChanges:
         ``(key, before, after)`` of those keys, sorted.
     n_compared : int
         Keys present in both versions.
-    joined, left : int
-        Keys only in the newer, only in the older version.
     """
 
     metric_old: str
@@ -341,8 +339,6 @@ class VerdictChanges:
     transitions: dict[tuple[str, str], int]
     rows: list[tuple[VerdictKey, str, str]]
     n_compared: int
-    joined: int
-    left: int
 
     @property
     def n_changed(self) -> int:
@@ -391,8 +387,6 @@ def verdict_changes(old: Any, new: Any) -> VerdictChanges:
         transitions=dict(sorted(Counter((b, a) for _, b, a in rows).items(), key=lambda kv: (-kv[1], kv[0]))),
         rows=rows,
         n_compared=len(common),
-        joined=len(set(after) - set(before)),
-        left=len(set(before) - set(after)),
     )
 
 

@@ -45,8 +45,8 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     try:
         # the recomputation first: it names the edited field of each table, the hash only that one was edited
         return [*(f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))), *check.problems], None
-    except NotRecomputableError as err:  # only an older sidecar is excused
-        return [], f"tables not recomputed: {err}"
+    except NotRecomputableError as err:  # only an older sidecar is excused (its hashes still count)
+        return list(check.problems), f"tables not recomputed: {err}"
     except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid
         return [f"{path}: the tables cannot be recomputed from the sidecar: {type(err).__name__}: {err}"], None
 

@@ -78,7 +78,7 @@ def test_the_dm_family_runs_the_panel_test_only_on_enough_origins_and_names_its_
     few = losses.where(losses.origin < MIN_TIME_POINTS - 1)
     refused = dm_family(few, metric="rmsse", test="panel", **kw)
     assert refused.n_tested == 0 and refused.p_value == {} and "scored origin(s)" in refused.reason
-    pooled = dm_family(few, **kw)  # the default: the pooled test on absolute errors (the inversion page's)
+    pooled = dm_family(few, test="pooled", **kw)  # the pooled test on absolute errors (the inversion page's)
     assert (pooled.test, pooled.loss, pooled.reason, pooled.n_tested) == ("pooled", "mae", None, 2)
     with pytest.raises(InputError, match="test must be"):
         dm_family(losses, test="robust", **kw)

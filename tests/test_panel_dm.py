@@ -59,15 +59,17 @@ def _panel(rng: np.random.Generator, *, n_origins: int, stride: int, rho: float,
     return _cells(d[0], present[0])
 
 
-def _panel_p_values(d: np.ndarray, present: np.ndarray, stride: int) -> np.ndarray:
+def _panel_p_values(d: np.ndarray, present: np.ndarray, stride: int, *, naive_df: bool = False) -> np.ndarray:
     """Vectorised over replications: the one-sided ("less") p-value of :func:`dm_panel` on each panel,
     from the origin averages by array sums and the same kernel (checked against ``dm_panel`` itself on
-    every replication of a batch in :func:`test_the_vectorised_simulation_is_dm_panel`)."""
+    every replication of a batch in :func:`test_the_vectorised_simulation_is_dm_panel`). ``naive_df``: the
+    reference :math:`t_{T-1}` instead of :func:`panel_df` (the contrast printed by ``__main__``)."""
     lags = overlap_lags(H, stride)
     weight = present[..., None].astype(np.float64)
     avg = (d * weight).sum(axis=(1, 3)) / (weight.sum(axis=(1, 3)) * H)  # [rep, origin]
     stat, _ = _dm_rows(avg, lags, True)
-    return stats.t.cdf(stat, panel_df(avg.shape[1], lags))
+    t = avg.shape[1]
+    return stats.t.cdf(stat, t - 1 if naive_df else panel_df(t, lags))
 
 
 def rejection_rates(
@@ -162,3 +164,17 @@ if __name__ == "__main__":  # the whole table, for the note
         for delta in (-0.02, -0.05):
             power, pooled = rejection_rates(n_origins=t, stride=s, rho=0.0, missing=0.0, delta=delta, seed=99)
             print(f"power rho=0 origins={t} stride={s} delta={delta}: panel {power:.3f}, pooled {pooled:.3f}")
+    print("the reference's degrees of freedom (rho 0.3, balanced, 2,000 panels): ceil(T/(L+1))-1 vs T-1")
+    rng = np.random.default_rng(2024)
+    for t in (8, 12, 24, 48):
+        for s in (H, 3, 2, 1):
+            if t <= 2 * overlap_lags(H, s) + 2:
+                continue
+            rates = []
+            for naive in (False, True):
+                hits = 0
+                for _ in range(20):
+                    d, present = _draw(rng, 100, n_origins=t, stride=s, rho=0.3, missing=0.0, delta=0.0)
+                    hits += int((_panel_p_values(d, present, s, naive_df=naive) < 0.05).sum())
+                rates.append(hits / 2000)
+            print(f"origins {t:3d} L {overlap_lags(H, s)}: panel_df {rates[0]:.3f}, T-1 {rates[1]:.3f}", flush=True)

@@ -16,6 +16,7 @@ from benchmarks.results_model import (
     ModelRun,
     ModelSource,
     ReplayTable,
+    ResultsDocument,
     SensitivityTable,
 )
 
@@ -533,8 +534,15 @@ def _diff(old: Run, new: Run) -> dict[str, Any]:
         "removed_models": removed_models,
         "status_changes": status_changes,
         "config_changed": old.data.provenance.config_sha256 != new.data.provenance.config_sha256,
-        "code_changed": old.data.provenance.code_sha256 != new.data.provenance.code_sha256,
+        "code_changed": old.data.provenance.code_sha256 != _computing_code(new.data),
     }
+
+
+def _computing_code(doc: ResultsDocument) -> str:
+    """sha256 of the code that computed a version's tables: a restatement keeps its source run's
+    ``code_sha256`` (the code that made the scores) and records the restating code apart."""
+    restated = doc.provenance.restated_from
+    return doc.provenance.code_sha256 if restated is None else restated.code_sha256
 
 
 def _runs(model: ModelEntry | None) -> list[ModelRun]:

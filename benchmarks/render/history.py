@@ -51,7 +51,7 @@ def transition(old: Run, new: Run) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``old_sv``/``new_sv`` (statistics versions), ``reasons`` (``(version, what it changed)`` for every
+        ``reasons`` (``(version, what it changed)`` for every
         statistics version between them), ``why`` (short reasons: the statistics, the score set, the config
         or the code changed), ``score`` (:class:`benchmarks.history.ScoreSetChange`), ``verdicts``
         (:class:`benchmarks.history.VerdictChanges`), ``groups`` (per transition: count and the rows by
@@ -82,15 +82,11 @@ def transition(old: Run, new: Run) -> dict[str, Any]:
     metric_note = None
     if per_metric:
         metric_note = (
-            f"Read from the tables of the config's first metric ({verdicts.metric_new or verdicts.metric_old}): "
-            f"{' and '.join(per_metric)} gave a verdict per metric table (statistics version 1)"
+            f"The verdicts compared are those of the config's first metric "
+            f"({verdicts.metric_new or verdicts.metric_old}): {' and '.join(per_metric)} gave a verdict per "
+            "metric table (statistics version 1)"
         )
     return {
-        "old": old.version,
-        "new": new.version,
-        "old_sv": old_sv,
-        "new_sv": new_sv,
-        "stats_changed": old_sv != new_sv,
         "reasons": reasons,
         "why": why,
         "score": score,

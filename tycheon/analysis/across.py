@@ -20,7 +20,9 @@ section 8).
   .. math:: \\mathrm{GMRE}_m = \\exp\\Big(\\frac{1}{|B|}\\sum_{b \\in B}\\log\\frac{M_{mb}}{M_{\\mathrm{rw},b}}\\Big)
 
   with a paired series-level bootstrap CI of the mean log ratio
-  (:func:`tycheon.stats.bootstrap.paired_means_bootstrap`), exponentiated; the overall value is the
+  (:func:`tycheon.stats.bootstrap.paired_means_bootstrap`), exponentiated. That interval **assumes
+  series independent** (it resamples series; with shocks shared across series it is too narrow);
+  the overall value is the
   geometric mean of the per-dataset values (each dataset weighs the same; no CI across datasets). A
   (dataset, model) with fewer than ``min_cell`` such blocks (the minimum cell, counted in the same scored
   blocks) gives no value (``cell_ok`` false, with its reason) and is left out of the overall value.

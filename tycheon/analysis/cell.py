@@ -11,9 +11,9 @@ The verdict and the DM column rest on tests over **time** (the panel-robust test
 over the origins), so they need, besides the blocks, enough time points: at least
 :data:`MIN_TIME_POINTS` scored origins and more than :math:`2\\lceil h/\\text{stride}\\rceil` of them
 (the DM test's own floor, :func:`tycheon.stats.dm.dm_panel`). The size simulation in
-``tests/test_panel_dm.py`` shows the robust test within [3%, 7%] at 6, 8 and 24 origins (it holds at 5
-too; below 6 origin averages the :math:`t` reference has fewer than 5 degrees of freedom even without
-overlap, and the test has next to no power against the differences a leaderboard separates).
+``tests/test_panel_dm.py`` shows the robust test within [3%, 7%] at 6, 8 and 24 origins; below 6 origin
+averages the :math:`t` reference has fewer than 5 degrees of freedom even without overlap, and the test
+has next to no power against the differences a leaderboard separates.
 """
 
 from __future__ import annotations

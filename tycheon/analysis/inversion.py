@@ -9,7 +9,8 @@ For each unit (``total``, ``level:<attr>``, ``groups:<k>``, ``series``) on the s
 - methods significantly better / worse than the baseline: two-sided pooled Diebold-Mariano tests on the
   per-step absolute errors (HLN, :func:`tycheon.stats.dm.dm_pooled`), Benjamini-Hochberg adjusted within
   the unit's family, direction from the sign of the statistic (as the leaderboard tables), and the number
-  of per-step losses pooled;
+  of per-step losses pooled. This count **assumes series independent** (the paper's); the cross-sectional
+  count beside it does not;
 
 and three robustness rows (section 4): the baseline's rank on the **shared roster and shared origins**
 (models and origins scored at every unit), a **volume-weighted** re-ranking (block metrics weighted by
@@ -106,9 +107,9 @@ def unit_column(
     blocks = unit.blocks(metrics)
     means = {m: blocks.groupby("model", observed=True)[m].mean().to_dict() for m in metrics}
     losses = unit.step_losses()
-    fam = dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha)
-    cross = dm_family(
-        losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha, cross_sectional=True
+    fam, cross = (  # the paper's pooled count (assumes series independent) and the cross-sectional one
+        dm_family(losses, baseline=spec.baseline, horizon=spec.horizon, stride=spec.stride, alpha=spec.alpha, test=t)
+        for t in ("pooled", "cross_sectional")
     )
     models = shared_models if shared_models is not None else sorted(blocks["model"].unique())
     origins = shared_origins if shared_origins is not None else sorted(blocks["origin"].unique())

@@ -224,6 +224,7 @@ class _StepGrid:
     origin: np.ndarray  # [key] origin code (sorted labels)
     n_origins: int
     layouts: dict[bytes, PooledLayout] = field(default_factory=dict)
+    panels: dict[bytes, tuple[PanelLayout, int]] = field(default_factory=dict)
 
     @property
     def n_keys(self) -> int:
@@ -233,14 +234,19 @@ class _StepGrid:
         """Distinct (series, origin) blocks among the keys: the minimum cell's count."""
         return int(np.unique(self.series * self.n_origins + self.origin).size)
 
-    def n_origins_in(self, keep: np.ndarray | None = None) -> int:
-        """Distinct origins among the keys ``keep`` (all keys by default): a test over time's points."""
-        origin = self.origin if keep is None else self.origin[keep]
-        return int(np.unique(origin).size)
+    def n_origins_present(self, origin: np.ndarray | None = None) -> int:
+        """Distinct origins among the codes ``origin`` (every key's by default): a test over time's points."""
+        return int(np.count_nonzero(np.bincount(self.origin if origin is None else origin, minlength=self.n_origins)))
 
-    def panel(self, keep: np.ndarray) -> PanelLayout:
-        """:func:`tycheon.stats.dm.panel_layout` of the keys ``keep``: their origin codes (time order)."""
-        return PanelLayout(np.asarray(self.origin[keep], dtype=np.int64), self.n_origins)
+    def panel(self, keep: np.ndarray) -> tuple[PanelLayout, int]:
+        """:func:`tycheon.stats.dm.panel_layout` of the keys ``keep`` (their origin codes, in time order)
+        and how many distinct origins they hold, built once per distinct mask (every DM test of a table
+        against one model shares it)."""
+        tag = np.packbits(keep).tobytes()
+        if tag not in self.panels:
+            origin = np.asarray(self.origin[keep], dtype=np.int64)
+            self.panels[tag] = (PanelLayout(origin, self.n_origins), self.n_origins_present(origin))
+        return self.panels[tag]
 
     def layout(self, keep: np.ndarray) -> PooledLayout:
         """:func:`tycheon.stats.dm.pooled_layout` of the keys ``keep`` (a boolean ``[key]`` mask), built
@@ -391,12 +397,11 @@ def _dm_once(
                 stride=spec.stride,
                 alternative=alternative,
             ), None
-        too_few = time_check(losses.grid.n_origins_in(both), horizon=spec.horizon, stride=spec.stride)
+        panel, n_time = losses.grid.panel(both)
+        too_few = time_check(n_time, horizon=spec.horizon, stride=spec.stride)
         if too_few:
             return None, too_few
-        return dm_panel(
-            la, lb, layout=losses.grid.panel(both), horizon=spec.horizon, stride=spec.stride, alternative=alternative
-        ), None
+        return dm_panel(la, lb, layout=panel, horizon=spec.horizon, stride=spec.stride, alternative=alternative), None
     except InputError as err:
         return None, str(err)
 
@@ -607,12 +612,12 @@ def _one_class(
     grid = _step_grid(table)  # first: its key temporaries are freed before any per-row array is made
     # one verdict per (unit, demand class, model), the same on every metric's table (ADR-0006 decision 6)
     whole = cell_check(grid.n_blocks(), min_cell=spec.min_cell)
-    n_time = grid.n_origins_in()
+    n_time = grid.n_origins_present()
     time_reason = time_check(n_time, horizon=spec.horizon, stride=spec.stride)
     verdicts = _cell_verdicts(table, grid, models, spec, band_level, whole.reason)
-    mae = _pivot_loss(grid, table, "mae")  # the paper's unscaled per-step absolute error
-    dm_unscaled = _dm_column(mae, family, spec) if whole.ok else {}
-    del mae
+    dm_unscaled: dict[str, dict[str, Any]] = {}
+    if whole.ok:  # the paper's unscaled per-step absolute error
+        dm_unscaled = _dm_column(_pivot_loss(grid, table, "mae"), family, spec)
     entries = []
     for metric in spec.metrics:
         # the blocks with this metric, of only the columns read below (every block column was copied:
@@ -624,9 +629,9 @@ def _one_class(
         ranked_models = [m for m in models if support[m] > 0]
         if not ranked_models:
             continue
-        own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
         cell = cell_check(n_blocks_total, min_cell=spec.min_cell)
         if cell.ok:
+            own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
             loss = _pivot_loss(grid, table, metric, crps=None if own is None else own.to_numpy())
             dm = _dm_column(loss, family, spec)
             dm_pooled_col = _dm_column(loss, family, spec, "pooled")

@@ -515,8 +515,7 @@ def dm_family(
     stride: int,
     alpha: float,
     metric: str = "mae",
-    test: DMTest = "pooled",
-    cross_sectional: bool = False,
+    test: DMTest = "panel",
     loss: np.ndarray | None = None,
 ) -> DMFamily:
     r"""Two-sided DM of each model against ``baseline`` on the cells both forecast, Benjamini-Hochberg
@@ -527,19 +526,16 @@ def dm_family(
 
     - ``panel``: :func:`tycheon.stats.dm.dm_panel`, the differential averaged over every (series, step)
       of an origin and tested over the origins; nothing is assumed independent across series. The test
-      wherever a p-value pools series. Run only when the family's origins pass
+      wherever a p-value pools series (the default). Run only when the family's origins pass
       :func:`tycheon.analysis.cell.time_check` (at least :data:`~tycheon.analysis.cell.MIN_TIME_POINTS`);
       otherwise nothing is tested and ``reason`` says why;
-    - ``pooled`` (the default, for the unit inversion, whose page shows the paper's pooled count beside
-      the cross-sectional one): :func:`~tycheon.stats.dm.dm_pooled` over (series, origin) blocks,
+    - ``pooled`` (the unit inversion's, whose page shows the paper's pooled count beside the
+      cross-sectional one): :func:`~tycheon.stats.dm.dm_pooled` over (series, origin) blocks,
       **assuming series independent** (oversized when series share calendar shocks);
-    - ``cross_sectional``: :func:`~tycheon.stats.dm.dm_cross_sectional` on target-period averages
-      (``cross_sectional=True`` is the same).
+    - ``cross_sectional``: :func:`~tycheon.stats.dm.dm_cross_sectional` on target-period averages.
 
     ``loss`` is ``losses.loss(metric)`` where the caller has already evaluated it (``[cell, model]``).
     """
-    if cross_sectional:
-        test = "cross_sectional"
     if test not in ("panel", "pooled", "cross_sectional"):
         raise InputError(f"test must be 'panel', 'pooled' or 'cross_sectional'; got {test!r}")
     if baseline not in losses.models:

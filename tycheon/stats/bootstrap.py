@@ -31,11 +31,11 @@ few-clusters factor of Bester, Conley & Hansen (2011) and Cameron & Miller (2015
 and the percentile intervals, p-values and ranks are read from :math:`\theta^{*}_{c}`. For a mean of
 :math:`G` independent Gaussian groups this is the :math:`t` interval. Coverage under a null that breaks
 series independence (a calendar shock common to every series, :math:`\rho = 0.3`, 300 series, 400
-panels; ``tests/test_stats_panel_bootstrap.py``): the 95% interval of a mean difference covers the true
-0 in 94% of panels of 6 origins and 95% of 12, where the series-only bootstrap covers it in 13-14%;
-without the factor :math:`c` the panel interval covers 90% at 12 origins. With overlapping origins
-(:math:`L \ge 1`) a block of :math:`L + 1` origins weighs the overlap covariances with a Bartlett-like
-taper and the interval falls a little short (93% at 24 origins, :math:`L = 1`).
+panels; ``tests/test_stats_panel_bootstrap.py``): the test asserts that the 95% interval of a mean
+difference covers the true 0 in at least 92% of panels (90% with overlapping origins) where the
+series-only bootstrap covers it in under 40%. With overlapping origins (:math:`L \ge 1`) a block of
+:math:`L + 1` origins weighs the overlap covariances with a Bartlett-like taper, so the interval can fall
+a little short.
 
 **Label bootstraps** (:func:`paired_block_bootstrap`, :func:`paired_means_bootstrap`,
 :func:`paired_means_bootstraps`, :func:`ranking_bootstrap`): blocks named by a label (a series, a
@@ -74,6 +74,7 @@ from tycheon._validate import as_float_array, check_finite, label_codes, same_sh
 from tycheon.contract import overlap_lags
 from tycheon.errors import StatisticInputError
 from tycheon.stats._kernels import row_ranks
+from tycheon.stats.dm import panel_df
 
 __all__ = [
     "BootstrapResult",
@@ -469,8 +470,7 @@ class _TimeBlocks:
     codes: np.ndarray  # [obs] origin code; origins with no row are absent, their neighbours adjacent
     n_times: int
     block_length: int
-    n_groups: int  # G = ceil(T / l)
-    scale: float
+    scale: float  # the few-groups factor of G = ceil(T / l) groups
 
 
 def _time_blocks(origin: object, *, n_obs: int, horizon: int, stride: int, confidence: float) -> _TimeBlocks:
@@ -479,13 +479,13 @@ def _time_blocks(origin: object, *, n_obs: int, horizon: int, stride: int, confi
         raise StatisticInputError(f"origin must label each of the {n_obs} rows; got shape {o.shape}")
     codes, t = label_codes(o, "origin")
     length = overlap_lags(horizon, stride) + 1
-    groups = -(-t // length)
+    groups = panel_df(t, length - 1) + 1  # G = ceil(T / l), the groups the DM test's df counts
     if groups < 2:
         raise StatisticInputError(
             f"{t} origin(s) make {groups} group(s) of ceil(h/stride) = {length} consecutive origins; a "
             "bootstrap over time needs at least 2"
         )
-    return _TimeBlocks(codes, t, length, groups, few_groups_factor(groups, confidence))
+    return _TimeBlocks(codes, t, length, few_groups_factor(groups, confidence))
 
 
 def panel_means_bootstrap(
