@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["crps_ensemble_kernel", "crps_quantile_kernel", "interval_score_kernel", "pinball_kernel", "smape_ratio"]
+__all__ = [
+    "crps_ensemble_kernel",
+    "crps_quantile_kernel",
+    "grid_quantile",
+    "interval_score_kernel",
+    "pinball_kernel",
+    "smape_ratio",
+]
 
 
 def smape_ratio(y: np.ndarray, f: np.ndarray) -> np.ndarray:
@@ -45,3 +52,32 @@ def crps_ensemble_kernel(y: np.ndarray, x: np.ndarray, fair: bool) -> np.ndarray
 def interval_score_kernel(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, alpha: float) -> np.ndarray:
     """Elementwise interval score of a central :math:`(1-\\alpha)` interval (NaN bounds give NaN)."""
     return (hi - lo) + (2.0 / alpha) * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0))
+
+
+def grid_quantile(values: np.ndarray, levels: np.ndarray, tau: float) -> np.ndarray:
+    r"""The ``tau`` quantile of each row of a quantile grid, ``values [row, k]`` at ``levels [k]`` -> ``[row]``.
+
+    Each row is sorted first (the monotone rearrangement of Chernozhukov, Fernández-Val & Galichon 2010,
+    so a point forecast outside its band still gives a quantile function), then read at ``tau`` on the
+    piecewise-linear quantile function through the grid:
+
+    .. math:: q(\tau) = q_j + \frac{\tau - \tau_j}{\tau_{j+1} - \tau_j}(q_{j+1} - q_j),
+              \qquad \tau_j \le \tau \le \tau_{j+1}
+
+    exact (the grid value itself) where ``tau`` is on the grid. NaN for a row with any NaN value, and for
+    every row where ``tau`` lies outside ``[levels[0], levels[-1]]`` (no extrapolation).
+    """
+    levels = np.asarray(levels, dtype=np.float64)
+    q = np.sort(np.asarray(values, dtype=np.float64), axis=1)  # NaN sort last: a row with one is NaN below
+    nan_row = np.isnan(values).any(axis=1)
+    if not levels[0] <= tau <= levels[-1]:
+        return np.full(len(q), np.nan)
+    hit = np.flatnonzero(np.isclose(levels, tau, rtol=0.0, atol=1e-12))
+    if hit.size:
+        out = q[:, int(hit[0])].copy()
+    else:
+        j = int(np.searchsorted(levels, tau)) - 1
+        w = (tau - levels[j]) / (levels[j + 1] - levels[j])
+        out = q[:, j] + w * (q[:, j + 1] - q[:, j])
+    out[nan_row] = np.nan
+    return out
