@@ -30,7 +30,7 @@ from tycheon.contract import quantile_column
 from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
 from tycheon.metrics._kernels import crps_ensemble_kernel
 from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
-from tycheon.metrics.registry import METRICS, BlockTerms, StepTerms, get_metric, term_values
+from tycheon.metrics.registry import GRID_TERMS, METRICS, BlockTerms, StepTerms, get_metric, term_values
 
 __all__ = [
     "BAND_GRIDS",
@@ -159,6 +159,16 @@ def _scale_mismatch(n_bad: int, col: str, where: dict[str, object]) -> None:
 
 def _has_band(table: pd.DataFrame, level: str) -> bool:
     return f"lo{level}" in table.columns and f"hi{level}" in table.columns
+
+
+def _band_term(term: str) -> bool:
+    """Whether a per-step term reads the bands (interval terms and the bands' quantile-grid terms)."""
+    return term[:-2] in _BAND_TERMS or term in GRID_TERMS
+
+
+def _needs_band(terms: Iterable[str], level: str) -> bool:
+    """Whether any of ``terms`` reads the ``level`` band: its interval terms, or a grid term (both bands)."""
+    return any((t[:-2] in _BAND_TERMS and t[-2:] == level) or t in GRID_TERMS for t in terms)
 
 
 def _check_table(table: pd.DataFrame, metrics: Sequence[str]) -> None:
@@ -335,7 +345,12 @@ def block_scores(
     crps = None
     if "crps" in needed:
         crps = row_crps(table, quantile_levels=quantile_levels, samples=samples, crps_kind=crps_kind)
-    missing_band = sorted(t for t in needed if t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:]))
+    missing_band = sorted(
+        t
+        for t in needed
+        if (t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:]))
+        or (t in GRID_TERMS and not (_has_band(table, "80") and _has_band(table, "95")))
+    )
     if missing_band:
         raise MetricInputError(
             f"metric(s) {[m for m in metrics if set(get_metric(m).terms) & set(missing_band)]} "
@@ -357,7 +372,7 @@ def block_scores(
     total = g[[t for t in ("abs_err", "abs_y", "zero_y") if t in frame.columns]].sum()
     n_steps = g.size()
     # a probabilistic score on only some steps of a block is not that block's score: NaN, never partial
-    partial = [c for c in mean.columns if c == "crps" or c[:-2] in _BAND_TERMS]
+    partial = [c for c in mean.columns if c == "crps" or _band_term(c)]
     if partial:
         counts = g[partial].count()
         mean[partial] = mean[partial].where(counts.to_numpy() == n_steps.to_numpy()[:, None])
@@ -485,7 +500,7 @@ def step_terms(table: pd.DataFrame, terms: Iterable[str], *, crps: np.ndarray | 
     bands = {
         level: (table[f"lo{level}"].to_numpy(dtype=np.float64), table[f"hi{level}"].to_numpy(dtype=np.float64))
         for level in ("80", "95")
-        if _has_band(table, level) and any(t[:-2] in _BAND_TERMS and t[-2:] == level for t in terms)
+        if _has_band(table, level) and _needs_band(terms, level)
     }
     return term_values(
         terms,

@@ -13,7 +13,11 @@ Per-step terms, with :math:`e_h = \hat y_h - y_h`: ``abs_err`` :math:`|e_h|`, ``
 ``err`` :math:`e_h`, ``abs_y`` :math:`|y_h|`, ``zero_y`` :math:`\mathbb 1\{y_h = 0\}`, ``smape``
 :math:`2|e_h|/(|y_h|+|\hat y_h|)`, ``ape`` :math:`|e_h|/|y_h|`, ``crps`` (one kind per call), and for the
 80%/95% bands ``is80``/``is95`` (interval score), ``cov80``/``cov95`` (inside the closed band) and
-``width80``/``width95``. A block's value reads the block mean (or sum) of these terms and the block's
+``width80``/``width95``; on the conformal bands read as one quantile grid (``lo95, lo80, point, hi80, hi95``
+at 0.025, 0.1, 0.5, 0.9, 0.975, :data:`BAND_GRID`), ``pin50``/``pin80``/``pin90``/``pin95`` the pinball
+loss of the grid's quantile at that service level (:func:`tycheon.metrics._kernels.grid_quantile`: exact at
+0.5, 0.9, piecewise linear between grid levels at 0.8 and 0.95) and ``bcrps`` the grid's CRPS. A block's
+value reads the block mean (or sum) of these terms and the block's
 scale; probabilistic and interval terms present on only some steps of a block give NaN, never a partial
 score.
 """
@@ -27,10 +31,12 @@ from typing import Literal
 import numpy as np
 
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import interval_score_kernel, smape_ratio
+from tycheon.metrics._kernels import grid_quantile, interval_score_kernel, pinball_kernel, smape_ratio
 
 __all__ = [
+    "BAND_GRID",
     "METRICS",
+    "SERVICE_LEVELS",
     "BlockTerms",
     "MetricKind",
     "MetricSpec",
@@ -45,6 +51,16 @@ __all__ = [
 _BAND_ALPHA = {"80": 0.2, "95": 0.05}
 
 MetricKind = Literal["point", "interval", "probabilistic"]
+RankBy = Literal["gmean_rel_rw", "pooled", "abs_mean"]
+
+SERVICE_LEVELS = (0.5, 0.8, 0.9, 0.95)
+"""Service levels of the scaled pinball losses ``spl50`` ... ``spl95`` (issue 35: 0.5, 0.8, 0.9, 0.95)."""
+
+BAND_GRID: tuple[tuple[float, ...], tuple[str, ...]] = (
+    (0.025, 0.1, 0.5, 0.9, 0.975),
+    ("lo95", "lo80", "point", "hi80", "hi95"),
+)
+"""The conformal bands read as one quantile grid (levels, score-set columns), shared by every model."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +112,16 @@ class MetricSpec:
         :class:`StepTerms` -> the metric of a one-step block ``[row]`` (per-horizon tables).
     step_loss : callable or None
         :class:`StepTerms` -> the per-step loss whose mean the table ranks, for the DM test on tables of
-        this metric; ``None`` when the metric is not a loss.
+        this metric; ``None`` when the metric is not a mean of per-step losses.
+    elicits : str
+        The functional of the predictive distribution the metric is consistent for (Gneiting 2011): the
+        forecast that minimises its expectation. ``"mean"`` for squared error, ``"median"`` for absolute
+        error (0 on a mostly-zero series), ``"τ-quantile"`` for the pinball loss, the whole distribution for
+        a proper score; ``"-"`` for a statistic that is not a loss.
+    rank_by : {"gmean_rel_rw", "pooled", "abs_mean"}
+        How a table of it ranks models: the geometric mean over blocks of the error relative to the
+        random walk (the default for losses; robust to one huge block), the cell's pooled ratio of sums
+        (WAPE) or the absolute value of the cell mean (scaled bias: 0 is best).
     """
 
     name: str
@@ -109,10 +134,17 @@ class MetricSpec:
     block: Callable[[BlockTerms], np.ndarray]
     step: Callable[[StepTerms], np.ndarray] | None = None
     step_loss: Callable[[StepTerms], np.ndarray] | None = None
+    elicits: str = "-"
+    rank_by: RankBy = "gmean_rel_rw"
 
     @property
     def ranked(self) -> bool:
-        """Whether a leaderboard ranks models on it (a loss with a direction)."""
+        """Whether a leaderboard ranks models on it (a loss with a direction, or a bias ranked on its size)."""
+        return self.rank_by == "abs_mean" or (self.lower_is_better and self.step_loss is not None)
+
+    @property
+    def tested(self) -> bool:
+        """Whether a DM test can compare models on it (a mean of per-step losses)."""
         return self.lower_is_better and self.step_loss is not None
 
 
@@ -157,6 +189,7 @@ def _interval(level: str) -> list[MetricSpec]:
             block=_mean_of(f"is{level}", "scale_mae"),
             step=_term_of(f"is{level}", "scale_mae"),
             step_loss=_term_of(f"is{level}", "scale_mae"),
+            elicits=f"the {alpha / 2:g} and {1 - alpha / 2:g} quantiles (interval score)",
         ),
         MetricSpec(
             name=f"coverage{level}",
@@ -183,6 +216,39 @@ def _interval(level: str) -> list[MetricSpec]:
     ]
 
 
+def _service_levels() -> list[MetricSpec]:
+    """Scaled pinball loss at each of :data:`SERVICE_LEVELS`, on the bands' quantile grid."""
+    out = []
+    for tau in SERVICE_LEVELS:
+        tag = f"{round(tau * 100):02d}"
+        out.append(
+            MetricSpec(
+                name=f"spl{tag}",
+                display_name=f"SPL {tau:g}",
+                kind="probabilistic",
+                lower_is_better=True,
+                scale_column="scale_mae",
+                terms=(f"pin{tag}",),
+                definition=(
+                    f"scaled pinball loss at service level {tau:g}: mean of max({tau:g}(y-q), ({tau:g}-1)(y-q)) "
+                    f"over the horizon, q the {tau:g} quantile of the calibrated bands' grid"
+                    + (
+                        " (read between grid levels on its piecewise-linear quantile function)"
+                        if tau not in BAND_GRID[0]
+                        else ""
+                    )
+                    + ", divided by the in-sample seasonal-naive MAE; lower is better"
+                    + ("; at 0.5 the quantile is the point forecast, so this is half the MASE" if tau == 0.5 else "")
+                ),
+                block=_mean_of(f"pin{tag}", "scale_mae"),
+                step=_term_of(f"pin{tag}", "scale_mae"),
+                step_loss=_term_of(f"pin{tag}", "scale_mae"),
+                elicits=f"the {tau:g}-quantile",
+            )
+        )
+    return out
+
+
 _SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
         name="mae",
@@ -195,6 +261,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: b.mean["abs_err"],
         step=lambda s: s.term["abs_err"],
         step_loss=lambda s: s.term["abs_err"],
+        elicits="median",
     ),
     MetricSpec(
         name="rmse",
@@ -207,6 +274,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: np.sqrt(b.mean["sq_err"]),
         step=lambda s: np.sqrt(s.term["sq_err"]),
         step_loss=lambda s: s.term["sq_err"],
+        elicits="mean",
     ),
     MetricSpec(
         name="mase",
@@ -222,6 +290,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: b.mean["abs_err"] / b.scale["scale_mae"],
         step=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
         step_loss=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
+        elicits="median",
     ),
     MetricSpec(
         name="rmsse",
@@ -237,6 +306,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: np.sqrt(b.mean["sq_err"]) / b.scale["scale_rmse"],
         step=lambda s: np.sqrt(s.term["sq_err"]) / s.scale["scale_rmse"],
         step_loss=lambda s: s.term["sq_err"] / (s.scale["scale_rmse"] * s.scale["scale_rmse"]),
+        elicits="mean",
     ),
     MetricSpec(
         name="wape",
@@ -245,9 +315,14 @@ _SPECS: tuple[MetricSpec, ...] = (
         lower_is_better=True,
         scale_column=None,
         terms=("abs_err", "abs_y"),
-        definition="sum of absolute errors divided by the sum of absolute actuals over the horizon; lower is better",
+        definition=(
+            "sum of absolute errors divided by the sum of absolute actuals; a table pools it over the cell "
+            "(sum |e| / sum |y| of every scored step), never a mean of per-block ratios; lower is better"
+        ),
         block=_ratio_of_sums,
         step_loss=lambda s: s.term["abs_err"],
+        elicits="median",
+        rank_by="pooled",
     ),
     MetricSpec(
         name="smape",
@@ -260,6 +335,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: b.mean["smape"],
         step=lambda s: s.term["smape"],
         step_loss=lambda s: s.term["smape"],
+        elicits="no standard functional (consistent for neither mean nor median; Gneiting 2011)",
     ),
     MetricSpec(
         name="mape",
@@ -272,6 +348,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: np.where(b.total["zero_y"] == 0, b.mean["ape"], np.nan),
         step=lambda s: s.term["ape"],
         step_loss=lambda s: s.term["ape"],
+        elicits="the median of the 1/y-reweighted distribution, below the median (Gneiting 2011)",
     ),
     MetricSpec(
         name="bias",
@@ -291,9 +368,14 @@ _SPECS: tuple[MetricSpec, ...] = (
         lower_is_better=False,
         scale_column="scale_mae",
         terms=("err",),
-        definition="mean error divided by the in-sample seasonal-naive MAE; positive = over-forecast, 0 is best",
+        definition=(
+            "mean error divided by the in-sample seasonal-naive MAE; positive = over-forecast, 0 is best; a "
+            "table ranks models on the absolute value of the cell's mean"
+        ),
         block=lambda b: b.mean["err"] / b.scale["scale_mae"],
         step=lambda s: s.term["err"] / s.scale["scale_mae"],
+        elicits="mean (its expectation is 0 only for the mean)",
+        rank_by="abs_mean",
     ),
     MetricSpec(
         name="crps",
@@ -309,6 +391,25 @@ _SPECS: tuple[MetricSpec, ...] = (
         block=lambda b: b.mean["crps"],
         step=lambda s: s.term["crps"],
         step_loss=lambda s: s.term["crps"],
+        elicits="the whole predictive distribution (strictly proper)",
+    ),
+    *_service_levels(),
+    MetricSpec(
+        name="crps_band",
+        display_name="Scaled CRPS (bands)",
+        kind="probabilistic",
+        lower_is_better=True,
+        scale_column="scale_mae",
+        terms=("bcrps",),
+        definition=(
+            "CRPS of the calibrated conformal bands read as one quantile grid (lo95, lo80, point, hi80, hi95 at "
+            "0.025, 0.1, 0.5, 0.9, 0.975, the same kind for every model), divided by the in-sample "
+            "seasonal-naive MAE; lower is better"
+        ),
+        block=_mean_of("bcrps", "scale_mae"),
+        step=_term_of("bcrps", "scale_mae"),
+        step_loss=_term_of("bcrps", "scale_mae"),
+        elicits="the whole predictive distribution (strictly proper on the grid)",
     ),
     *_interval("80"),
     *_interval("95"),
@@ -350,6 +451,16 @@ def term_values(
         elif t == "ape":
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[t] = np.where(y != 0, np.abs(e) / np.abs(y), np.nan)
+        elif (t.startswith("pin") and t[3:].isdigit()) or t == "bcrps":
+            grid = _grid_values(bands, point=f, term=t)
+            if t == "bcrps":
+                from tycheon.metrics._crps_rows import quantile_crps_rows
+
+                out[t] = np.full(len(y), np.nan)
+                quantile_crps_rows(out[t], y, list(grid.T), np.asarray(BAND_GRID[0]), sort=True)
+            else:
+                q = grid_quantile(grid, np.asarray(BAND_GRID[0]), int(t[3:]) / 100.0)
+                out[t] = pinball_kernel(y, q[:, None], np.asarray([int(t[3:]) / 100.0]))[:, 0]
         elif t == "crps":
             if crps is None:
                 raise MetricInputError("the 'crps' term needs the rows' CRPS")
@@ -368,9 +479,23 @@ def term_values(
         else:
             raise MetricInputError(
                 f"unknown per-step term {t!r}; terms: abs_err, sq_err, err, abs_y, zero_y, "
-                "smape, ape, crps, is80/95, cov80/95, width80/95"
+                "smape, ape, crps, is80/95, cov80/95, width80/95, pin50/80/90/95, bcrps"
             )
     return out
+
+
+def _grid_values(
+    bands: Mapping[str, tuple[np.ndarray, np.ndarray]] | None, *, point: np.ndarray, term: str
+) -> np.ndarray:
+    """The rows' band grid ``[row, 5]`` (:data:`BAND_GRID`'s columns, NaN where a band is missing)."""
+    if bands is None or "80" not in bands or "95" not in bands:
+        raise MetricInputError(f"the {term!r} term needs both conformal bands (lo80/hi80 and lo95/hi95)")
+    (lo80, hi80), (lo95, hi95) = bands["80"], bands["95"]
+    return np.column_stack([lo95, lo80, point, hi80, hi95]).astype(np.float64, copy=False)
+
+
+GRID_TERMS = ("pin50", "pin80", "pin90", "pin95", "bcrps")
+"""Per-step terms read from the bands' quantile grid (both bands and the point)."""
 
 
 def block_value(name: str, *, actual: np.ndarray, point: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
@@ -410,7 +535,8 @@ def get_metric(name: str) -> MetricSpec:
 
 
 def glossary() -> list[dict[str, object]]:
-    """Plain records of every metric (name, display name, kind, direction, scale, definition) for pages."""
+    """Plain records of every metric (name, display name, kind, direction, scale, definition, the functional it
+    elicits, how a table ranks on it) for pages."""
     return [
         {
             "name": s.name,
@@ -420,6 +546,8 @@ def glossary() -> list[dict[str, object]]:
             "ranked": s.ranked,
             "scale_column": s.scale_column,
             "definition": s.definition,
+            "elicits": s.elicits,
+            "rank_by": s.rank_by,
         }
         for s in METRICS.values()
     ]
