@@ -380,6 +380,20 @@ class BenchmarkConfig(_Strict):
         description="fewest scored blocks (one series at one origin; an aggregate unit's blocks are its origins) "
         "for a table to name a winner, a ranking or a verdict (WP26 section 6; tycheon.analysis.cell)",
     )
+    service_level: Annotated[float, Field(ge=0.5, le=0.975)] = Field(
+        0.9,
+        description="the inventory simulation's target service level: the order-up-to level is the calibrated "
+        "band's quantile at it (tycheon.analysis.inventory)",
+    )
+    lead_time: Annotated[StrictInt, Field(ge=0, le=52)] = Field(
+        0, description="the inventory simulation's lead time in periods (an order arrives this many periods later)"
+    )
+    review_period: Annotated[StrictInt, Field(ge=1, le=52)] = Field(
+        1, description="the inventory simulation's review period in periods"
+    )
+    lost_sales: StrictBool = Field(
+        True, description="the inventory simulation's unmet demand: lost (true) or backordered (false)"
+    )
     time_budget_seconds: Annotated[float, Field(gt=0)] | None = None
     n_jobs: Annotated[StrictInt, Field(ge=1)] = 1
     backend: Literal["sequential", "joblib", "dask"] = Field(

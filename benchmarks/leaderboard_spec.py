@@ -35,6 +35,10 @@ SPEC_FROM_CONFIG: dict[str, str] = {
     "quantile_levels": "quantile_levels",
     "verdict_adjust": "verdict_adjust",
     "min_cell": "min_cell",
+    "service_level": "service_level",
+    "lead_time": "lead_time",
+    "review_period": "review_period",
+    "lost_sales": "lost_sales",
 }
 """Each :class:`LeaderboardSpec` field and the config field it is read from (every spec field is listed;
 ``tests/test_leaderboard_spec.py`` fails when the spec gains a field without a line here)."""

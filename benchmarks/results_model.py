@@ -71,8 +71,13 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.7.0"
-"""1.7.0: the provenance records the statistics version that computed the tables
+SCHEMA_VERSION = "1.8.0"
+"""1.8.0: decision metrics (issue 35): leaderboard rows carry the geometric-mean error relative to the random
+walk and its skill with a panel-robust interval, the rank by the table's ranking rule (``tests.ranking``)
+beside ``rank_mean``, the pooled WAPE, the zero-forecast share and flag; tests carry the runner-up test and
+the winner without the largest 1% of blocks; interval tables carry the cell's inventory simulation; the
+metric glossary says what each metric elicits. 1.7.0: the provenance records the statistics version that
+computed the tables
 (``provenance.statistics_version``; absent: version 1), the content hash of those tables
 (``provenance.tables_sha256``), the sha256 of every earlier version's file (``provenance.history``, a hash
 chain: :mod:`benchmarks.history`) and, for a restatement (:mod:`benchmarks.restat`), the version it
@@ -138,6 +143,14 @@ class RestatedFrom(_Model):
     git_commit: str | None = Field(description="HEAD commit of the code that restated it; null outside git.")
     git_dirty: bool | None
     code_sha256: Sha256 = Field(description="sha256 over the sources of the code that restated it.")
+    table_settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Table settings of the config (metrics, inventory policy) the restatement changed, "
+        "setting -> [old, new], read from config_file (restat --tables-config); the score set is the same.",
+    )
+    config_file_sha256: Sha256 | None = Field(
+        default=None, description="sha256 of the config file whose table settings the restatement applied."
+    )
     carried_over: list[str] = Field(
         default_factory=list,
         description="Tables copied from the restated version unchanged, each with why (they need backtests "
@@ -381,10 +394,20 @@ class MetricGlossaryEntry(_Model):
     ranked: bool = Field(description="Whether a leaderboard ranks models on it.")
     scale_column: str | None = Field(description="The score-set scale column that divides it, if any.")
     definition: str = Field(description="One line: formula and plain meaning.")
+    elicits: str | None = Field(
+        default=None, description="The functional of the predictive distribution the metric is consistent for."
+    )
+    rank_by: str | None = Field(default=None, description="How a table of it ranks: gmean_rel_rw, pooled, abs_mean.")
 
 
 class LeaderboardRow(_Model):
-    rank: int = Field(ge=1, description="Position by mean (ties share the lower rank).")
+    rank: int = Field(
+        ge=1,
+        description=(
+            "Position by the table's ranking rule (tests.ranking; ties share the lower rank): the geometric mean "
+            "relative error to the random walk from results schema 1.8.0, the mean before."
+        ),
+    )
     model: Slug
     display_name: str
     mean: Num
@@ -478,6 +501,21 @@ class LeaderboardRow(_Model):
     )
     is_baseline: bool
     is_random_walk: bool
+    rank_mean: int | None = Field(default=None, ge=1, description="Position by the arithmetic mean over blocks.")
+    pooled: Num = Field(default=None, description="WAPE pooled over the cell: sum |e| / sum |y| (WAPE tables only).")
+    gmean_rel_rw: Num = Field(
+        default=None, description="Geometric mean over blocks of the error relative to the random walk's (clipped)."
+    )
+    skill_rw: Num = Field(default=None, description="1 - gmean_rel_rw: the share better than the random walk.")
+    skill_rw_low: Num = Field(default=None, description="Lower end of skill_rw's 95% panel-robust interval.")
+    skill_rw_high: Num = Field(default=None, description="Upper end of skill_rw's 95% panel-robust interval.")
+    skill_rw_reason: str | None = Field(default=None, description="Why skill_rw has no interval; null when it has.")
+    skill_rw_blocks: int | None = Field(default=None, ge=0, description="Blocks compared with the random walk.")
+    skill_rw_clipped: int | None = Field(default=None, ge=0, description="Blocks whose relative error was clipped.")
+    zero_forecast_share: Num = Field(
+        default=None, description="Share of steps of series with positive demand whose point forecast is 0."
+    )
+    zero_forecast_flag: bool | None = Field(default=None, description="Mostly zero forecasts (share >= 50%).")
 
 
 class LeaderboardTests(_Model):
@@ -544,6 +582,29 @@ class LeaderboardTests(_Model):
     )
     min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
     cell_reason: str | None = Field(default=None, description="Why the table is below the minimum cell; null if not.")
+    ranking: str | None = Field(
+        default=None, description="The ranking rule of the rank column: gmean_rel_rw, pooled, abs_mean or mean."
+    )
+    ranking_text: str | None = Field(default=None, description="Why the table ranks so, as the page states it.")
+    relative_text: str | None = Field(
+        default=None, description="How gmean_rel_rw, skill_rw and its interval are formed."
+    )
+    elicits: str | None = Field(default=None, description="The functional the table's metric is consistent for.")
+    zero_forecast_text: str | None = Field(default=None, description="What the zero-forecast flag counts.")
+    runner_up: Slug | None = Field(default=None, description="The model ranked second when a winner is named.")
+    runner_up_p: Prob = Field(
+        default=None, description="Two-sided panel-robust DM p of the winner against the runner-up (one test)."
+    )
+    runner_up_tied: bool | None = Field(default=None, description="runner_up_p >= alpha: the two are not told apart.")
+    runner_up_reason: str | None = Field(default=None, description="Why runner_up_p is null.")
+    trim_share: float | None = Field(default=None, description="Share of largest blocks removed for winner_trimmed.")
+    trimmed_blocks: int | None = Field(default=None, ge=0, description="Blocks removed for winner_trimmed.")
+    winner_trimmed: Slug | None = Field(
+        default=None, description="The winner by the same rule without the largest trim_share of blocks."
+    )
+    winner_trimmed_differs: bool | None = Field(
+        default=None, description="Whether a few blocks decide the winner (winner_trimmed differs)."
+    )
 
 
 class Leaderboard(_Model):
@@ -578,6 +639,44 @@ class IntervalRow(_Model):
     rank_interval: int | None = None
 
 
+class InventoryRow(_Model):
+    model: Slug
+    fill_rate: Prob = Field(description="Mean over series with demand of the share of demand met from stock.")
+    cycle_service_level: Prob = Field(description="Mean over series of the share of review cycles without a stockout.")
+    avg_stock: Num = Field(description="Mean over series of average on-hand stock / average demand (periods held).")
+    lost_share: Num = Field(description="Mean over series of unmet units / demand.")
+    stock_needed: Num = Field(description="avg_stock at the smallest level shift reaching the target fill rate.")
+    k_needed: Num = Field(description="That shift, in units of each series' mean demand.")
+    stock_needed_reason: str | None = Field(default=None, description="Why stock_needed is null.")
+    rank: int | None = Field(default=None, ge=1, description="Position by stock_needed (1 = least stock).")
+
+
+class InventoryTable(_Model):
+    """The inventory outcome of one cell (tycheon.analysis.inventory.inventory_table)."""
+
+    rows: list[InventoryRow]
+    random_walk: Slug
+    random_walk_row: InventoryRow
+    winner: Slug | None = None
+    target: float = Field(description="Target service level: the band quantile of the levels and the fill target.")
+    lead_time: int = Field(ge=0)
+    review_period: int = Field(ge=1)
+    protection_periods: int = Field(ge=1)
+    policy: Literal["lost sales", "backorders"]
+    policy_text: str
+    n_models: int = Field(ge=0)
+    n_series: int = Field(ge=0)
+    n_periods: int = Field(ge=0)
+    n_series_periods: int = Field(ge=0)
+    n_blocks: int = Field(ge=0)
+    shift_bracket: list[float]
+    cell_ok: bool | None = None
+    cell_count: int | None = Field(default=None, ge=0)
+    cell_counts: str | None = None
+    min_cell: int | None = Field(default=None, ge=0)
+    cell_reason: str | None = None
+
+
 class IntervalTable(_Model):
     dataset: str
     protocol: Slug
@@ -600,6 +699,10 @@ class IntervalTable(_Model):
     min_cell: int | None = Field(default=None, ge=0, description="The minimum cell (WP26 section 6).")
     cell_reason: str | None = Field(default=None, description="Why no ranking is named; null when one is.")
     rows: list[IntervalRow]
+    inventory: InventoryTable | None = Field(
+        default=None, description="The cell's inventory simulation on the calibrated bands (schema 1.8.0)."
+    )
+    inventory_reason: str | None = Field(default=None, description="Why inventory is null.")
 
 
 class CompetitionRow(_Model):
@@ -869,6 +972,17 @@ class AcrossModelRow(_Model):
     n_cells_below_min: int | None = Field(
         default=None, ge=0, description="Cells in which the model is scored that are below the minimum cell."
     )
+    ranked: bool | None = Field(
+        default=None,
+        description="Scored in every eligible cell, so ranked on the common cells; null before the rule (issue 35).",
+    )
+    rank: int | None = Field(
+        default=None, ge=1, description="Rank by cells won or tied among the ranked models; null when not ranked."
+    )
+    n_eligible: int | None = Field(
+        default=None, ge=0, description="Eligible cells: the model's coverage is n_cells of n_eligible."
+    )
+    reason: str | None = Field(default=None, description="Why the model is not ranked; null when it is.")
 
 
 class AcrossTable(_Model):
@@ -876,7 +990,10 @@ class AcrossTable(_Model):
 
     metric: str
     random_walk: Slug
-    n_cells: int = Field(ge=0, description="Cells of the metric that pass the minimum cell (all, before the rule).")
+    n_cells: int = Field(
+        ge=0,
+        description="Cells of the metric that pass the minimum cell (all, before the rule) and score the random walk.",
+    )
     datasets: list[str]
     models: list[AcrossModelRow]
     n_cells_below_min: int | None = Field(
@@ -885,6 +1002,13 @@ class AcrossTable(_Model):
     min_cell: int | None = Field(default=None, ge=0, description="The minimum cell the leaderboard tables recorded.")
     cell_counts: str | None = Field(default=None, description="What the minimum cell counts (the counting unit).")
     missing_cells: str | None = Field(default=None, description="How a cell where a model has no score is treated.")
+    n_cells_without_random_walk: int | None = Field(
+        default=None, ge=0, description="Cells passing the minimum cell left out: no random-walk score."
+    )
+    n_ranked_models: int | None = Field(
+        default=None, ge=0, description="Models scored in every eligible cell (ranked); null before the rule."
+    )
+    support: str | None = Field(default=None, description="The cells the ranking is over and the models it ranks.")
 
 
 class Analyses(_Model):

@@ -120,7 +120,8 @@ def test_when_a_model_id_is_unknown_then_the_known_ids_are_listed():
 def test_evaluation_gives_leaderboards_verdicts_and_a_summary_per_demand_class(evaluation):
     board = evaluation.leaderboard(unit="series", demand_class="all", metric="mase")
     assert set(board.index) == set(DEFAULT_MODELS)
-    assert board["rank"].min() == 1 and board["mean"].is_monotonic_increasing
+    assert board["rank"].min() == 1 and board["rank"].is_monotonic_increasing
+    assert board["gmean_rel_rw"].is_monotonic_increasing  # ranked on the relative error to the random walk
     assert board.attrs["n_blocks_total"] == 20 * 6
     region = evaluation.leaderboard(unit="level:region", metric="rmsse")
     assert region.attrs["n_blocks_total"] == 2 * 6
@@ -128,9 +129,13 @@ def test_evaluation_gives_leaderboards_verdicts_and_a_summary_per_demand_class(e
     assert verdicts.loc["naive", "all"] is None  # the random walk is not judged against itself
     assert set(verdicts["all"].dropna()) <= {"beats", "indistinguishable", "worse"}
     classes = [t["demand_class"] for t in evaluation.tables if t["unit"] == "series" and t["metric"] == "mase"]
-    lines = evaluation.summary().splitlines()
+    every = evaluation.summary().splitlines()
+    lines = [line for line in every if " inventory (" not in line]
     assert [line.split(" ")[0] for line in lines] == classes
     assert all("mase winner" in line and "rmsse winner" in line for line in lines)
+    assert all("vs the random walk" in line for line in lines)
+    stocked = [line for line in every if " inventory (lost sales): " in line]  # one per class with bands
+    assert stocked and {line.split(" ")[0] for line in stocked} <= set(classes)
     assert evaluation.panel.levels == ("region",)  # the constant extra column became a level
 
 

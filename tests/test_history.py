@@ -19,6 +19,7 @@ import tycheon._version as tycheon_version
 from benchmarks import history
 from benchmarks.render import render_site
 from benchmarks.results_io import RESULTS_DIR, file_sha256, strip_volatile, validate_results_file, write_results
+from benchmarks.results_model import SCHEMA_VERSION
 from benchmarks.validate import main as validate_main
 from benchmarks.validate import verify_file
 from tests._scores_support import toy_scores
@@ -76,7 +77,7 @@ def test_a_written_version_records_its_statistics_version_tables_hash_and_every_
     first = write_results(_doc(), _scores(), results_dir=tmp_path, statistics_version=1)
     second = write_results(_doc(), _scores(), results_dir=tmp_path)
     one, two = (json.loads(p.read_text()) for p in (first, second))
-    assert one["schema_version"] == two["schema_version"] == "1.7.0"
+    assert one["schema_version"] == two["schema_version"] == SCHEMA_VERSION
     assert one["provenance"]["statistics_version"] == 1 and one["provenance"]["history"] == []
     assert two["provenance"]["statistics_version"] == tycheon_version.STATISTICS_VERSION
     assert two["provenance"]["history"] == [{"version": "v0001", "sha256": file_sha256(first), "statistics_version": 1}]

@@ -158,7 +158,11 @@ def test_one_pass_gives_each_function_its_own_tables(categorical, metrics, point
     boards, bands = lb.leaderboard_and_interval_tables(table, spec=spec, point_metric=point)
     assert boards == lb.leaderboard_tables(table, spec=spec)
     expected = lb.interval_tables(
-        table, point_metric=point or metrics[0], quantile_levels=spec.quantile_levels, min_cell=spec.min_cell
+        table,
+        point_metric=point or metrics[0],
+        quantile_levels=spec.quantile_levels,
+        min_cell=spec.min_cell,
+        spec=spec,
     )
     assert bands == expected
     assert len(bands) and len(boards)

@@ -40,6 +40,10 @@ CHANGED = {
     "quantile_levels": [0.1, 0.5, 0.9],
     "verdict_adjust": "holm",
     "min_cell": 40,
+    "service_level": 0.95,
+    "lead_time": 1,
+    "review_period": 2,
+    "lost_sales": False,
 }
 
 

@@ -97,7 +97,10 @@ DEFAULT_MODELS: tuple[str, ...] = (
 #: Fitted statistical models: opt-in by name or with ``models="all"`` (minutes to hours on large panels).
 SLOW_MODELS: tuple[str, ...] = ("auto_theta", "auto_ets", "auto_arima")
 ALL_MODELS: tuple[str, ...] = DEFAULT_MODELS + SLOW_MODELS
-METRICS: tuple[str, ...] = ("mase", "rmsse")
+METRICS: tuple[str, ...] = ("rmsse", "mase", "wape", "scaled_bias", "spl90", "crps_band")
+"""The default ranked tables: RMSSE first (it elicits the mean: the headline, :mod:`tycheon.analysis.headline`),
+MASE (with the zero-forecast flag beside a winner that forecasts zero), pooled WAPE, the size of the scaled
+bias, the scaled pinball loss at the 0.9 service level and the CRPS of the calibrated bands."""
 QUANTILE_LEVELS: tuple[float, ...] = (0.025, 0.1, 0.5, 0.9, 0.975)
 MAX_DEFAULT_ORIGINS = 12
 DEFAULT_SEED = 20261005
@@ -486,8 +489,9 @@ class Evaluation:
         return pd.DataFrame(cols).reindex(columns=[c for c in DEMAND_CLASSES if c in cols])
 
     def summary(self, *, unit: str = "series") -> str:
-        """Per demand class the winner per metric and which models beat the random walk."""
-        return "\n".join(summary_lines(self.tables, unit=unit))
+        """Per demand class the winner per metric and which models beat the random walk, then the inventory
+        simulation's outcome per class (:func:`inventory_lines`)."""
+        return "\n".join([*summary_lines(self.tables, unit=unit), *inventory_lines(self.intervals, unit=unit)])
 
     def to_results(self, directory: str | Path) -> Path:
         """Write a results version under ``directory`` through the benchmark pipeline; returns its path.
@@ -508,10 +512,24 @@ class Evaluation:
         return load_harness().write_evaluation(self, Path(directory), build_site=True).site
 
 
+def _winner_facts(row: Mapping[str, Any]) -> str:
+    """The mean, the share better than the random walk with its interval, and the zero-forecast flag."""
+    out = f"mean {row['mean']:.3f}"
+    skill, low, high = row.get("skill_rw"), row.get("skill_rw_low"), row.get("skill_rw_high")
+    if skill is not None and not row.get("is_random_walk"):
+        out += f", {100 * skill:+.1f}% vs the random walk"
+        if low is not None and high is not None:
+            out += f" [{100 * low:+.1f}%, {100 * high:+.1f}%]"
+    if row.get("zero_forecast_flag"):
+        out += f", FORECASTS ZERO on {100 * row['zero_forecast_share']:.0f}% of steps with demand"
+    return out
+
+
 def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") -> list[str]:
     """A short text summary of leaderboard tables (as :func:`leaderboard_tables` returns them, or as a
-    results file holds them): per demand class, the winner per metric and the models that beat the random
-    walk (verdict ``beats``)."""
+    results file holds them): per demand class, the winner per metric (ranked by each table's rule, with its
+    mean, its share better than the random walk with the interval and the zero-forecast flag) and the models
+    that beat the random walk (verdict ``beats``)."""
     chosen = [t for t in tables if t["unit"] == unit]
     lines = []
     for dc in DEMAND_CLASSES:
@@ -527,7 +545,7 @@ def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") 
                 winners.append(f"{t['metric']} no winner named ({t['tests'].get('cell_reason')})")
             else:
                 names = " = ".join(r["display_name"] for r in top)
-                winners.append(f"{t['metric']} winner {names} ({top[0]['mean']:.3f})")
+                winners.append(f"{t['metric']} winner {names} ({_winner_facts(top[0])})")
         rows = class_tables[0]["rows"]
         beats = [r["display_name"] for r in rows if r.get("verdict_vs_rw") == "beats"]
         judged = [r for r in rows if r.get("verdict_vs_rw") is not None]
@@ -541,6 +559,28 @@ def summary_lines(tables: Sequence[Mapping[str, Any]], *, unit: str = "series") 
         zero = max(int(t["tests"].get("n_zero_scale_blocks") or 0) for t in class_tables)
         left_out = f", {zero} left out for a zero scale" if zero else ""
         lines.append(f"{dc} ({blocks} blocks{left_out}): {'; '.join(winners)}; {rw}")
+    return lines
+
+
+def inventory_lines(intervals: Sequence[Mapping[str, Any]], *, unit: str = "series") -> list[str]:
+    """Per demand class of ``unit``, the inventory simulation's outcome (as interval tables carry it): the
+    model that needs the least stock to reach the target fill rate, that stock, and the fill rate each of the
+    top three reaches unshifted."""
+    lines = []
+    for t in intervals:
+        inv = t.get("inventory")
+        if t["unit"] != unit or not inv:
+            continue
+        top = ", ".join(
+            f"{r['model']} fill {100 * r['fill_rate']:.1f}%" for r in inv["rows"][:3] if r.get("fill_rate") is not None
+        )
+        need = inv["rows"][0].get("stock_needed") if inv["rows"] else None
+        head = (
+            f"least stock for {100 * inv['target']:.0f}%: {inv['winner']} ({need:.2f} periods of demand)"
+            if inv.get("winner") and need is not None
+            else f"no ranking ({inv.get('cell_reason') or 'no model reaches the target'})"
+        )
+        lines.append(f"{t['demand_class']} inventory ({inv['policy']}): {head}; unshifted: {top}")
     return lines
 
 

@@ -69,6 +69,7 @@ from tycheon._frames import row_slice, row_spans
 from tycheon._typing import Alternative
 from tycheon.analysis.blockgrid import block_grid
 from tycheon.analysis.cell import MIN_TIME_POINTS, cell_check, time_check
+from tycheon.analysis.relative import RELATIVE_TEXT, Relative, relative_to_reference
 from tycheon.backtest.scoreset import key_order, take_rows
 from tycheon.contract import overlap_lags, quantile_column
 from tycheon.errors import InputError, MetricInputError
@@ -116,6 +117,10 @@ class LeaderboardSpec:
     quantile_levels: tuple[float, ...] = ()
     verdict_adjust: Adjustment = "bh"
     min_cell: int = 30
+    service_level: float = 0.9
+    lead_time: int = 0
+    review_period: int = 1
+    lost_sales: bool = True
 
     def __post_init__(self) -> None:
         if "crps" in self.metrics and len(self.quantile_levels) < 2:
@@ -145,6 +150,7 @@ _USED = (
     "lo95",
     "hi95",
     "has_band",
+    "target_period",
 )
 
 
@@ -618,8 +624,10 @@ def _one_class(
     dm_unscaled: dict[str, dict[str, Any]] = {}
     if whole.ok:  # the paper's unscaled per-step absolute error
         dm_unscaled = _dm_column(_pivot_loss(grid, table, "mae"), family, spec)
+    zero_share = _zero_forecast_share(table)  # per model, once per cell: the same beside every metric
     entries = []
     for metric in spec.metrics:
+        spec_m = get_metric(metric)
         # the blocks with this metric, of only the columns read below (every block column was copied:
         # 0.4 GB for the series unit at M5 size, alive beside its loss grids)
         keep = [c for c in (*_SCORED_KEYS, "zero_scale", metric) if c in blocks.columns]
@@ -630,37 +638,55 @@ def _one_class(
         if not ranked_models:
             continue
         cell = cell_check(n_blocks_total, min_cell=spec.min_cell)
-        if cell.ok:
+        loss = None
+        if cell.ok and spec_m.tested:
             own = None if metric != "crps" else _own_crps(table, spec.quantile_levels)
             loss = _pivot_loss(grid, table, metric, crps=None if own is None else own.to_numpy())
             dm = _dm_column(loss, family, spec)
             dm_pooled_col = _dm_column(loss, family, spec, "pooled")
-            del loss
         else:
-            skip = {"stat": None, "p": None, "p_bh": None, "direction": None, "reason": cell.reason}
+            why = cell.reason if not cell.ok else _NOT_TESTED
+            skip = {"stat": None, "p": None, "p_bh": None, "direction": None, "reason": why}
             dm = {m: skip for m in family}
             dm_pooled_col = {m: skip for m in family}
         summary = summarize(scored, metrics=[metric], by=["model"]).set_index("model")
         wide = _wide(scored, metric)  # [(series, origin), model]
-        tests = _friedman(wide, ranked_models, spec)
-        base = wide[spec.baseline] if spec.baseline in wide.columns else None
+        size = wide.abs() if spec_m.rank_by == "abs_mean" else wide  # what the ranks compare
+        tests = _friedman(size, ranked_models, spec)
+        base = size[spec.baseline] if spec.baseline in size.columns else None
         means: dict[str, float] = _by_model(summary[f"{metric}_mean"])
         medians: dict[str, float] = _by_model(summary[f"{metric}_median"])
-        ranks = rank_by_mean(means)
+        pooled = _pooled_ratio(table, ranked_models) if spec_m.rank_by == "pooled" else {}
+        relative = _relative(wide, spec, interval=cell.ok)  # no interval below the minimum cell
+        ranking = _ranking(spec_m.rank_by, relative)
+        headline = _headline_values(ranking, means, pooled, relative, ranked_models)
+        ranks = rank_by_mean(headline)
+        rank_mean = rank_by_mean({m: abs(v) for m, v in means.items()} if spec_m.rank_by == "abs_mean" else means)
         zero_scale = (
             blocks.loc[blocks["zero_scale"], ["series_id", "origin"]].drop_duplicates().shape[0]
-            if "zero_scale" in blocks.columns and get_metric(metric).scale_column
+            if "zero_scale" in blocks.columns and spec_m.scale_column
             else 0
         )
         rows = []
         for m in sorted(ranked_models, key=lambda m: (ranks[m], m)):
             beats = None
             if m != spec.baseline and base is not None:
-                beats = int((wide[m] < base).sum())  # blocks both have (NaN compares False)
+                beats = int((size[m] < base).sum())  # blocks both have (NaN compares False)
             d, u, q = dm.get(m), dm_unscaled.get(m), dm_pooled_col.get(m)
+            rel = relative.get(m)
             rows.append({
                 "rank": ranks[m], "model": m, "display_name": display.get(m, m),
-                "mean": means[m], "median": medians[m],
+                "mean": means[m], "median": medians[m], "rank_mean": rank_mean[m],
+                "pooled": pooled.get(m),
+                "gmean_rel_rw": None if rel is None else rel.gmean,
+                "skill_rw": None if rel is None else rel.skill,
+                "skill_rw_low": None if rel is None else rel.skill_low,
+                "skill_rw_high": None if rel is None else rel.skill_high,
+                "skill_rw_reason": _skill_reason(rel, cell.reason),
+                "skill_rw_blocks": None if rel is None else rel.n_blocks,
+                "skill_rw_clipped": None if rel is None else rel.n_clipped,
+                "zero_forecast_share": zero_share.get(m),
+                "zero_forecast_flag": _zero_flag(zero_share.get(m)),
                 "mean_rank": tests["mean_ranks"].get(m), "beats_baseline_blocks": beats,
                 "dm_stat": None if d is None else d["stat"], "dm_p": None if d is None else d["p"],
                 "dm_p_bh": None if d is None else d["p_bh"], "dm_direction": None if d is None else d["direction"],
@@ -674,7 +700,7 @@ def _one_class(
                 "is_baseline": m == spec.baseline, "is_random_walk": m == spec.random_walk,
             })  # fmt: skip
         tests.pop("mean_ranks")
-        spec_m = get_metric(metric)
+        winner = rows[0]["model"] if cell.ok and spec_m.ranked else None
         tests.update(
             dm_loss=_loss_label(metric),
             dm_unscaled_loss="absolute error (unscaled)",
@@ -694,9 +720,16 @@ def _one_class(
             verdict_crps_levels=list(BAND_GRIDS[band_level][0]),
             verdict_crps_scale="scale_mae",
             n_zero_scale_blocks=int(zero_scale),
+            ranking=ranking,
+            ranking_text=RANKING_TEXT[ranking],
+            relative_text=RELATIVE_TEXT,
+            elicits=spec_m.elicits,
+            zero_forecast_text=ZERO_FORECAST_TEXT,
+            **_runner_up(rows, loss, spec, winner),
+            **_trimmed(table, wide, size, ranking, ranked_models, spec, winner),
             **cell.as_tests(),
         )
-        winner = rows[0]["model"] if cell.ok and spec_m.ranked else None
+        del loss
         entries.append(
             {
                 "unit": unit,
@@ -710,8 +743,186 @@ def _one_class(
                 "tests": tests,
             }
         )
-        del wide, scored
+        del wide, size, scored
     return entries
+
+
+_NOT_TESTED = "not a mean of per-step losses (the table ranks the size of the cell's mean): no DM test"
+
+RANKING_TEXT = {
+    "gmean_rel_rw": (
+        "ranked by the geometric mean of per-block errors relative to the random walk (one huge block cannot "
+        "decide it, where a mean of scaled errors is decided by its largest blocks; Davydenko & Fildes 2013, "
+        "fev-bench); the arithmetic mean, median and Friedman mean rank are shown beside it"
+    ),
+    "pooled": (
+        "ranked by the cell's pooled ratio sum |e| / sum |y| over every scored step (a ratio of sums, so a "
+        "block with small actuals cannot inflate it as a mean of per-block ratios does)"
+    ),
+    "abs_mean": "ranked by the size of the cell's mean scaled bias (0 is best; the sign says over or under)",
+    "mean": (
+        "ranked by the arithmetic mean over blocks (the random walk has no score in this table, so no relative "
+        "error can be formed)"
+    ),
+}
+"""Why a table ranks as it does, by its ranking rule (``tests.ranking``), as pages state it."""
+
+ZERO_FORECAST_SHARE = 0.5
+"""A model whose point forecast is exactly 0 on at least this share of the steps of series with positive
+demand in the cell is flagged "mostly zero forecasts"."""
+
+ZERO_FORECAST_TEXT = (
+    "share of steps, over the series of the cell with any positive actual, whose point forecast is 0; flagged "
+    "at 50% or more: a median-consistent loss (MAE, MASE, WAPE) rewards forecasting zero on intermittent "
+    "demand (the median of such a series is usually 0), which leaves a planner under-stocked (Kolassa 2016)"
+)
+
+
+def _zero_forecast_share(table: pd.DataFrame) -> dict[str, float]:
+    """Per model, the share of its steps with a zero point forecast among the series of the cell that have a
+    positive actual (:data:`ZERO_FORECAST_TEXT`); models without such steps are left out."""
+    series, _ = factorize_sorted(table["series_id"])
+    positive = (
+        np.bincount(
+            series,
+            weights=(table["actual"].to_numpy(dtype=np.float64) > 0),
+            minlength=series.max() + 1 if len(series) else 0,
+        )
+        > 0
+    )
+    rows = positive[series] if len(series) else np.zeros(0, dtype=bool)
+    zero = table["point"].to_numpy(dtype=np.float64) == 0.0
+    n = _model_counts(table, rows)
+    hits = _model_counts(table, rows, zero.astype(np.float64)[rows])
+    return {str(m): float(hits.get(m, 0.0) / v) for m, v in n.items() if v > 0}
+
+
+def _zero_flag(share: float | None) -> bool | None:
+    return None if share is None else bool(share >= ZERO_FORECAST_SHARE)
+
+
+def _pooled_ratio(table: pd.DataFrame, models: list[str]) -> dict[str, float]:
+    """Per model, sum |e| / sum |y| over all its steps of the cell (WAPE pooled per cell); NaN where the
+    actuals sum to 0."""
+    y = table["actual"].to_numpy(dtype=np.float64)
+    every = np.ones(len(table), dtype=bool)
+    num = _model_counts(table, every, np.abs(table["point"].to_numpy(dtype=np.float64) - y))
+    den = _model_counts(table, every, np.abs(y))
+    out = {}
+    for m in models:
+        d = float(den.get(m, 0.0))
+        out[m] = float(num.get(m, np.nan)) / d if d > 0 else float("nan")
+    return out
+
+
+def _relative(wide: pd.DataFrame, spec: LeaderboardSpec, *, interval: bool = True) -> dict[str, Relative]:
+    """:func:`tycheon.analysis.relative.relative_to_reference` against the random walk; empty where the
+    random walk has no block in the table."""
+    if spec.random_walk not in wide.columns:
+        return {}
+    return relative_to_reference(
+        wide, reference=spec.random_walk, horizon=spec.horizon, stride=spec.stride, interval=interval
+    )
+
+
+def _skill_reason(rel: Relative | None, cell_reason: str | None) -> str | None:
+    """Why a row's skill has no interval: the minimum cell's reason, the relative error's, or None."""
+    if rel is None:
+        return "no blocks of the random walk"
+    if rel.reason is None and rel.skill_low is None and cell_reason is not None:
+        return cell_reason
+    return rel.reason
+
+
+def _ranking(rank_by: str, relative: dict[str, Relative]) -> str:
+    """The rule a table ranks by: its metric's, or the mean where the relative error cannot be formed."""
+    return "mean" if rank_by == "gmean_rel_rw" and not relative else rank_by
+
+
+def _headline_values(
+    ranking: str, means: dict[str, float], pooled: dict[str, float], relative: dict[str, Relative], models: list[str]
+) -> dict[str, float]:
+    """Per model, the value the table ranks on (lower is better; NaN ranks last)."""
+    nan = float("nan")
+    if ranking == "gmean_rel_rw":
+        gmeans = {m: relative[m].gmean if m in relative else None for m in models}
+        return {m: nan if g is None else float(g) for m, g in gmeans.items()}
+    if ranking == "pooled":
+        return {m: pooled.get(m, nan) for m in models}
+    if ranking == "abs_mean":
+        return {m: abs(means[m]) for m in models}
+    return {m: means[m] for m in models}
+
+
+def _runner_up(
+    rows: list[dict[str, Any]], loss: _Losses | None, spec: LeaderboardSpec, winner: str | None
+) -> dict[str, Any]:
+    """The runner-up and whether the winner is tied with it: a two-sided panel-robust DM test of the two on
+    the table's loss (one test, no adjustment); tied where its p is at least ``spec.alpha``."""
+    out: dict[str, Any] = {"runner_up": None, "runner_up_p": None, "runner_up_tied": None, "runner_up_reason": None}
+    if winner is None or len(rows) < 2:
+        out["runner_up_reason"] = "no winner named" if winner is None else "one model"
+        return out
+    out["runner_up"] = rows[1]["model"]
+    if loss is None:
+        out["runner_up_reason"] = _NOT_TESTED
+        return out
+    res, why = _dm(loss, winner, rows[1]["model"], spec=spec, alternative="two-sided")
+    if res is None or not np.isfinite(res.p_value):
+        out["runner_up_reason"] = why or "the test gave no p-value"
+        return out
+    out["runner_up_p"] = float(res.p_value)
+    out["runner_up_tied"] = bool(res.p_value >= spec.alpha)
+    return out
+
+
+TRIM_SHARE = 0.01
+"""The share of a table's blocks (largest first) removed to check that no few blocks decide its winner."""
+
+
+def _trimmed(
+    table: pd.DataFrame,
+    wide: pd.DataFrame,
+    size: pd.DataFrame,
+    ranking: str,
+    models: list[str],
+    spec: LeaderboardSpec,
+    winner: str | None,
+) -> dict[str, Any]:
+    """The winner by the table's own rule after removing the top :data:`TRIM_SHARE` of blocks (at least one),
+    the blocks with the largest score of any model; ``winner_trimmed_differs`` says when one block or a few
+    decide the table."""
+    out: dict[str, Any] = {
+        "trim_share": TRIM_SHARE,
+        "trimmed_blocks": None,
+        "winner_trimmed": None,
+        "winner_trimmed_differs": None,
+    }
+    if winner is None or len(size) < 2:
+        return out
+    k = max(1, int(np.ceil(TRIM_SHARE * len(size))))
+    worst = np.nan_to_num(size.reindex(columns=models).to_numpy(dtype=np.float64), nan=-np.inf).max(axis=1)
+    drop = np.argsort(-worst, kind="stable")[:k]
+    keep = np.ones(len(size), dtype=bool)
+    keep[drop] = False
+    kept_wide = wide[keep]
+    nan = float("nan")
+    if ranking == "gmean_rel_rw":
+        rel = _relative(kept_wide, spec, interval=False)
+        values = _headline_values(ranking, {}, {}, rel, models)
+    elif ranking == "pooled":
+        dropped = size.index[drop]
+        blocks = pd.MultiIndex.from_arrays([table["series_id"].astype(object), table["origin"]])
+        rows = table[~blocks.isin(dropped)]
+        values = _pooled_ratio(rows, models) if len(rows) else dict.fromkeys(models, nan)
+    else:
+        means = {
+            m: float(np.nanmean(kept_wide[m].to_numpy(dtype=np.float64))) if m in kept_wide else nan for m in models
+        }
+        values = _headline_values(ranking, means, {}, {}, models)
+    order = sorted(models, key=lambda m: (np.isnan(values[m]), values[m], m))
+    out.update(trimmed_blocks=k, winner_trimmed=order[0], winner_trimmed_differs=order[0] != winner)
+    return out
 
 
 def _by_model(values: pd.Series) -> dict[str, float]:
@@ -810,7 +1021,9 @@ def leaderboard_and_interval_tables(
     for unit, dc, rows, bl in tables:
         leaderboards.extend(_one_class(rows, bl, spec, unit=unit, demand_class=dc, display=display))
         intervals.append(
-            _one_interval_table(rows, bl, unit=unit, demand_class=dc, point_metric=point, min_cell=spec.min_cell)
+            _one_interval_table(
+                rows, bl, unit=unit, demand_class=dc, point_metric=point, min_cell=spec.min_cell, spec=spec
+            )
         )
         del rows, bl  # before the next class's rows are gathered
     return leaderboards, intervals
@@ -835,14 +1048,24 @@ def _record_coverage(rows: pd.DataFrame, level: str) -> pd.Series:
     return hits / _model_counts(rows, banded)  # 0/1 sums are exact: the groupby mean, bit for bit
 
 
+_CLASS_COLUMNS = (
+    *("model", "series_id", "origin", "step", "target_period", "has_band", "actual", "point"),
+    *("lo80", "hi80", "lo95", "hi95"),
+)
+"""The columns a class's coverage and inventory simulation read (those a table has)."""
+
+
 def interval_tables(
     table: pd.DataFrame,
     *,
     point_metric: str = "mase",
     quantile_levels: tuple[float, ...] = (),
     min_cell: int = 30,
+    spec: LeaderboardSpec | None = None,
 ) -> list[dict[str, Any]]:
-    r"""Coverage and MSIS of the conformal bands per model, per unit × demand class.
+    r"""Coverage and MSIS of the conformal bands per model, per unit × demand class, and the cell's inventory
+    simulation where ``spec`` is given (its random walk, service level, lead time, review period and policy;
+    :func:`tycheon.analysis.inventory.inventory_table`; else ``inventory`` is null with the reason).
 
     .. math::
 
@@ -871,7 +1094,7 @@ def interval_tables(
     tables = _unit_class_tables(
         table,
         _read_columns(table, own_levels),
-        ["model", "has_band", "actual", "lo80", "hi80", "lo95", "hi95"],  # what a class's coverage reads
+        [c for c in _CLASS_COLUMNS if c in table.columns],  # what a class's coverage and inventory read
         metrics=metrics,
         quantile_levels=own_levels,
         crps_kind="approx_quantiles",
@@ -879,14 +1102,51 @@ def interval_tables(
     out = []
     for unit, dc, rec, bl in tables:
         out.append(
-            _one_interval_table(rec, bl, unit=unit, demand_class=dc, point_metric=point_metric, min_cell=min_cell)
+            _one_interval_table(
+                rec, bl, unit=unit, demand_class=dc, point_metric=point_metric, min_cell=min_cell, spec=spec
+            )
         )
         del rec, bl  # before the next class's rows are gathered
     return out
 
 
+def _inventory(rec: pd.DataFrame, spec: LeaderboardSpec | None) -> dict[str, Any]:
+    """The cell's inventory outcome (:func:`tycheon.analysis.inventory.inventory_table` at the spec's service
+    level, lead time, review period and policy), or why there is none."""
+    from tycheon.analysis.inventory import COLUMNS, inventory_table
+
+    if spec is None:
+        return {"inventory": None, "inventory_reason": "no leaderboard spec (random walk, service level) given"}
+    lacking = [c for c in COLUMNS if c not in rec.columns]
+    if lacking:
+        return {"inventory": None, "inventory_reason": f"the score set lacks {lacking}"}
+    banded = rec["has_band"].to_numpy(dtype=bool) if "has_band" in rec.columns else np.ones(len(rec), dtype=bool)
+    if not banded.any():
+        return {"inventory": None, "inventory_reason": "no model has a calibrated band in this cell"}
+    try:
+        table = inventory_table(
+            rec[list(COLUMNS)],  # an "all" cell holds several demand classes: the simulation reads none
+            random_walk=spec.random_walk,
+            target=spec.service_level,
+            lead_time=spec.lead_time,
+            review_period=spec.review_period,
+            lost_sales=spec.lost_sales,
+            min_cell=spec.min_cell,
+        )
+    except InputError as err:
+        return {"inventory": None, "inventory_reason": str(err)}
+    return {"inventory": table, "inventory_reason": None}
+
+
 def _one_interval_table(
-    rec: pd.DataFrame, bl: pd.DataFrame, *, unit: str, demand_class: str, point_metric: str, min_cell: int
+    rec: pd.DataFrame,
+    bl: pd.DataFrame,
+    *,
+    unit: str,
+    demand_class: str,
+    point_metric: str,
+    min_cell: int,
+    spec: LeaderboardSpec | None = None,
 ) -> dict[str, Any]:
     """The interval table of one (unit, demand class): its records ``rec`` (at least the model, band and
     actual columns) and its blocks ``bl`` (with ``point_metric``, ``msis80`` and ``msis95``). Below the
@@ -923,6 +1183,7 @@ def _one_interval_table(
         "rows": rows,
         **compared,
         **cell.as_tests(),
+        **_inventory(rec, spec),
     }
 
 
