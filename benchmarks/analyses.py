@@ -206,7 +206,9 @@ def sweep_table(
 def across_table(
     leaderboards: Sequence[Leaderboard], relative: Sequence[RelativeError], *, metric: str, random_walk: str
 ) -> AcrossTable | None:
-    """Across the run's rolling-origin datasets; None when no leaderboard has ``metric``."""
+    """Across the run's rolling-origin datasets, ranking only the models scored in every eligible cell
+    (:func:`tycheon.analysis.across.across_datasets`; the others are listed unranked, with their coverage and
+    reason); None when no leaderboard has ``metric``."""
     cells = [
         lb.model_dump(mode="json") for lb in leaderboards if lb.protocol == "rolling_origin" and lb.metric == metric
     ]
