@@ -20,6 +20,12 @@ score), the spikiness sweep's other settings, and the protocol-sensitivity audit
 unchanged, listed in ``restated_from.carried_over`` and in one warning each, so that a reader knows which
 statistics version computed them (the one restated).
 
+``--tables-config benchmarks/configs/<name>.toml`` restates with that file's **table settings**
+(:data:`TABLE_SETTINGS`: the metrics ranked and the inventory simulation's policy), which only change how the
+same score set is tabled: every other field of the file must equal the recorded config (the score set would
+differ otherwise: that is a new run, not a restatement). The new version records the file's config and its
+sha256, and ``restated_from.table_settings`` lists each changed setting as ``[old, new]``.
+
 Refused, with nothing written (exit 1): a newest version already computed by the current statistics
 version (or a newer one), one that does not validate (schema, score parts, hash chain), one whose score set
 cannot give its tables (written before the quantile columns were kept). Exit 3 when a run holds the
@@ -51,7 +57,10 @@ from benchmarks.results_model import (
     SweepTable,
 )
 
-__all__ = ["RestatError", "Restated", "Tables", "main", "recompute_tables", "restate"]
+__all__ = ["TABLE_SETTINGS", "RestatError", "Restated", "Tables", "main", "recompute_tables", "restate"]
+
+TABLE_SETTINGS = ("metrics", "service_level", "lead_time", "review_period", "lost_sales")
+"""Config fields that only decide how a score set is tabled (``--tables-config`` may change them)."""
 
 ANALYSIS_NOTE = "analysis not computed: "
 """How the pipeline words an analysis that could not run (a warning of its dataset)."""
@@ -100,6 +109,30 @@ def _config(doc: ResultsDocument) -> Any:
         return BenchmarkConfig.model_validate(doc.config)
     except ValidationError as err:
         raise RestatError(f"the config {doc.version} records does not read as a benchmark config: {err}") from err
+
+
+def _table_settings(doc: ResultsDocument, path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """``(config, changed, sha256)``: the recorded config with ``path``'s :data:`TABLE_SETTINGS`, the settings
+    that changed as ``{field: [old, new]}``, and the file's sha256; :class:`RestatError` where the file
+    differs from the recorded config in anything else, or is not a valid config."""
+    from benchmarks.config import BenchmarkConfig, ConfigError, load_benchmark_config
+    from benchmarks.results_io import file_sha256
+
+    try:
+        new = load_benchmark_config(path).model_dump(mode="json")
+    except (ConfigError, OSError) as err:
+        raise RestatError(f"--tables-config {path}: {err}") from err
+    old = BenchmarkConfig.model_validate(doc.config).model_dump(mode="json")
+    other = sorted(k for k in set(old) | set(new) if k not in TABLE_SETTINGS and old.get(k) != new.get(k))
+    if other:
+        raise RestatError(
+            f"--tables-config {path} differs from the config {doc.version} records in {other}, which change the "
+            f"score set: run the benchmark for a new version (a restatement may change only {list(TABLE_SETTINGS)})"
+        )
+    changed = {k: [old.get(k), new.get(k)] for k in TABLE_SETTINGS if old.get(k) != new.get(k)}
+    config = dict(doc.config)
+    config.update({k: new[k] for k in TABLE_SETTINGS})
+    return config, changed, file_sha256(path)
 
 
 def _sweep_recomputable(entry: Any) -> bool:
@@ -276,7 +309,7 @@ def _score_parts(path: Path, doc: ResultsDocument) -> tuple[Any, ScoreParts | No
     return source, source.manifest if source.kind in ("parts", "migrated") else None
 
 
-def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
+def restate(folder: str | Path, *, dry_run: bool = False, tables_config: str | Path | None = None) -> Restated:
     """Restate the newest version of the benchmark in ``folder`` with the current statistics.
 
     Parameters
@@ -285,6 +318,8 @@ def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
         ``benchmarks/results/<name>``.
     dry_run : bool
         Recompute, but write nothing (``path`` is None).
+    tables_config : path, optional
+        A config file whose :data:`TABLE_SETTINGS` the restatement applies (nothing else may differ).
 
     Returns
     -------
@@ -302,6 +337,7 @@ def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
     from benchmarks.results_io import existing_versions, file_sha256, read_results, validate_results_file, write_results
     from benchmarks.run_guard import results_lock
     from benchmarks.verify import legacy_reason
+    from tycheon.metrics.registry import glossary
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -331,6 +367,11 @@ def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
         doc = read_results(newest)
         if doc.name != folder.name:
             raise RestatError(f"{newest} is benchmark {doc.name!r}, filed under {folder.name!r}: not restated")
+        changed: dict[str, Any] = {}
+        config_sha = None
+        if tables_config is not None:
+            config, changed, config_sha = _table_settings(doc, Path(tables_config))
+            doc = doc.model_copy(update={"config": config})
         source, parts = _score_parts(newest, doc)
         reason = legacy_reason(doc, list(source.columns))
         if reason:
@@ -354,7 +395,10 @@ def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
             "git_dirty": dirty,
             "code_sha256": code_sha256(),
             "carried_over": [what for _, what in tables.carried],
+            **({"table_settings": changed, "config_file_sha256": config_sha} if tables_config is not None else {}),
         }
+        if config_sha is not None:
+            prov["config_sha256"] = config_sha
         body = doc.model_dump(mode="python", exclude_unset=True)
         for key in ("version", "sidecar", "scores"):
             body.pop(key, None)
@@ -367,6 +411,7 @@ def restate(folder: str | Path, *, dry_run: bool = False) -> Restated:
             replay=tables.replay,
             sensitivity=tables.sensitivity,
             warnings=_warnings(doc, tables),
+            metric_glossary=glossary(),  # the registry's current definitions (what each metric elicits, ...)
         )
         document = ResultsBody.model_validate(body)
         if dry_run:
@@ -416,12 +461,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.restat", description=__doc__)
     parser.add_argument("--results", type=Path, required=True, help="the benchmark's folder: benchmarks/results/<name>")
     parser.add_argument("--dry-run", action="store_true", help="recompute and report, write nothing")
+    parser.add_argument(
+        "--tables-config",
+        type=Path,
+        default=None,
+        help="a config file whose table settings (metrics, inventory policy) to apply; nothing else may differ",
+    )
     args = parser.parse_args(argv)
     if not args.results.is_dir():
         print(f"--results: {args.results} is not a folder", file=sys.stderr)
         return 2
     try:
-        done = restate(args.results, dry_run=args.dry_run)
+        done = restate(args.results, dry_run=args.dry_run, tables_config=args.tables_config)
     except ResultsLocked as err:
         print(f"[benchmarks.restat] refused: {err}", file=sys.stderr)
         return 3

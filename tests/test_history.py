@@ -399,3 +399,39 @@ def test_the_history_page_says_when_the_statistics_changed_but_no_verdict_did(tm
     section = (out / "benchmarks" / "small" / "history.md").read_text(encoding="utf-8").split("## v0001 to v0002")[1]
     assert "no verdict changed" in section and "the same score set (sidecar sha256" in section
     assert "<summary>" not in section and "<li>" not in section
+
+
+@pytest.mark.slow
+def test_restat_with_a_tables_config_applies_its_table_settings_and_refuses_any_other_change(
+    tiny_run, tmp_path, monkeypatch, capsys
+):
+    """``--tables-config`` may change only how the same score set is tabled (the metrics ranked, the inventory
+    policy): those tables appear in the next version, which records the changed settings as [old, new];
+    a file that changes anything else (the horizon) is refused with nothing written."""
+    from benchmarks.restat import main as restat_main
+
+    folder = tmp_path / "tiny"
+    shutil.copytree(tiny_run, folder)
+    _bump(monkeypatch)
+    text = TINY.read_text(encoding="utf-8")
+    other = tmp_path / "horizon.toml"
+    other.write_text(text.replace("horizon = 3", "horizon = 2"), encoding="utf-8")
+    assert restat_main(["--results", str(folder), "--tables-config", str(other)]) == 1
+    err = capsys.readouterr().err
+    assert "differs from the config v0001 records in ['horizon']" in err and not (folder / "v0002.json").exists()
+    tables = tmp_path / "tables.toml"
+    tables.write_text(
+        text.replace('metrics = ["mase", "rmsse"]', 'metrics = ["rmsse", "wape"]\nservice_level = 0.8'),
+        encoding="utf-8",
+    )
+    assert restat_main(["--results", str(folder), "--tables-config", str(tables)]) == 0
+    new = json.loads((folder / "v0002.json").read_text())
+    assert {lb["metric"] for lb in new["leaderboards"]} == {"rmsse", "wape"}
+    assert new["config"]["metrics"] == ["rmsse", "wape"] and new["config"]["service_level"] == 0.8
+    prov = new["provenance"]
+    assert prov["restated_from"]["table_settings"] == {
+        "metrics": [["mase", "rmsse"], ["rmsse", "wape"]],
+        "service_level": [0.9, 0.8],
+    }
+    assert prov["config_sha256"] == prov["restated_from"]["config_file_sha256"] == file_sha256(tables)
+    assert verify_file(folder / "v0002.json")[0] == []  # recomputed from its recorded config: the same tables
