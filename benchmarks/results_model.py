@@ -596,6 +596,9 @@ class LeaderboardTests(_Model):
         default=None, description="Two-sided panel-robust DM p of the winner against the runner-up (one test)."
     )
     runner_up_tied: bool | None = Field(default=None, description="runner_up_p >= alpha: the two are not told apart.")
+    runner_up_lower_loss: Slug | None = Field(
+        default=None, description="Where the two are told apart, the one of them with the lower mean loss."
+    )
     runner_up_reason: str | None = Field(default=None, description="Why runner_up_p is null.")
     trim_share: float | None = Field(default=None, description="Share of largest blocks removed for winner_trimmed.")
     trimmed_blocks: int | None = Field(default=None, ge=0, description="Blocks removed for winner_trimmed.")

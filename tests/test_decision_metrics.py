@@ -248,6 +248,8 @@ def test_the_runner_up_test_is_the_panel_dm_test_of_the_two():
     )
     assert math.isclose(lb["tests"]["runner_up_p"], res.p_value, rel_tol=1e-9)
     assert lb["tests"]["runner_up_tied"] == (res.p_value >= 0.05)
+    lower = None if res.p_value >= 0.05 else (w if res.statistic < 0 else ru)
+    assert lb["tests"]["runner_up_lower_loss"] == lower
 
 
 def test_headline_is_rmsse_with_the_service_level_beside_it_and_says_why():

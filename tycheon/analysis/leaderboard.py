@@ -858,8 +858,16 @@ def _runner_up(
     rows: list[dict[str, Any]], loss: _Losses | None, spec: LeaderboardSpec, winner: str | None
 ) -> dict[str, Any]:
     """The runner-up and whether the winner is tied with it: a two-sided panel-robust DM test of the two on
-    the table's loss (one test, no adjustment); tied where its p is at least ``spec.alpha``."""
-    out: dict[str, Any] = {"runner_up": None, "runner_up_p": None, "runner_up_tied": None, "runner_up_reason": None}
+    the table's loss (one test, no adjustment); tied where its p is at least ``spec.alpha``, else
+    ``runner_up_lower_loss`` names the one with the lower mean loss (the table ranks on the relative error,
+    which can order the two the other way)."""
+    out: dict[str, Any] = {
+        "runner_up": None,
+        "runner_up_p": None,
+        "runner_up_tied": None,
+        "runner_up_lower_loss": None,
+        "runner_up_reason": None,
+    }
     if winner is None or len(rows) < 2:
         out["runner_up_reason"] = "no winner named" if winner is None else "one model"
         return out
@@ -873,6 +881,8 @@ def _runner_up(
         return out
     out["runner_up_p"] = float(res.p_value)
     out["runner_up_tied"] = bool(res.p_value >= spec.alpha)
+    if not out["runner_up_tied"]:  # which has the lower mean loss: the ranking rule need not agree with the mean
+        out["runner_up_lower_loss"] = winner if res.statistic < 0 else rows[1]["model"]
     return out
 
 
