@@ -714,36 +714,64 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
 def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The home page's answer: per dataset and demand class, the headline table's winner and runner-up.
 
-    The headline table of a dataset is its first unit of analysis ranked on the config's first metric.
-    Only tables that reach the minimum cell name anyone; the others are returned apart, with their reason.
+    The headline unit of a dataset is its first unit of analysis; the headline metric of a demand class is
+    :func:`tycheon.analysis.headline.headline_metrics` (RMSSE, with the scaled pinball loss at 0.9 beside
+    it, where the benchmark ranks them; else its first metric, and the page says so). Beside the winner:
+    its share better than the random walk with the interval, whether the runner-up is tied with it, its
+    zero-forecast share, whether a few blocks decide the table, and the stock it needs at the target
+    service level (the cell's inventory simulation). Only tables that reach the minimum cell name anyone;
+    the others are returned apart, with their reason.
     """
+    from tycheon.analysis.headline import HEADLINE_REASONS, headline_metrics
+
     rows, too_small = [], []
     lbs = site.leaderboards(run)  # display order: unit and metric in config order within each dataset
-    headline: dict[str, tuple[str, str, str]] = {}
+    ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+    unit: dict[str, tuple[str, str]] = {}
     for lb in lbs:
-        headline.setdefault(lb.dataset, (lb.protocol, lb.unit, lb.metric))
+        unit.setdefault(lb.dataset, (lb.protocol, lb.unit))
+    by_key = {(lb.dataset, lb.protocol, lb.unit, lb.demand_class, lb.metric): lb for lb in lbs}
+    inventory = {
+        (t.dataset, t.protocol, t.unit, t.demand_class): t.inventory for t in run.data.intervals if t.inventory
+    }
+    seen = set()
     for lb in lbs:
-        if (lb.protocol, lb.unit, lb.metric) != headline[lb.dataset]:
+        cell = (lb.dataset, lb.protocol, lb.unit, lb.demand_class)
+        if (lb.protocol, lb.unit) != unit[lb.dataset] or cell in seen:
             continue
-        page = site.leaderboard_page(run.name, lb.key)
-        if not site.cell_ok(lb):
-            too_small.append({"lb": lb, "page": page})
+        seen.add(cell)
+        point, service, stands_in = headline_metrics(lb.demand_class, ranked)
+        head = by_key.get((*cell, point))
+        if head is None:
             continue
-        ranks = sorted({r.rank for r in lb.rows})
-        winners = [r for r in lb.rows if ranks and r.rank == ranks[0]]
-        runners = [r for r in lb.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
-        beats = [r for r in lb.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
-        judged = [r for r in lb.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
+        page = site.leaderboard_page(run.name, head.key)
+        if not site.cell_ok(head):
+            too_small.append({"lb": head, "page": page})
+            continue
+        ranks = sorted({r.rank for r in head.rows})
+        winners = [r for r in head.rows if ranks and r.rank == ranks[0]]
+        runners = [r for r in head.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
+        beats = [r for r in head.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
+        judged = [r for r in head.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
+        svc = by_key.get((*cell, service)) if service else None
+        inv = inventory.get(cell)
+        stock = {r.model: r for r in inv.rows} if inv else {}
         rows.append(
             {
-                "lb": lb,
+                "lb": head,
                 "page": page,
                 "winners": winners,
                 "runners": runners,
                 "beats": beats,
                 "judged": judged,
-                "rw": site.rw_row(lb),
-                "n": len(lb.rows),
+                "rw": site.rw_row(head),
+                "n": len(head.rows),
+                "reason": HEADLINE_REASONS.get(head.demand_class, ""),
+                "stands_in": stands_in,
+                "service": svc if svc is not None and site.cell_ok(svc) else None,
+                "service_page": site.leaderboard_page(run.name, svc.key) if svc is not None else None,
+                "inventory": inv,
+                "stock": stock.get(winners[0].model) if winners else None,
             }
         )
     return rows, too_small
