@@ -93,6 +93,25 @@ def test_spl50_is_half_the_mase_and_the_band_crps_is_row_crps_over_the_mae_scale
     assert np.allclose(got.loc[want.index].to_numpy(), want.to_numpy(), rtol=1e-12)
 
 
+def test_a_step_with_only_the_80_band_is_read_on_its_three_point_grid():
+    t = _toy(2)
+    t["lo95"] = np.nan
+    t["hi95"] = np.nan
+    b = block_scores(t, metrics=["spl80", "spl90", "spl95", "crps_band"])
+    g = t.assign(
+        q8=t["point"] + 0.75 * (t["hi80"] - t["point"]),  # 0.8 on the line from (0.5, point) to (0.9, hi80)
+    )
+    u8, u9 = g["actual"] - g["q8"], g["actual"] - g["hi80"]
+    g["p8"], g["p9"] = np.maximum(0.8 * u8, -0.2 * u8), np.maximum(0.9 * u9, -0.1 * u9)
+    g["c"] = row_crps(t, crps_kind="band_quantiles", band_level=80).values  # the three-point grid's CRPS
+    want = g.groupby(["model", "series_id", "origin"], sort=False)[["p8", "p9", "c"]].mean().reset_index()
+    got = b.merge(want, on=["model", "series_id", "origin"])
+    assert len(got) == len(b)
+    assert np.allclose(got["spl80"], got["p8"], rtol=1e-12) and np.allclose(got["spl90"], got["p9"], rtol=1e-12)
+    assert np.allclose(got["crps_band"], got["c"], rtol=1e-12)
+    assert b["spl95"].isna().all()  # no 0.95 quantile without the 95% band: not extrapolated
+
+
 def test_every_metric_states_what_it_elicits_and_the_glossary_carries_it():
     assert METRICS["rmsse"].elicits == "mean" and METRICS["mase"].elicits == "median"
     assert METRICS["spl90"].elicits == "the 0.9-quantile"

@@ -1145,6 +1145,9 @@ def _inventory(rec: pd.DataFrame, spec: LeaderboardSpec | None) -> dict[str, Any
         )
     except InputError as err:
         return {"inventory": None, "inventory_reason": str(err)}
+    if not table["n_series_periods"]:
+        why = f"no period has an order-up-to level at {spec.service_level:g} from every model (bands too narrow a grid)"
+        return {"inventory": None, "inventory_reason": why}
     return {"inventory": table, "inventory_reason": None}
 
 

@@ -12,6 +12,7 @@ import numpy as np
 __all__ = [
     "crps_ensemble_kernel",
     "crps_quantile_kernel",
+    "band_grid_quantile",
     "grid_quantile",
     "interval_score_kernel",
     "pinball_kernel",
@@ -80,4 +81,23 @@ def grid_quantile(values: np.ndarray, levels: np.ndarray, tau: float) -> np.ndar
         w = (tau - levels[j]) / (levels[j + 1] - levels[j])
         out = q[:, j] + w * (q[:, j + 1] - q[:, j])
     out[nan_row] = np.nan
+    return out
+
+
+BAND_LEVELS_95 = np.array([0.025, 0.1, 0.5, 0.9, 0.975])
+BAND_LEVELS_80 = np.array([0.1, 0.5, 0.9])
+
+
+def band_grid_quantile(bands: np.ndarray, tau: float) -> np.ndarray:
+    """The ``tau`` quantile of the conformal bands ``[row, 5]`` (``lo95, lo80, point, hi80, hi95``) -> ``[row]``.
+
+    A row with both bands is read on the five-point grid at 0.025, 0.1, 0.5, 0.9, 0.975; a row with only the
+    80% band on the three-point grid ``lo80, point, hi80`` at 0.1, 0.5, 0.9 (NaN there for ``tau`` outside
+    [0.1, 0.9]: no extrapolation); a row without the 80% band is NaN (:func:`grid_quantile` on each).
+    """
+    bands = np.asarray(bands, dtype=np.float64)
+    out = grid_quantile(bands[:, 1:4], BAND_LEVELS_80, tau) if 0.1 <= tau <= 0.9 else np.full(len(bands), np.nan)
+    full = ~np.isnan(bands).any(axis=1)
+    if full.any():
+        out[full] = grid_quantile(bands[full], BAND_LEVELS_95, tau)
     return out

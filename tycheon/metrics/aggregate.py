@@ -348,8 +348,7 @@ def block_scores(
     missing_band = sorted(
         t
         for t in needed
-        if (t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:]))
-        or (t in GRID_TERMS and not (_has_band(table, "80") and _has_band(table, "95")))
+        if (t[:-2] in _BAND_TERMS and not _has_band(table, t[-2:])) or (t in GRID_TERMS and not _has_band(table, "80"))
     )
     if missing_band:
         raise MetricInputError(

@@ -16,7 +16,7 @@ import numpy as np
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import grid_quantile
+from tycheon.metrics._kernels import band_grid_quantile
 
 __all__ = ["BAND_COLUMNS", "BAND_LEVELS", "InventoryOutcome", "order_up_to_from_band", "simulate_order_up_to"]
 
@@ -74,12 +74,14 @@ def order_up_to_from_band(bands: FloatArray, *, tau: float) -> FloatArray:
 
     The columns are :data:`BAND_COLUMNS` (``lo95, lo80, point, hi80, hi95``), read as the quantile function
     through :data:`BAND_LEVELS` (0.025, 0.1, 0.5, 0.9, 0.975), piecewise linear between them, exact on them
-    (:math:`\tau = 0.9` is ``hi80``, :math:`\tau = 0.975` is ``hi95``):
+    (:math:`\tau = 0.9` is ``hi80``, :math:`\tau = 0.975` is ``hi95``); a row with only the 80% band is read
+    on ``lo80, point, hi80`` at 0.1, 0.5, 0.9 (NaN for :math:`\tau` above 0.9;
+    :func:`tycheon.metrics._kernels.band_grid_quantile`):
 
     .. math:: S = \max\bigl(0,\; \hat q(\tau)\bigr),
 
     clipped at 0 because demand is non-negative (a band reaching below zero does not order negative stock).
-    NaN for a row with a missing value.
+    NaN for a row without the 80% band.
 
     References
     ----------
@@ -91,7 +93,7 @@ def order_up_to_from_band(bands: FloatArray, *, tau: float) -> FloatArray:
         raise MetricInputError(f"bands must be [row, 5] in the order {BAND_COLUMNS}; got shape {bands.shape}")
     if not BAND_LEVELS[0] <= tau <= BAND_LEVELS[-1]:
         raise MetricInputError(f"tau must be within the band, in [0.025, 0.975]; got {tau!r}")
-    q = grid_quantile(bands, BAND_LEVELS, float(tau))
+    q = band_grid_quantile(bands, float(tau))
     return np.where(np.isnan(q), np.nan, np.maximum(q, 0.0))
 
 

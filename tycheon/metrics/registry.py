@@ -14,7 +14,8 @@ Per-step terms, with :math:`e_h = \hat y_h - y_h`: ``abs_err`` :math:`|e_h|`, ``
 :math:`2|e_h|/(|y_h|+|\hat y_h|)`, ``ape`` :math:`|e_h|/|y_h|`, ``crps`` (one kind per call), and for the
 80%/95% bands ``is80``/``is95`` (interval score), ``cov80``/``cov95`` (inside the closed band) and
 ``width80``/``width95``; on the conformal bands read as one quantile grid (``lo95, lo80, point, hi80, hi95``
-at 0.025, 0.1, 0.5, 0.9, 0.975, :data:`BAND_GRID`), ``pin50``/``pin80``/``pin90``/``pin95`` the pinball
+at 0.025, 0.1, 0.5, 0.9, 0.975, :data:`BAND_GRID`; a row with only the 80% band: ``lo80, point, hi80`` at 0.1,
+0.5, 0.9), ``pin50``/``pin80``/``pin90``/``pin95`` the pinball
 loss of the grid's quantile at that service level (:func:`tycheon.metrics._kernels.grid_quantile`: exact at
 0.5, 0.9, piecewise linear between grid levels at 0.8 and 0.95) and ``bcrps`` the grid's CRPS. A block's
 value reads the block mean (or sum) of these terms and the block's
@@ -26,15 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import grid_quantile, interval_score_kernel, pinball_kernel, smape_ratio
+from tycheon.metrics._kernels import band_grid_quantile, interval_score_kernel, pinball_kernel, smape_ratio
 
 __all__ = [
     "BAND_GRID",
+    "BAND_GRID_80",
     "METRICS",
     "SERVICE_LEVELS",
     "BlockTerms",
@@ -60,7 +62,12 @@ BAND_GRID: tuple[tuple[float, ...], tuple[str, ...]] = (
     (0.025, 0.1, 0.5, 0.9, 0.975),
     ("lo95", "lo80", "point", "hi80", "hi95"),
 )
-"""The conformal bands read as one quantile grid (levels, score-set columns), shared by every model."""
+"""The conformal bands read as one quantile grid (levels, score-set columns), shared by every model: a row
+with both bands; a row with only the 80% band is read on :data:`BAND_GRID_80`."""
+
+BAND_GRID_80: tuple[tuple[float, ...], tuple[str, ...]] = ((0.1, 0.5, 0.9), ("lo80", "point", "hi80"))
+"""The grid of a row with only the 80% band (a benchmark without calibration origins has no 95% band early:
+full v0002 has 80% bands only); service levels above 0.9 are NaN on it (no extrapolation)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,12 @@ def _term_of(term: str, scale: str | None = None) -> Callable[[StepTerms], np.nd
     return step
 
 
+def _scaled_loss(term: str, scale: str = "scale_mae") -> dict[str, Any]:
+    """The block, step and step-loss formulas of a metric that is the mean of ``term`` over the ``scale``
+    column (MSIS, the scaled pinball losses, the band CRPS)."""
+    return {"block": _mean_of(term, scale), "step": _term_of(term, scale), "step_loss": _term_of(term, scale)}
+
+
 def _interval(level: str) -> list[MetricSpec]:
     alpha = {"80": 0.2, "95": 0.05}[level]
     return [
@@ -186,9 +199,7 @@ def _interval(level: str) -> list[MetricSpec]:
                 f"mean interval score of the {level}% band, (u-l) + (2/{alpha:g})·(distance outside "
                 "the band), divided by the in-sample seasonal-naive MAE; lower is better"
             ),
-            block=_mean_of(f"is{level}", "scale_mae"),
-            step=_term_of(f"is{level}", "scale_mae"),
-            step_loss=_term_of(f"is{level}", "scale_mae"),
+            **_scaled_loss(f"is{level}"),
             elicits=f"the {alpha / 2:g} and {1 - alpha / 2:g} quantiles (interval score)",
         ),
         MetricSpec(
@@ -237,12 +248,15 @@ def _service_levels() -> list[MetricSpec]:
                         if tau not in BAND_GRID[0]
                         else ""
                     )
+                    + (
+                        "; a step with only the 80% band has no 0.95 quantile (no extrapolation) and is not scored"
+                        if tau > 0.9
+                        else ""
+                    )
                     + ", divided by the in-sample seasonal-naive MAE; lower is better"
                     + ("; at 0.5 the quantile is the point forecast, so this is half the MASE" if tau == 0.5 else "")
                 ),
-                block=_mean_of(f"pin{tag}", "scale_mae"),
-                step=_term_of(f"pin{tag}", "scale_mae"),
-                step_loss=_term_of(f"pin{tag}", "scale_mae"),
+                **_scaled_loss(f"pin{tag}"),
                 elicits=f"the {tau:g}-quantile",
             )
         )
@@ -403,12 +417,10 @@ _SPECS: tuple[MetricSpec, ...] = (
         terms=("bcrps",),
         definition=(
             "CRPS of the calibrated conformal bands read as one quantile grid (lo95, lo80, point, hi80, hi95 at "
-            "0.025, 0.1, 0.5, 0.9, 0.975, the same kind for every model), divided by the in-sample "
-            "seasonal-naive MAE; lower is better"
+            "0.025, 0.1, 0.5, 0.9, 0.975; a step with only the 80% band: lo80, point, hi80 at 0.1, 0.5, 0.9), the "
+            "same kind for every model, divided by the in-sample seasonal-naive MAE; lower is better"
         ),
-        block=_mean_of("bcrps", "scale_mae"),
-        step=_term_of("bcrps", "scale_mae"),
-        step_loss=_term_of("bcrps", "scale_mae"),
+        **_scaled_loss("bcrps"),
         elicits="the whole predictive distribution (strictly proper on the grid)",
     ),
     *_interval("80"),
@@ -457,10 +469,13 @@ def term_values(
                 from tycheon.metrics._crps_rows import quantile_crps_rows
 
                 out[t] = np.full(len(y), np.nan)
+                # rows with only the 80% band on its three-point grid, then rows with both on the five-point one
+                quantile_crps_rows(out[t], y, list(grid[:, 1:4].T), np.asarray(BAND_GRID_80[0]), sort=True)
                 quantile_crps_rows(out[t], y, list(grid.T), np.asarray(BAND_GRID[0]), sort=True)
             else:
-                q = grid_quantile(grid, np.asarray(BAND_GRID[0]), int(t[3:]) / 100.0)
-                out[t] = pinball_kernel(y, q[:, None], np.asarray([int(t[3:]) / 100.0]))[:, 0]
+                tau = int(t[3:]) / 100.0
+                q = band_grid_quantile(grid, tau)
+                out[t] = pinball_kernel(y, q[:, None], np.asarray([tau]))[:, 0]
         elif t == "crps":
             if crps is None:
                 raise MetricInputError("the 'crps' term needs the rows' CRPS")
@@ -488,9 +503,10 @@ def _grid_values(
     bands: Mapping[str, tuple[np.ndarray, np.ndarray]] | None, *, point: np.ndarray, term: str
 ) -> np.ndarray:
     """The rows' band grid ``[row, 5]`` (:data:`BAND_GRID`'s columns, NaN where a band is missing)."""
-    if bands is None or "80" not in bands or "95" not in bands:
-        raise MetricInputError(f"the {term!r} term needs both conformal bands (lo80/hi80 and lo95/hi95)")
-    (lo80, hi80), (lo95, hi95) = bands["80"], bands["95"]
+    if bands is None or "80" not in bands:
+        raise MetricInputError(f"the {term!r} term needs the conformal bands (lo80/hi80, and lo95/hi95 where any)")
+    lo80, hi80 = bands["80"]
+    lo95, hi95 = bands.get("95", (np.full(len(point), np.nan), np.full(len(point), np.nan)))
     return np.column_stack([lo95, lo80, point, hi80, hi95]).astype(np.float64, copy=False)
 
 
