@@ -568,7 +568,7 @@ def _rolling_part(
             boards, bands = leaderboard_and_interval_tables(
                 table, spec=spec, display_names=display, point_metric=cfg.metrics[0]
             )
-            leaderboards = [Leaderboard.model_validate(to_json_value({**tag, **t})) for t in boards]
+            leaderboards = [Leaderboard.from_table(to_json_value({**tag, **t})) for t in boards]
             intervals = [IntervalTable.model_validate(to_json_value({**tag, **t})) for t in bands]
             del boards, bands
         mark_stage("leaderboards and interval tables")

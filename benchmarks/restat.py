@@ -176,7 +176,7 @@ def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
     names = list(source.columns)
     with single_thread_blas():  # as the pipeline built them (tycheon.stats.threads)
         boards, bands, comps = _tables(doc, source, names)
-    leaderboards = [Leaderboard.model_validate(to_json_value(t)) for t in boards]
+    leaderboards = [Leaderboard.from_table(to_json_value(t)) for t in boards]
     intervals = [IntervalTable.model_validate(to_json_value(t)) for t in bands]
     competition = [CompetitionTable.model_validate(to_json_value(t)) for t in comps]
     del boards, bands, comps

@@ -62,10 +62,8 @@ def cell_check(n_blocks: int, *, min_cell: int) -> CellCheck:
     n = int(n_blocks)
     if n >= min_cell:
         return CellCheck(True, n, int(min_cell), None)
-    reason = (
-        f"{n} {BLOCKS}, fewer than the minimum cell of {min_cell} (WP26 section 6): "
-        "no winner, ranking or verdict is named on so few"
-    )
+    # short: a table writes it beside every row it silences (no winner, ranking, test or verdict)
+    reason = f"{n} {BLOCKS}, fewer than the minimum cell of {min_cell} (WP26 section 6)"
     return CellCheck(False, n, int(min_cell), reason)
 
 
@@ -78,8 +76,6 @@ def time_check(n_time_points: int, *, horizon: int, stride: int) -> str | None:
     need = max(MIN_TIME_POINTS, 2 * (overlap_lags(horizon, stride) + 1) + 1)
     if n_time_points >= need:
         return None
-    return (
-        f"{n_time_points} scored origin(s), fewer than the {need} a test over time needs (at least "
-        f"{MIN_TIME_POINTS}, and more than 2*ceil(h/stride)): series sharing a calendar shock are not "
-        "independent, so no test over time (verdict, DM test, bootstrap interval) is given on so few time points"
-    )
+    # short: written beside every row it silences; why (series sharing a calendar shock are not independent,
+    # so a test over time needs time points) is stated once, on the methodology and glossary pages
+    return f"{n_time_points} scored origin(s), fewer than the {need} a test over time needs"
