@@ -328,9 +328,14 @@ def test_a_csv_download_equals_the_table_on_the_page(browser, committed, committ
     tab.goto(f"{committed_server}/{_a_leaderboard(committed)}", wait_until="load")
     shown = tab.eval_on_selector_all(
         "#leaderboard tbody tr",
-        """rows => rows.map(r => [
-        r.cells[0].textContent.trim(), r.getAttribute('data-model'), r.cells[2].textContent.trim(),
-        r.cells[9].textContent.trim()])""",
+        # the mean is the column headed "Mean ..." (the relative error and skill come before it), the support last
+        """rows => {
+        const heads = [...document.querySelectorAll('#leaderboard thead th')].map(h => h.textContent.trim());
+        const mean = heads.findIndex(h => h.startsWith('Mean') && !h.startsWith('Mean rank'));
+        return rows.map(r => [
+            r.cells[0].textContent.trim(), r.getAttribute('data-model'), r.cells[mean].textContent.trim(),
+            r.cells[r.cells.length - 1].textContent.trim()]);
+        }""",
     )
     with tab.expect_download() as info:
         tab.click("text=Download this table as CSV")

@@ -778,14 +778,20 @@ def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[
 
 
 def home_page(site: SiteModel) -> Page:
+    from tycheon.analysis.headline import headline_metrics
+
     benchmarks = []
     for name in site.names:
         run = site.latest(name)
         tables = []
-        for lb in site.leaderboards(run):
+        lbs = site.leaderboards(run)
+        ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+        for lb in lbs:
             baseline = site.baseline_row(lb)
             tables.append(
                 {
+                    # the home page lists the headline metrics' tables; every other is on its unit's page
+                    "headline": lb.metric in headline_metrics(lb.demand_class, ranked)[:2],
                     "lb": lb,
                     "page": site.leaderboard_page(name, lb.key),
                     "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
@@ -801,6 +807,8 @@ def home_page(site: SiteModel) -> Page:
         benchmarks.append(
             {
                 "name": name,
+                # the baselines list reads the tables of the pooled class's headline metric (one line per unit)
+                "headline_metric": answer[0]["lb"].metric if answer else (tables[0]["lb"].metric if tables else None),
                 "run": run,
                 "tables": tables,
                 "page": site.bench_page(name),
