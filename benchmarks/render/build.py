@@ -638,6 +638,8 @@ def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any
 
 
 def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
+    from tycheon.analysis.headline import headline_metrics
+
     nav = NavNode(title="Models", page="models/index.md")
     docs = forecaster_docs(root)
     pages = []
@@ -654,7 +656,13 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
                 is_latest = run is site.latest(name)
                 if is_latest:
                     config = model
-                for lb in site.leaderboards(run):
+                lbs = site.leaderboards(run)
+                ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+                for lb in lbs:
+                    # the headline metrics' tables (as the home page lists them): with ten metrics a model page
+                    # listing every table weighed 2.2 MB; every other table is on its unit's page
+                    if lb.metric not in headline_metrics(lb.demand_class, ranked)[:2]:
+                        continue
                     row = next((r for r in lb.rows if r.model == mid), None)
                     if row is None:
                         continue
