@@ -588,17 +588,22 @@ def _cost(run_record: ModelRun) -> float | None:
 
 
 def cost_charts(site: SiteModel, *, highlight: str | None) -> list[dict[str, Any]]:
-    """One cost-accuracy chart per (benchmark, dataset, protocol, metric) on the headline table.
+    """One cost-accuracy chart per (benchmark, dataset, protocol, headline metric) on the headline table.
 
     The headline table is the first unit of the dataset with demand class ``all``: accuracy is its mean
     metric, cost the model's recorded fit + predict seconds on that dataset and protocol.
     """
+    from tycheon.analysis.headline import headline_metrics
+
     found = []
     for name in site.names:
         run = site.latest(name)
         models = site.models(run)
-        for lb in site.leaderboards(run):
-            if lb.demand_class != "all":
+        lbs = site.leaderboards(run)
+        ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+        for lb in lbs:
+            # the pooled class's headline metrics only (one chart a metric: ten metrics weighed 0.5 MB a page)
+            if lb.demand_class != "all" or lb.metric not in headline_metrics("all", ranked)[:2]:
                 continue
             units = next((d.units for d in run.data.datasets if d.name == lb.dataset), [])
             if units and lb.unit != units[0]:
