@@ -85,7 +85,9 @@ def grid_quantile(values: np.ndarray, levels: np.ndarray, tau: float) -> np.ndar
 
 
 BAND_LEVELS_95 = np.array([0.025, 0.1, 0.5, 0.9, 0.975])
+"""Quantile levels of the conformal bands read as a grid: lo95, lo80, point, hi80, hi95 (the one definition)."""
 BAND_LEVELS_80 = np.array([0.1, 0.5, 0.9])
+"""Quantile levels of a row with only the 80% band: lo80, point, hi80."""
 
 
 def band_grid_quantile(bands: np.ndarray, tau: float) -> np.ndarray:

@@ -30,7 +30,16 @@ from tycheon.contract import quantile_column
 from tycheon.errors import CRPSKindMismatchError, MetricInputError, ScaleMismatchError
 from tycheon.metrics._kernels import crps_ensemble_kernel
 from tycheon.metrics.probabilistic import CRPSKind, CRPSResult
-from tycheon.metrics.registry import GRID_TERMS, METRICS, BlockTerms, StepTerms, get_metric, term_values
+from tycheon.metrics.registry import (
+    BAND_GRID,
+    BAND_GRID_80,
+    GRID_TERMS,
+    METRICS,
+    BlockTerms,
+    StepTerms,
+    get_metric,
+    term_values,
+)
 
 __all__ = [
     "BAND_GRIDS",
@@ -65,10 +74,7 @@ STEP_LOSS_CHUNK = 1 << 20
 """Rows :func:`step_loss` evaluates at a time (its result does not depend on it)."""
 
 _BAND_TERMS = ("is", "cov", "width")
-BAND_GRIDS: dict[int, tuple[tuple[float, ...], tuple[str, ...]]] = {
-    95: ((0.025, 0.1, 0.5, 0.9, 0.975), ("lo95", "lo80", "point", "hi80", "hi95")),
-    80: ((0.1, 0.5, 0.9), ("lo80", "point", "hi80")),
-}
+BAND_GRIDS: dict[int, tuple[tuple[float, ...], tuple[str, ...]]] = {95: BAND_GRID, 80: BAND_GRID_80}
 """Band level -> (quantile levels, score-set columns) of the band-quantile CRPS grid."""
 _REQUIRED = ("model", "unit", "series_id", "origin", "step", "actual", "point", "scale_mae", "scale_rmse")
 

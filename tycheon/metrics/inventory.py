@@ -16,14 +16,14 @@ import numpy as np
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import band_grid_quantile
+from tycheon.metrics._kernels import BAND_LEVELS_95, band_grid_quantile
 
 __all__ = ["BAND_COLUMNS", "BAND_LEVELS", "InventoryOutcome", "order_up_to_from_band", "simulate_order_up_to"]
 
 BAND_COLUMNS = ("lo95", "lo80", "point", "hi80", "hi95")
 """The score-set columns of a forecast's band, read as a quantile grid in this order."""
 
-BAND_LEVELS = np.array([0.025, 0.1, 0.5, 0.9, 0.975])
+BAND_LEVELS = BAND_LEVELS_95
 """The quantile level of each of :data:`BAND_COLUMNS` (the point forecast read as the median)."""
 
 

@@ -32,7 +32,14 @@ from typing import Any, Literal
 import numpy as np
 
 from tycheon.errors import MetricInputError
-from tycheon.metrics._kernels import band_grid_quantile, interval_score_kernel, pinball_kernel, smape_ratio
+from tycheon.metrics._kernels import (
+    BAND_LEVELS_80,
+    BAND_LEVELS_95,
+    band_grid_quantile,
+    interval_score_kernel,
+    pinball_kernel,
+    smape_ratio,
+)
 
 __all__ = [
     "BAND_GRID",
@@ -59,13 +66,13 @@ SERVICE_LEVELS = (0.5, 0.8, 0.9, 0.95)
 """Service levels of the scaled pinball losses ``spl50`` ... ``spl95`` (issue 35: 0.5, 0.8, 0.9, 0.95)."""
 
 BAND_GRID: tuple[tuple[float, ...], tuple[str, ...]] = (
-    (0.025, 0.1, 0.5, 0.9, 0.975),
+    tuple(BAND_LEVELS_95.tolist()),
     ("lo95", "lo80", "point", "hi80", "hi95"),
 )
 """The conformal bands read as one quantile grid (levels, score-set columns), shared by every model: a row
 with both bands; a row with only the 80% band is read on :data:`BAND_GRID_80`."""
 
-BAND_GRID_80: tuple[tuple[float, ...], tuple[str, ...]] = ((0.1, 0.5, 0.9), ("lo80", "point", "hi80"))
+BAND_GRID_80: tuple[tuple[float, ...], tuple[str, ...]] = (tuple(BAND_LEVELS_80.tolist()), ("lo80", "point", "hi80"))
 """The grid of a row with only the 80% band (a benchmark without calibration origins has no 95% band early:
 full v0002 has 80% bands only); service levels above 0.9 are NaN on it (no extrapolation)."""
 
