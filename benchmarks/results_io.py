@@ -307,14 +307,23 @@ def write_results(
         raise ResultsExistError(
             f"results version {final} already exists; versions are append-only, so it is never overwritten"
         )
-    from benchmarks.score_parts import PARTS_DIR, prepare_parts, store_parts
+    from benchmarks.score_parts import PARTS_DIR, PRIVATE_DIR, mark_private, prepare_parts, store_parts
 
     blobs: dict[str, bytes] = {}
+    closed = not_redistributable(body)
     if isinstance(scores, ScoreParts):
         _check_stored_parts(folder, scores, final)
         manifest = scores
+        leaked = sorted({p.dataset for p in manifest.parts if p.dataset in closed and not p.private})
+        if leaked:
+            raise ResultsValidationError(
+                f"refusing to write {final}: it lists public score parts of {', '.join(leaked)}, which "
+                "is not redistributable (its parts must be private, kept out of parts/)"
+            )
+        private: set[str] = set()
     else:
         manifest, blobs = prepare_parts(scores)
+        private = mark_private(manifest, closed)
     provenance = dict(body["provenance"])
     provenance["statistics_version"] = (
         history.current_statistics_version() if statistics_version is None else int(statistics_version)
@@ -339,7 +348,8 @@ def write_results(
     tmp = None
     created: list[Path] = []
     try:
-        created = store_parts(blobs, folder)  # parts already stored (same bytes) are not written again
+        # parts already stored (same bytes) are not written again; a private part goes to private-parts/
+        created = store_parts(blobs, folder, private=private)
         fd, tmp = tempfile.mkstemp(prefix=f".{version}-", suffix=".json.tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -353,8 +363,9 @@ def write_results(
             for path in created:
                 if path.stem not in listed:
                     path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):  # the parts folder too, if this write made it and it is empty
-                (folder / PARTS_DIR).rmdir()
+            for store in (PARTS_DIR, PRIVATE_DIR):  # the parts folders too, if this write made them empty
+                with contextlib.suppress(OSError):
+                    (folder / store).rmdir()
         raise
     finally:
         if tmp and os.path.exists(tmp):
@@ -416,13 +427,24 @@ def validate_results_file(path: str | Path) -> list[str]:
     return problems
 
 
+def not_redistributable(doc: Any) -> set[str]:
+    """The datasets of a results document (a dict or its body) flagged not redistributable: their score
+    parts are private (:data:`benchmarks.score_parts.PRIVATE_DIR`)."""
+    datasets = doc.get("datasets") if isinstance(doc, dict) else None
+    return {
+        str(d.get("name"))
+        for d in (datasets or [])
+        if isinstance(d, dict) and d.get("redistributable") is False and d.get("name") is not None
+    }
+
+
 def _check_stored_parts(folder: Path, manifest: ScoreParts, final: Path) -> None:
     """Refuse to list parts that are not stored in ``folder`` with their sha256 (a part with a URL may be
     absent: it is fetched when read)."""
-    from benchmarks.score_parts import PARTS_DIR
+    from benchmarks.score_parts import stored_path
 
     for part in manifest.parts:
-        path = folder / PARTS_DIR / f"{part.sha256}.parquet"
+        path = stored_path(folder, part)
         if not path.is_file():
             if part.url:
                 continue
@@ -455,13 +477,31 @@ def _migrated(path: Path, sha256: str) -> bool:
 
 
 def _source_problems(path: Path, doc: dict[str, Any]) -> list[str]:
-    """The problems of a version's stored parts (:meth:`benchmarks.score_source.ScoreSource.problems`)."""
+    """The problems of a version's stored parts (:meth:`benchmarks.score_source.ScoreSource.problems`), and
+    any part of a dataset that is not redistributable which is not private or sits in ``parts/``, where it
+    would be committed and published."""
+    from benchmarks.score_parts import PARTS_DIR
     from benchmarks.score_source import score_source
 
     try:
-        return score_source(path, doc).problems()
+        source = score_source(path, doc)
+        problems = source.problems()
     except (ValueError, KeyError) as err:
         return [f"its score parts cannot be read: {err}"]
+    closed = not_redistributable(doc)
+    for part in source.manifest.parts if source.manifest is not None else []:
+        public = source.folder / PARTS_DIR / f"{part.sha256}.parquet"
+        if part.dataset in closed and not part.private:
+            problems.append(
+                f"score part {part.sha256[:12]} ({part.kind}) of {part.dataset}, which is not redistributable, "
+                "is listed as public: its series ids and values would be published (it must be private)"
+            )
+        elif part.private and public.exists():
+            problems.append(
+                f"private score part {public} of {part.dataset} (not redistributable) sits in {PARTS_DIR}/, "
+                "where it would be committed and published: move it to private-parts/"
+            )
+    return problems
 
 
 def read_score_frame(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:

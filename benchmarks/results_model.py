@@ -71,8 +71,10 @@ __all__ = [
     "parse_document",
 ]
 
-SCHEMA_VERSION = "1.8.0"
-"""1.8.0: decision metrics (issue 35): leaderboard rows carry the geometric-mean error relative to the random
+SCHEMA_VERSION = "1.9.0"
+"""1.9.0: a score part of a dataset that is not redistributable is marked ``private`` and kept out of
+``parts/`` (issue 38).
+1.8.0: decision metrics (issue 35): leaderboard rows carry the geometric-mean error relative to the random
 walk and its skill with a panel-robust interval, the rank by the table's ranking rule (``tests.ranking``)
 beside ``rank_mean``, the pooled WAPE, the zero-forecast share and flag; tests carry the runner-up test and
 the winner without the largest 1% of blocks; interval tables carry the cell's inventory simulation; the
@@ -349,6 +351,11 @@ class ScorePart(_Model):
         default=None,
         description="Where the part can be fetched when it is not stored beside the results (a large study's "
         "parts kept outside git); the sha256 is checked after the download.",
+    )
+    private: Literal[True] | None = Field(
+        default=None,
+        description="The part belongs to a dataset that is not redistributable: it is kept in private-parts/ "
+        "on the machine that ran it, never committed or published (absent: a public part in parts/).",
     )
 
 

@@ -31,6 +31,15 @@ Parts are parquet (zstd; byte-stream-split for the float columns that it shrinks
 nothing, so a version whose model scores did not change adds no file. A part may also carry a ``url``
 (a large study's parts kept outside git); :func:`resolve_part` fetches a missing one into a local cache
 and checks its hash.
+
+A part of a dataset that is not redistributable (a user's file, ``redistributable = false``) is *private*:
+the version lists it (sha256, size, rows, ``private = true``) but it is stored under
+``<results>/<name>/private-parts/``, which git ignores and the results workflow refuses to commit, never
+under ``parts/``. Its bytes hold the series ids, the actuals and every forecast (a random walk's forecast
+is the last actual), so hashing the ids alone would not keep the values private; the published tables are
+aggregates. Where the private parts are present (the machine that ran it) the version is verified as any
+other; on a clone without them its other datasets' tables are recomputed and the private ones are
+verified by the tables' hash only (:func:`private_missing`).
 """
 
 from __future__ import annotations
@@ -54,16 +63,21 @@ from benchmarks.results_model import ScoreParts
 
 __all__ = [
     "PARTS_DIR",
+    "PRIVATE_DIR",
     "Part",
     "PartsMissingError",
     "ScoreParts",
     "encode_scores",
     "read_part_table",
+    "mark_private",
+    "private_missing",
     "resolve_part",
     "write_parts",
 ]
 
 PARTS_DIR = "parts"
+PRIVATE_DIR = "private-parts"
+"""Where the parts of a dataset that is not redistributable are kept: beside ``parts/``, never committed."""
 PART_FORMAT: Literal["tycheon-parts/1"] = "tycheon-parts/1"
 """Version of the layout above, recorded in every manifest (:class:`~benchmarks.results_model.ScoreParts`)."""
 
@@ -631,16 +645,32 @@ def prepare_parts(frame: pd.DataFrame) -> tuple[ScoreParts, dict[str, bytes]]:
     return manifest, blobs
 
 
-def store_parts(blobs: dict[str, bytes], folder: str | Path) -> list[Path]:
-    """Place parts under ``folder/parts/``; the paths newly created (a part already stored is hashed and
-    must match, and is not written again). Each new part goes to a temp file and is linked into place, so
-    a crash leaves no partial part and two writers of the same part do not clobber each other."""
+def mark_private(manifest: ScoreParts, datasets: Iterable[str]) -> set[str]:
+    """Mark every part of ``datasets`` (those not redistributable) ``private`` in ``manifest``; the sha256 of
+    the parts marked. A part whose bytes are shared with a public dataset's part stays public: both hold
+    the same bytes, which the public dataset publishes anyway."""
+    closed = set(datasets)
+    public = {p.sha256 for p in manifest.parts if p.dataset not in closed}
+    marked = set()
+    for i, part in enumerate(manifest.parts):
+        if part.dataset in closed and part.sha256 not in public:
+            manifest.parts[i] = part.model_copy(update={"private": True})
+            marked.add(part.sha256)
+    return marked
+
+
+def store_parts(blobs: dict[str, bytes], folder: str | Path, *, private: Iterable[str] = ()) -> list[Path]:
+    """Place parts under ``folder/parts/`` (those in ``private`` under ``folder/private-parts/``); the paths
+    newly created (a part already stored is hashed and must match, and is not written again). Each new part
+    goes to a temp file and is linked into place, so a crash leaves no partial part and two writers of the
+    same part do not clobber each other."""
     from benchmarks.results_io import ResultsValidationError, _link_no_clobber, file_sha256
 
-    store = Path(folder) / PARTS_DIR
-    store.mkdir(parents=True, exist_ok=True)
+    closed = set(private)
     created: list[Path] = []
     for sha, data in blobs.items():
+        store = Path(folder) / (PRIVATE_DIR if sha in closed else PARTS_DIR)
+        store.mkdir(parents=True, exist_ok=True)
         final = store / f"{sha}.parquet"
         if final.exists():
             if file_sha256(final) != sha:
@@ -686,9 +716,16 @@ def cache_dir() -> Path:
     return Path(base) / "tycheon" / "parts"
 
 
+def stored_path(folder: str | Path, part: Part) -> Path:
+    """Where ``part`` is stored beside its version: ``parts/`` or, for a private part, ``private-parts/``."""
+    return Path(folder) / (PRIVATE_DIR if part.private else PARTS_DIR) / f"{part.sha256}.parquet"
+
+
 def _local_part(folder: str | Path, part: Part) -> Path | None:
-    """The part's file stored under ``folder/parts/``, else in the local cache, else None."""
-    for path in (Path(folder) / PARTS_DIR / f"{part.sha256}.parquet", cache_dir() / f"{part.sha256}.parquet"):
+    """The part's file stored beside its version (:func:`stored_path`), else in the local cache (public parts
+    only: a private part is never copied into a shared cache), else None."""
+    cached = () if part.private else (cache_dir() / f"{part.sha256}.parquet",)
+    for path in (stored_path(folder, part), *cached):
         if path.is_file():
             return path
     return None
@@ -709,6 +746,11 @@ def resolve_part(folder: str | Path, part: Part, *, fetch: bool = True) -> Path:
 
 
 def _missing_message(folder: str | Path, parts: Sequence[Part]) -> str:
+    if parts and all(p.private for p in parts):
+        return (
+            f"{len(parts)} private score part(s) missing under {Path(folder) / PRIVATE_DIR}: they belong to a "
+            "dataset that is not redistributable, so they exist only on the machine that ran it"
+        )
     shown = ", ".join(p.sha256[:12] for p in parts[:5]) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
     urls = [p for p in parts if p.url]
     how = (
@@ -718,6 +760,12 @@ def _missing_message(folder: str | Path, parts: Sequence[Part]) -> str:
         else "restore them from version control (git checkout -- benchmarks/results)"
     )
     return f"{len(parts)} score part(s) missing under {Path(folder) / PARTS_DIR}: {shown}; {how}"
+
+
+def private_missing(folder: str | Path, manifest: ScoreParts) -> set[str]:
+    """The datasets with a private part that is not here (a clone of the published results): their tables
+    cannot be recomputed on this machine."""
+    return {p.dataset for p in manifest.parts if p.private and _local_part(folder, p) is None}
 
 
 def missing_parts(folder: str | Path, manifest: ScoreParts) -> list[Part]:

@@ -26,6 +26,7 @@ on the same rows give the same numbers, which the tests check against the whole-
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +216,18 @@ def _equals(column: Any, value: str) -> Any:
     return pc.fill_null(pc.equal(column, value), False)
 
 
-def _tables(doc: ResultsDocument, source: ScoreSource, names: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
+def private_away(source: ScoreSource) -> set[str]:
+    """The datasets whose private score parts are not on this machine (a dataset that is not redistributable,
+    read from a clone of the published results): their tables cannot be recomputed here, and are verified by
+    the version's tables hash only (:mod:`benchmarks.history`)."""
+    from benchmarks import score_parts as sp
+
+    return sp.private_missing(source.folder, source.manifest) if source.manifest is not None else set()
+
+
+def _tables(
+    doc: ResultsDocument, source: ScoreSource, names: list[str], skip: Collection[str] = ()
+) -> tuple[list[dict], list[dict], list[dict]]:
     from benchmarks.leaderboard_spec import leaderboard_spec
     from tycheon.analysis.competition import competition_table
     from tycheon.analysis.leaderboard import columns_read, leaderboard_and_interval_tables
@@ -234,6 +246,8 @@ def _tables(doc: ResultsDocument, source: ScoreSource, names: list[str]) -> tupl
     leaderboards, intervals, competition = [], [], []
     for entry in cfg["datasets"]:
         key = entry.get("label") or entry["name"]
+        if key in skip:
+            continue
         table = source.chunk(dataset=key, protocol="rolling_origin", columns=reads, key_order=True)
         if not len(table):
             continue
@@ -248,6 +262,8 @@ def _tables(doc: ResultsDocument, source: ScoreSource, names: list[str]) -> tupl
     horizons = {t.dataset: t.horizon for t in doc.competition}
     for centry in cfg.get("competition", []):
         key = centry.get("label") or centry["dataset"]
+        if key in skip:
+            continue
         table = source.chunk(dataset=key, protocol="competition", columns=every)
         if not len(table):
             table = pd.DataFrame(columns=list(SCORESET_COLUMNS))
@@ -288,15 +304,16 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path | ScoreSource) -> lis
     if reason:
         raise NotRecomputableError(reason)
     # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
+    away = private_away(source)
     with single_thread_blas():  # as the pipeline built them (tycheon.stats.threads)
-        leaderboards, intervals, competition = _tables(doc, source, names)
+        leaderboards, intervals, competition = _tables(doc, source, names, away)
     problems = []
     for name, published, recomputed, model in (
         ("leaderboards", doc.leaderboards, leaderboards, Leaderboard),
         ("intervals", doc.intervals, intervals, IntervalTable),
         ("competition", doc.competition, competition, CompetitionTable),
     ):
-        pub = [t.model_dump(mode="json") for t in published]
+        pub = [t.model_dump(mode="json") for t in published if t.dataset not in away]
         rec = [model.model_validate(to_json_value(t)).model_dump(mode="json") for t in recomputed]
         if len(pub) != len(rec):
             problems.append(f"{name}: {len(pub)} tables published, {len(rec)} recomputed from the sidecar")
