@@ -14,12 +14,20 @@ import sys
 from pathlib import Path
 
 from benchmarks import memory_policy
+from tycheon._escape import terminal_safe_output
 
 from .load import ROOT, ResultsFileError
 from .site import RenderTargetError, render_site
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; everything it prints goes through :func:`tycheon._escape.for_terminal` (no id, name or
+    reason from a config can carry an escape sequence to the terminal)."""
+    with terminal_safe_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     memory_policy.apply()  # numpy's huge-page advice off while verifying and rendering (benchmarks.memory_policy)
     parser = argparse.ArgumentParser(prog="python -m benchmarks.render", description=__doc__)
     parser.add_argument(

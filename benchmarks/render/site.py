@@ -22,6 +22,7 @@ from pathlib import Path
 import jinja2
 
 from benchmarks.owned_dir import reset_owned_dir
+from tycheon._escape import csv_cell
 
 from . import docstring, fmt
 from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
@@ -230,7 +231,8 @@ def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_CSV)
         for row in lb.rows:
-            writer.writerow(["" if (v := getattr(row, c)) is None else v for c in LEADERBOARD_CSV])
+            # a display name is a contributor's text: a cell starting = + - @ would run as a formula
+            writer.writerow(["" if (v := getattr(row, c)) is None else csv_cell(v) for c in LEADERBOARD_CSV])
         target = out / csv_path(page.path)
         target.write_text(buffer.getvalue(), encoding="utf-8")
         written.append(target)
