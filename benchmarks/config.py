@@ -20,13 +20,15 @@ Every error is a :class:`ConfigError` whose message names the file and the field
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
 import tomllib
 import typing
 import unicodedata
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -40,6 +42,7 @@ from pydantic import (
     StrictStr,
 )
 
+from tycheon._escape import for_terminal
 from tycheon.metrics.registry import metric_names
 
 __all__ = [
@@ -71,6 +74,99 @@ MAX_CONFIG_BYTES = 256 * 1024
 _INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
 UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)$"
 
+
+@dataclass(frozen=True)
+class Bound:
+    """What a contributed config may set one forecaster parameter to: an inclusive range (``int``,
+    ``float``) or a list of choices (``str``). A parameter left out keeps the constructor's default."""
+
+    type: Literal["int", "float", "str"]
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def accepted(self) -> str:
+        """The accepted values in words, as error messages quote them."""
+        if self.type == "str":
+            return f"one of {list(self.choices)}"
+        kind = "an integer" if self.type == "int" else "a number"
+        return f"{kind} in [{self.min:g}, {self.max:g}]"
+
+    def admits(self, value: Any) -> bool:
+        if self.type == "str":
+            return value in self.choices
+        if isinstance(value, bool) or not isinstance(value, int if self.type == "int" else (int, float)):
+            return False
+        return self.min is not None and self.max is not None and self.min <= value <= self.max
+
+
+_UNIT = Bound("float", 0.001, 1.0)  # a smoothing weight; the constructors refuse 0, and 0.001 is already flat
+_WINDOW = Bound("int", 1, 1000)  # periods of history; longer than the longest series a benchmark loads
+# The parameters a contributed config may set on each registered tycheon forecaster, and to what. The
+# library accepts any value its constructor does; a pull request's model runs on the project's machine,
+# so each number has a ceiling (n_lags = 500000 took the harness past 5 GB). A parameter not listed here
+# is refused (a new forecaster's parameters are unreachable from a config until they are listed); the
+# sktime adapter's ``estimator`` and ``params`` are bounded by the sktime allow-list instead.
+CONTRIBUTED_PARAMS: dict[str, dict[str, Bound]] = {
+    "ewma": {"span": Bound("float", 1.0, 1000.0)},
+    "lightgbm_global": {
+        "n_lags": Bound("int", 1, 400),
+        "n_estimators": Bound("int", 1, 2000),
+        "learning_rate": _UNIT,
+        "num_leaves": Bound("int", 2, 256),
+        "min_child_samples": Bound("int", 1, 1000),
+        "subsample": Bound("float", 0.1, 1.0),
+        "colsample": Bound("float", 0.1, 1.0),
+        "seed": Bound("int", 0, 2**31 - 1),
+    },
+    "median12": {"window": _WINDOW},
+    "moving_average": {"window": _WINDOW},
+    "ses": {"alpha": _UNIT},
+    "ses_classic": {"alpha": _UNIT},
+    "theta_classic": {"alpha": _UNIT},
+    "snaive_momentum": {
+        "k": Bound("int", 1, 52),
+        "clip_low": Bound("float", 0.01, 1.0),
+        "clip_high": Bound("float", 1.0, 100.0),
+    },
+    "tsb": {"alpha_d": _UNIT, "alpha_p": _UNIT},
+    # the hub repositories the adapters are written for (a path or another repository is not reviewed)
+    "chronos_bolt": {"weights": Bound("str", choices=("amazon/chronos-bolt-small",))},
+    "moirai": {"weights": Bound("str", choices=("Salesforce/moirai-1.1-R-small",))},
+    "timesfm": {"weights": Bound("str", choices=("google/timesfm-2.0-500m-pytorch",))},
+}
+# The parameters of the ``sktime`` adapter, bounded by the allow-list (class names, each one's parameters).
+_ALLOW_LISTED = frozenset({"estimator", "params"})
+
+
+@dataclass(frozen=True)
+class SktimeEquivalent:
+    """An sktime estimator setting that is a registered tycheon forecaster's method, so that a config naming
+    it is compared with the tycheon model (a duplicate is refused, not ranked as a new model).
+
+    ``fixed``: the estimator's parameters (after its defaults are filled in) that must have these values;
+    ``renamed``: estimator parameter -> the tycheon forecaster's parameter that carries the same value.
+    """
+
+    estimator: str
+    fixed: dict[str, Any]
+    forecaster: str
+    renamed: dict[str, str] = field(default_factory=dict)
+
+
+# Small on purpose: only settings whose forecast equals the tycheon forecaster's by definition (same
+# formula, same fixed weights). sktime's ThetaForecaster is not here: it fits SES to the deseasonalised
+# series, while theta_classic fits it to the theta-2 line, so their forecasts differ (both are shipped).
+SKTIME_EQUIVALENTS: tuple[SktimeEquivalent, ...] = (
+    SktimeEquivalent("NaiveForecaster", {"strategy": "last", "sp": 1, "window_length": None}, "naive"),
+    SktimeEquivalent("NaiveForecaster", {"strategy": "mean", "sp": 1, "window_length": None}, "historic_mean"),
+    SktimeEquivalent("NaiveForecaster", {"strategy": "drift", "sp": 1, "window_length": None}, "drift"),
+    SktimeEquivalent(
+        "NaiveForecaster", {"strategy": "mean", "sp": 1}, "moving_average", renamed={"window_length": "window"}
+    ),
+    SktimeEquivalent("Croston", {"smoothing": 0.1}, "croston"),
+)
+
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 ParamValue = Scalar | list[Scalar] | dict[str, Scalar | list[Scalar]]
 
@@ -85,6 +181,30 @@ _SKIP_DESCRIPTION = (
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message names the file, the field and what is accepted."""
+
+
+def _shown(path: Path | str) -> str:
+    """A file name as an error message prints it: a contributed name may hold terminal escape sequences."""
+    return for_terminal(str(path), keep_newlines=False)
+
+
+@functools.lru_cache(maxsize=1)
+def site_pages_under_models() -> frozenset[str]:
+    """The pages the renderer writes under ``models/`` besides the model pages (the models index), read
+    from the renderer itself: a model whose page path is one of these would overwrite it."""
+    from benchmarks.render.build import model_pages
+    from benchmarks.render.pages import SiteModel
+
+    pages, _ = model_pages(SiteModel([]), root=BENCHMARKS_DIR.parent)
+    return frozenset(p.path for p in pages)
+
+
+def letter_scripts(text: str) -> list[str]:
+    """The Unicode scripts of the letters of ``text`` (sorted; marks, digits, punctuation and spaces are
+    script-neutral), from Unicode's own script data as ``confusable_homoglyphs`` ships it."""
+    from confusable_homoglyphs import categories
+
+    return sorted({categories.alias(c) for c in text if c.isalpha()} - {"COMMON", "INHERITED"})
 
 
 class _Strict(BaseModel):
@@ -172,6 +292,26 @@ class ModelConfig(_Strict):
         ),
     ]
 
+    @pydantic.field_validator("id")
+    @classmethod
+    def _own_page(cls, model_id: str) -> str:
+        from benchmarks.render.fmt import slugify
+        from benchmarks.render.pages import SiteModel
+
+        page = SiteModel.model_page(model_id)
+        if slugify(model_id) != model_id:
+            raise ValueError(
+                f"{model_id!r} would be published as {page}; an id must be its own page name "
+                "(no '--', no '-' at the end), so that two ids never share a page"
+            )
+        if page in site_pages_under_models():
+            reserved = sorted(PurePosixPath(p).stem for p in site_pages_under_models())
+            raise ValueError(
+                f"{model_id!r} is reserved: the site already writes {page} (reserved ids: {reserved}); "
+                "choose another id"
+            )
+        return model_id
+
     @pydantic.field_validator("display_name")
     @classmethod
     def _visible(cls, name: str) -> str:
@@ -182,6 +322,12 @@ class ModelConfig(_Strict):
             raise ValueError("is only whitespace; a display name must say what the model is")
         if name != name.strip():
             raise ValueError("starts or ends with whitespace")
+        scripts = letter_scripts(name)
+        if len(scripts) > 1:
+            raise ValueError(
+                f"mixes letters of several scripts ({', '.join(scripts)}), the way a look-alike of another "
+                "name is made (a Cyrillic 'а' for a Latin 'a'); write it in one script"
+            )
         return name
 
     def factory_spec(self) -> tuple[str, dict[str, Any]]:
@@ -505,7 +651,7 @@ def _format_errors(path: Path, err: pydantic.ValidationError) -> str:
             lines.append(f"missing required field {loc!r}")
         else:
             lines.append(f"field {loc!r}: {e['msg']}")
-    return f"{path}: " + "; ".join(lines)
+    return f"{_shown(path)}: " + "; ".join(lines)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -520,23 +666,25 @@ def read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as fh:
             data = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError as err:
-        raise ConfigError(f"{path}: no such config file") from err
+        raise ConfigError(f"{_shown(path)}: no such config file") from err
     except OSError as err:
-        raise ConfigError(f"{path}: cannot be read: {err}") from err
+        raise ConfigError(f"{_shown(path)}: cannot be read: {err}") from err
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a config is a short TOML file")
+        raise ConfigError(f"{_shown(path)}: larger than {MAX_CONFIG_BYTES} bytes; a config is a short TOML file")
     if data.startswith(b"\xef\xbb\xbf"):
-        raise ConfigError(f"{path}: starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without a BOM")
+        raise ConfigError(f"{_shown(path)}: starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without a BOM")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not UTF-8 ({err})") from err
+        raise ConfigError(f"{_shown(path)}: not UTF-8 ({err})") from err
     try:
         return tomllib.loads(text)
     except RecursionError as err:
-        raise ConfigError(f"{path}: nested too deeply for a config (arrays or tables inside each other)") from err
+        raise ConfigError(
+            f"{_shown(path)}: nested too deeply for a config (arrays or tables inside each other)"
+        ) from err
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from err
+        raise ConfigError(f"{_shown(path)}: not valid TOML: {err}") from err
 
 
 def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any]]:
@@ -581,16 +729,17 @@ def _check_params(path: Path, cls: type, params: dict[str, Any], owner: str) -> 
     for name, value in params.items():
         if name not in signature:
             raise ConfigError(
-                f"{path}: field 'params.{name}': unknown parameter {name!r} for {owner}; accepted: {sorted(signature)}"
+                f"{_shown(path)}: field 'params.{name}': unknown parameter {name!r} for {owner}; "
+                f"accepted: {sorted(signature)}"
             )
         problem = _check_param_type(name, value, signature[name], hints.get(name))
         if problem:
-            raise ConfigError(f"{path}: field 'params.{name}': {problem}")
+            raise ConfigError(f"{_shown(path)}: field 'params.{name}': {problem}")
 
 
 def _check_finite(path: Path, value: Any, where: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{path}: field {where!r}: {value!r} is not a finite number")
+        raise ConfigError(f"{_shown(path)}: field {where!r}: {value!r} is not a finite number")
     if isinstance(value, dict):
         for k, v in value.items():
             _check_finite(path, v, f"{where}.{k}")
@@ -605,14 +754,35 @@ def _check_sktime(path: Path, estimator: Any, params: Any, *, field: str, estima
     try:
         rules(estimator)
     except SktimeAllowListError as err:
-        raise ConfigError(f"{path}: field {estimator_field!r}: {err}") from err
+        raise ConfigError(f"{_shown(path)}: field {estimator_field!r}: {err}") from err
     if not isinstance(params, dict):
-        raise ConfigError(f"{path}: field {field!r}: must be a table of parameters, got {type(params).__name__}")
+        raise ConfigError(
+            f"{_shown(path)}: field {field!r}: must be a table of parameters, got {type(params).__name__}"
+        )
     for name, value in params.items():
         try:
             check_params(estimator, {name: value})
         except SktimeAllowListError as err:
-            raise ConfigError(f"{path}: field '{field}.{name}': {err}") from err
+            raise ConfigError(f"{_shown(path)}: field '{field}.{name}': {err}") from err
+
+
+def _check_bounds(path: Path, forecaster: str, params: dict[str, Any]) -> None:
+    """Refuse a parameter outside :data:`CONTRIBUTED_PARAMS` (not listed, or out of its range)."""
+    bounds = CONTRIBUTED_PARAMS.get(forecaster, {})
+    for name, value in params.items():
+        if forecaster == "sktime" and name in _ALLOW_LISTED:
+            continue
+        bound = bounds.get(name)
+        if bound is None:
+            raise ConfigError(
+                f"{_shown(path)}: field 'params.{name}': tycheon forecaster {forecaster!r} takes no {name!r} from "
+                f"a contributed config; it may set: {sorted(bounds) or 'nothing'} (leave it out for the default)"
+            )
+        if not bound.admits(value):
+            raise ConfigError(
+                f"{_shown(path)}: field 'params.{name}': {value!r} is out of range for tycheon forecaster "
+                f"{forecaster!r}; accepted: {bound.accepted()} (leave it out for the default)"
+            )
 
 
 def _construct(path: Path, cls: type, params: dict[str, Any], owner: str) -> None:
@@ -620,7 +790,7 @@ def _construct(path: Path, cls: type, params: dict[str, Any], owner: str) -> Non
     try:
         cls(**params)
     except (TypeError, ValueError) as err:
-        raise ConfigError(f"{path}: field 'params': {owner} refuses these parameters: {err}") from err
+        raise ConfigError(f"{_shown(path)}: field 'params': {owner} refuses these parameters: {err}") from err
 
 
 def load_model_config(path: str | Path) -> ModelConfig:
@@ -641,14 +811,14 @@ def load_model_config(path: str | Path) -> ModelConfig:
         raise ConfigError(_format_errors(path, err)) from err
     _check_finite(path, cfg.params, "params")
     if path.stem != cfg.id:
-        raise ConfigError(f"{path}: field 'id': {cfg.id!r} must equal the file name stem {path.stem!r}")
+        raise ConfigError(f"{_shown(path)}: field 'id': {cfg.id!r} must equal the file name stem {path.stem!r}")
     if isinstance(cfg.source, TycheonSource):
         from tycheon.forecasters import registry
 
         try:
             cls = registry.get(cfg.source.forecaster)
         except registry.UnknownForecasterError as err:
-            raise ConfigError(f"{path}: field 'source.forecaster': {err}") from err
+            raise ConfigError(f"{_shown(path)}: field 'source.forecaster': {err}") from err
         _check_params(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
         if cfg.source.forecaster == "sktime":  # the adapter's nested estimator: the same allow-list
             _check_sktime(
@@ -659,9 +829,55 @@ def load_model_config(path: str | Path) -> ModelConfig:
                 estimator_field="params.estimator",
             )
         _construct(path, cls, cfg.params, f"tycheon forecaster {cfg.source.forecaster!r}")
+        _check_bounds(path, cfg.source.forecaster, cfg.params)
     else:
         _check_sktime(path, cfg.source.estimator, cfg.params, field="params", estimator_field="source.estimator")
     return cfg
+
+
+def _sktime_defaults(estimator: str) -> dict[str, Any]:
+    """The allow-listed parameters' defaults of an sktime estimator (its constructor's), or none when sktime
+    is not installed (then only what the configs write is compared)."""
+    from tycheon.forecasters.roster.sktime_allowlist import allowed_class, rules
+
+    try:
+        cls = allowed_class(estimator)
+    except ImportError:
+        return {}
+    signature, _ = _constructor(cls)
+    return {name: p.default for name, p in signature.items() if name in rules(estimator)}
+
+
+def canonical_spec(cfg: ModelConfig) -> tuple[str, dict[str, Any]]:
+    """The model a config runs, written one way: every parameter the config leaves out filled with its
+    default, the sktime route and the tycheon ``sktime`` adapter written alike, and the estimator settings
+    of :data:`SKTIME_EQUIVALENTS` written as the tycheon forecaster they equal. Two configs with the same
+    canonical spec are the same model.
+
+    Returns
+    -------
+    tuple
+        ``(forecaster_id, params)`` for a tycheon forecaster, ``("sktime:<Estimator>", params)`` otherwise;
+        an sktime ``season_param`` left out is ``"<season length>"`` (the adapter fills in the data's).
+    """
+    from tycheon.forecasters import registry
+    from tycheon.forecasters.roster.sktime_allowlist import season_param
+
+    forecaster, params = cfg.factory_spec()
+    if forecaster != "sktime":
+        return forecaster, registry.create(forecaster, **params).get_params()
+    estimator = str(params.get("estimator", "NaiveForecaster"))
+    given = dict(params.get("params") or {})
+    full = {**_sktime_defaults(estimator), **given}
+    season = season_param(estimator)
+    if season is not None and season not in given:
+        full[season] = "<season length>"
+    for eq in SKTIME_EQUIVALENTS:
+        if eq.estimator == estimator and all(full.get(k, object()) == v for k, v in eq.fixed.items()):
+            carried = {eq.renamed[k]: v for k, v in full.items() if k in eq.renamed}
+            if set(full) <= set(eq.fixed) | set(eq.renamed):
+                return eq.forecaster, registry.create(eq.forecaster, **carried).get_params()
+    return f"sktime:{estimator}", dict(sorted(full.items()))
 
 
 def load_model_configs(ids: list[str], *, models_dir: Path = MODELS_DIR) -> dict[str, ModelConfig]:
@@ -671,7 +887,7 @@ def load_model_configs(ids: list[str], *, models_dir: Path = MODELS_DIR) -> dict
         path = models_dir / f"{model_id}.toml"
         if not path.exists():
             known = sorted(p.stem for p in models_dir.glob("*.toml"))
-            raise ConfigError(f"unknown model id {model_id!r}: no file {path}; known model ids: {known}")
+            raise ConfigError(f"unknown model id {model_id!r}: no file {_shown(path)}; known model ids: {known}")
         out[model_id] = load_model_config(path)
     return out
 
@@ -699,11 +915,11 @@ def resolve_benchmark_config(
     try:
         models = load_model_configs(list(cfg.models), models_dir=models_dir)
     except ConfigError as err:
-        raise ConfigError(f"{path}: field 'models': {err}") from err
+        raise ConfigError(f"{_shown(path)}: field 'models': {err}") from err
     rw = models[cfg.random_walk]
     if not (isinstance(rw.source, TycheonSource) and rw.source.forecaster == "naive"):
         raise ConfigError(
-            f"{path}: field 'random_walk': {cfg.random_walk!r} must be the tycheon 'naive' forecaster "
+            f"{_shown(path)}: field 'random_walk': {cfg.random_walk!r} must be the tycheon 'naive' forecaster "
             f"(the random walk), got source {rw.source.model_dump()}"
         )
     return path, cfg, models

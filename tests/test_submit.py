@@ -11,8 +11,9 @@ import pytest
 from benchmarks.config import CONFIGS_DIR, MODELS_DIR, load_benchmark_config
 from benchmarks.submit.__main__ import main
 from benchmarks.submit.bench import WorkDirError, extend_config, prepare_work_dir
-from benchmarks.submit.changes import classify
+from benchmarks.submit.changes import Change, classify
 from benchmarks.submit.tomlout import write_benchmark_config
+from tycheon._escape import markdown_text
 
 VALID = """\
 id = "{id}"
@@ -184,7 +185,7 @@ def test_rejections_are_appended_to_the_summary_file(models_dir, tmp_path, capsy
     )
     capsys.readouterr()
     text = summary.read_text()
-    assert rc == 1 and text.startswith("earlier step\n") and "field 'params.window'" in text
+    assert rc == 1 and text.startswith("earlier step\n") and markdown_text("field 'params.window'") in text
 
 
 def test_when_a_submission_replaces_the_random_walk_then_the_run_is_refused(models_dir):
@@ -226,11 +227,24 @@ def test_the_work_folder_is_wiped_only_if_this_command_wrote_it(tmp_path):
     assert not (ours / "old.json").exists()
 
 
+def diff(text: str) -> list[Change]:
+    """``git diff --raw`` records from ``STATUS\tPATH[\tPATH]`` lines (regular files)."""
+    out = []
+    for line in text.splitlines():
+        status, *paths = line.split("\t")
+        old = "000000" if status[0] == "A" else "100644"
+        new = "000000" if status[0] == "D" else "100644"
+        out.append(Change(status[0], old, new, tuple(paths)))
+    return out
+
+
 def test_a_diff_yields_added_changed_and_renamed_configs_and_lists_removed_ones():
     changes = classify(
-        "A\tbenchmarks/models/new.toml\nM\tbenchmarks/models/ses.toml\n"
-        "R090\tbenchmarks/models/old.toml\tbenchmarks/models/renamed.toml\n"
-        "D\tbenchmarks/models/gone.toml\nM\ttycheon/forecasters/roster/baselines.py\n"
+        diff(
+            "A\tbenchmarks/models/new.toml\nM\tbenchmarks/models/ses.toml\n"
+            "R090\tbenchmarks/models/old.toml\tbenchmarks/models/renamed.toml\n"
+            "D\tbenchmarks/models/gone.toml\n"
+        )
     )
     assert changes.to_check == [
         "benchmarks/models/new.toml",
@@ -243,9 +257,9 @@ def test_a_diff_yields_added_changed_and_renamed_configs_and_lists_removed_ones(
 
 def test_when_a_diff_touches_results_or_puts_code_in_models_then_it_is_refused():
     changes = classify(
-        "A\tbenchmarks/results/small/v0009.json\nA\tbenchmarks/models/hook.py\nA\tbenchmarks/models/ok.toml\n"
+        diff("A\tbenchmarks/results/small/v0009.json\nA\tbenchmarks/models/hook.py\nA\tbenchmarks/models/ok.toml\n")
     )
     assert changes.to_check == ["benchmarks/models/ok.toml"]
     assert len(changes.problems) == 2
-    assert "results files are written by the harness" in changes.problems[0]
-    assert "holds only <id>.toml model configs" in changes.problems[1]
+    assert "results are written by the harness after review" in changes.problems[0]
+    assert changes.problems[1].startswith("` benchmarks/models/hook.py `: a pull request that submits a model may only")

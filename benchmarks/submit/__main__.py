@@ -2,9 +2,12 @@
 
 ``check FILE [FILE ...]``
     (1) validate each model config strictly (the harness's loader: sktime estimators and their params
-    only from the allow-list, params typed, in range and finite; plus: not a reference model, and id,
-    display name (compared after NFKC, case folding and removal of invisible characters) and
-    source+params not already taken by another file in ``benchmarks/models/``); (2) run the benchmark
+    only from the allow-list, params typed, finite and inside ``benchmarks.config.CONTRIBUTED_PARAMS``,
+    an id that is its own site page and not a reserved one, a display name in one script; plus: not a
+    reference model, and id, page, display name (compared after NFKC, case folding, removal of invisible
+    characters and mapping of look-alike characters) and model (defaults filled in, sktime settings equal
+    to a tycheon forecaster written as it) not already taken by another file in ``benchmarks/models/``);
+    (2) run the benchmark
     config (default ``small``) with the submitted models added to its roster, every other model served
     by the score cache where it can be; (3) write a new results version; (4) render the site;
     (5) print a markdown summary (placement per dataset and unit, verdict vs the random walk, what did
@@ -13,14 +16,19 @@
     benchmark config, unwritable work folder, a run that cannot rank, render failure).
 ``changed --base REF [--head REF]``
     Print the model configs a diff adds or changes, one per line (what the workflow passes to ``check``);
-    exit 1 if the diff also touches results, the reference models (``naive``, ``snaive_momentum``), or
-    puts anything but ``<id>.toml`` in ``benchmarks/models/``.
+    exit 1, with one line per path, if the diff touches anything but ``benchmarks/models/<id>.toml`` (no
+    subfolders, regular files only) or a reference model (``naive``, ``snaive_momentum``).
+
+Everything printed passes through :func:`tycheon._escape.for_terminal`; text a contributor wrote (ids,
+display names, file names, reasons quoting them) is written to the ``--summary`` markdown file through
+:func:`tycheon._escape.markdown_text`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.cache import CACHE_DIR
@@ -28,19 +36,30 @@ from benchmarks.config import BENCHMARKS_DIR, MODELS_DIR, ConfigError
 from benchmarks.results_io import RESULTS_DIR
 from benchmarks.submit import bench
 from benchmarks.submit.changes import GitError, changed_model_configs
-from benchmarks.submit.summary import rejection_summary, results_summary, scored_anywhere
+from benchmarks.submit.summary import Escape, rejection_summary, results_summary, scored_anywhere
 from benchmarks.submit.validate import Verdict, validate_submission
+from tycheon._escape import for_terminal, markdown_text
 
 ROOT = BENCHMARKS_DIR.parent
 WORK_DIR = ROOT / "build" / "submit"
 ACCEPTED, REJECTED, ERROR = 0, 1, 2
 
 
-def _emit(text: str, summary_file: Path | None) -> None:
-    print(text)
+def _say(text: str, *, err: bool = False) -> None:
+    """Print to the terminal: every line goes through :func:`for_terminal`, so an id, a display name or a
+    file name from a pull request cannot write the clipboard, clear the screen or reorder the line."""
+    print(for_terminal(text), file=sys.stderr if err else sys.stdout)
+
+
+def _emit(write: Callable[[Escape], str], summary_file: Path | None) -> str:
+    """Print the report with contributor text as given (terminal-escaped at the sink) and append it to the
+    step summary with contributor text as literal markdown; returns the markdown."""
+    _say(write(str))
+    markdown = write(markdown_text)
     if summary_file is not None:
         with summary_file.open("a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+            fh.write(markdown + "\n")
+    return markdown
 
 
 def _validate(files: list[Path], models_dir: Path) -> list[Verdict]:
@@ -61,13 +80,15 @@ def check(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.files]
     verdicts = _validate(files, args.models_dir)
     if not all(v.accepted for v in verdicts):
-        _emit(rejection_summary(verdicts), args.summary)
+        _emit(lambda esc: rejection_summary(verdicts, escape=esc), args.summary)
         return REJECTED
     submitted = [v.config for v in verdicts if v.config is not None]
     if args.no_run:
         _emit(
-            "## Submission check: valid (not run: --no-run)\n\n"
-            + "\n".join(f"- `{v.path}`: {v.config.id}" for v in verdicts if v.config),
+            lambda esc: (
+                "## Submission check: valid (not run: --no-run)\n\n"
+                + "\n".join(f"- {esc(str(v.path))}: {esc(v.config.id)}" for v in verdicts if v.config)
+            ),
             args.summary,
         )
         return ACCEPTED
@@ -88,33 +109,43 @@ def check(args: argparse.Namespace) -> int:
             progress=args.progress,
         )
     except (ConfigError, bench.WorkDirError, bench.CannotRankError) as err:
-        print(f"submit check could not run: {err}", file=sys.stderr)
+        _say(f"submit check could not run: {err}", err=True)
         return ERROR
     except LookaheadError as err:
-        _emit(f"## Submission check: rejected\n\nLeakage: {err}\n", args.summary)
+        leak = str(err)
+        _emit(lambda esc: f"## Submission check: rejected\n\nLeakage: {esc(leak)}\n", args.summary)
         return REJECTED
     ran = {m.id: scored_anywhere(run.doc, m.id) for m in submitted}
     try:
         site = bench.render(results_dir=results_dir, site_dir=work / "site", html=args.html)
     except Exception as err:  # noqa: BLE001 - the renderer's errors differ by stage; report any with its cause
-        print(f"submit check: rendering the site failed: {type(err).__name__}: {err}", file=sys.stderr)
+        _say(f"submit check: rendering the site failed: {type(err).__name__}: {err}", err=True)
         return ERROR
     accepted = all(ran.values())
-    text = results_summary(
-        run.doc, [m.id for m in submitted], accepted=accepted, results_path=str(run.results_path), site_path=str(site)
-    )
-    if not accepted:
-        text += (
-            "\n"
-            + "\n".join(
-                f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; reasons above)."
-                for m, ok in ran.items()
-                if not ok
-            )
-            + "\n"
+
+    def report(esc: Escape) -> str:
+        text = results_summary(
+            run.doc,
+            [m.id for m in submitted],
+            accepted=accepted,
+            results_path=str(run.results_path),
+            site_path=str(site),
+            escape=esc,
         )
-    (work / "summary.md").write_text(text, encoding="utf-8")
-    _emit(text, args.summary)
+        if not accepted:
+            text += (
+                "\n"
+                + "\n".join(
+                    f"Rejected: `{m}` produced no scored forecast on any dataset (zero support; reasons above)."
+                    for m, ok in ran.items()
+                    if not ok
+                )
+                + "\n"
+            )
+        return text
+
+    markdown = _emit(report, args.summary)
+    (work / "summary.md").write_text(markdown, encoding="utf-8")
     return ACCEPTED if accepted else REJECTED
 
 
@@ -122,14 +153,14 @@ def changed(args: argparse.Namespace) -> int:
     try:
         changes = changed_model_configs(args.base, args.head, cwd=str(ROOT))
     except GitError as err:
-        print(f"submit changed: {err}", file=sys.stderr)
+        _say(f"submit changed: {for_terminal(err, keep_newlines=False)}", err=True)
         return ERROR
     for path in changes.to_check:
-        print(path)
+        _say(path)
     for path in changes.removed:
-        print(f"removed: {path} (its model leaves the roster; nothing to run)", file=sys.stderr)
+        _say(f"removed: {path} (its model leaves the roster; nothing to run)", err=True)
     for problem in changes.problems:
-        print(f"rejected: {problem}", file=sys.stderr)
+        _say(f"rejected: {problem}", err=True)
     return REJECTED if changes.problems else ACCEPTED
 
 

@@ -4,12 +4,19 @@ summary never recomputes a statistic)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.results_model import ModelRun, ResultsDocument
 from benchmarks.submit.validate import Verdict
+from tycheon._escape import markdown_text
 
-__all__ = ["model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
+__all__ = ["Escape", "model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
+
+# How text a contributor wrote (a display name, a file name, a reason quoting them) enters the report:
+# markdown_text for the step summary (no image, link or HTML can come from it), str for the terminal
+# (whose sink escapes control characters).
+Escape = Callable[[str], str]
 
 _VERDICT = {
     "beats": "beats the random walk",
@@ -27,14 +34,17 @@ def _num(value: Any) -> str:
     return "n/a" if value is None else f"{value:.4g}"
 
 
-def rejection_summary(verdicts: list[Verdict]) -> str:
-    """Markdown listing every reason a submitted file was rejected."""
+def rejection_summary(verdicts: list[Verdict], *, escape: Escape = markdown_text) -> str:
+    """Markdown listing every reason a submitted file was rejected; ``escape`` writes the file names and
+    reasons (they quote what the contributor wrote)."""
     lines = ["## Submission check: rejected", ""]
     for v in verdicts:
+        path = escape(str(v.path))
         if v.accepted:
-            lines.append(f"- `{v.path}`: valid")
+            lines.append(f"- {path}: valid")
         for reason in v.reasons:
-            lines.append(f"- {_cell(reason)}" if reason.startswith(str(v.path)) else f"- `{v.path}`: {_cell(reason)}")
+            text = escape(_cell(reason))
+            lines.append(f"- {text}" if reason.startswith(str(v.path)) else f"- {path}: {text}")
     return "\n".join(lines) + "\n"
 
 
@@ -95,9 +105,16 @@ def _competition(doc: ResultsDocument, model_id: str) -> list[str]:
 
 
 def results_summary(
-    doc: ResultsDocument, model_ids: list[str], *, accepted: bool, results_path: str, site_path: str
+    doc: ResultsDocument,
+    model_ids: list[str],
+    *,
+    accepted: bool,
+    results_path: str,
+    site_path: str,
+    escape: Escape = markdown_text,
 ) -> str:
-    """Markdown for the step summary and the terminal: placement, verdict and failures per submitted model."""
+    """Markdown for the step summary and the terminal: placement, verdict and failures per submitted model;
+    ``escape`` writes the submitted models' display names and ids and the reasons a run failed."""
     status = "accepted" if accepted else "rejected"
     lines = [
         f"## Submission check: {status}",
@@ -110,12 +127,12 @@ def results_summary(
     ]
     names = {m.id: m.display_name for m in doc.models}
     for model_id in model_ids:
-        lines += [f"### {_cell(names.get(model_id, model_id))} (`{model_id}`)", ""]
+        lines += [f"### {escape(_cell(names.get(model_id, model_id)))} ({escape(model_id)})", ""]
         lines += _placements(doc, model_id)
         lines += _competition(doc, model_id)
         failures = model_failures(doc, model_id)
         if failures:
             lines += ["", "Did not run:", ""]
-            lines += [f"- {_cell(r.dataset)} ({r.protocol}): {r.status}: {_cell(r.reason)}" for r in failures]
+            lines += [f"- {_cell(r.dataset)} ({r.protocol}): {r.status}: {escape(_cell(r.reason))}" for r in failures]
         lines.append("")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from benchmarks.config import ConfigError, load_benchmark_config, load_model_con
 from benchmarks.submit.__main__ import main as submit_main
 from benchmarks.submit.changes import classify
 from benchmarks.submit.validate import validate_submission
+from tests.test_submit import diff
 
 SES = 'kind = "tycheon"\nforecaster = "ses"'
 
@@ -41,11 +42,13 @@ def test_invisible_or_empty_display_names_are_refused(bench, name, message):
 
 def test_a_pull_request_may_not_touch_the_reference_models_or_results():
     changes = classify(
-        "M\tbenchmarks/models/naive.toml\nD\tbenchmarks/models/snaive_momentum.toml\n"
-        "M\tbenchmarks/results/small/v0004.json\nA\tbenchmarks/models/mine.toml\n"
+        diff(
+            "M\tbenchmarks/models/naive.toml\nD\tbenchmarks/models/snaive_momentum.toml\n"
+            "M\tbenchmarks/results/small/v0004.json\nA\tbenchmarks/models/mine.toml\n"
+        )
     )
     assert changes.to_check == ["benchmarks/models/mine.toml"]
-    assert [p.split(":")[0] for p in changes.problems] == [
+    assert [p.split("`")[1].strip() for p in changes.problems] == [
         "benchmarks/models/naive.toml",
         "benchmarks/models/snaive_momentum.toml",
         "benchmarks/results/small/v0004.json",
@@ -77,7 +80,8 @@ def test_out_of_range_params_are_refused_at_check_time(bench, capsys):
 
 @pytest.mark.slow
 def test_a_model_with_zero_support_is_rejected(bench, tmp_path, capsys):
-    path = bench.model("huge_window", 'kind = "tycheon"\nforecaster = "moving_average"', "window = 1000000000")
+    # the longest window a contributed config may ask for (CONTRIBUTED_PARAMS), longer than every tiny series
+    path = bench.model("huge_window", 'kind = "tycheon"\nforecaster = "moving_average"', "window = 1000")
     config = bench.config(["naive", "snaive_momentum"])
     code = submit_main(
         [
