@@ -15,16 +15,28 @@ Layout of ``OUT`` (default ``./tycheon-results``)::
     cache/                    score sets of earlier runs, so a rerun with new models is quick
     data/<name>.parquet       only for a DataFrame given to the Python API (the file the config names)
     site/docs, site/mkdocs.yml, site/site/index.html
+    .tycheon-evaluate.json    the marker: sha256 of every file this command wrote (see below)
+    .lock                     held (flock) for the whole run: a second run into OUT refuses at once
 
 ``OUT`` may never be, or lie inside, the repository's published results (``benchmarks/results``).
+
+``OUT`` is the command's own folder: it must be absent, empty, or hold the marker, else the run is refused
+before anything is read. Inside it, a run replaces only files the marker lists with the content it
+recorded (the config, the data file, the site); a file added or edited since makes the run refuse, named,
+before it computes. ``results/`` is append-only and ``cache/`` holds files named by their content key. A
+run whose random walk or production baseline failed writes nothing (:mod:`benchmarks.run_guard`); the
+site is built in ``.site-staging`` and swapped in whole, so a failed build leaves the previous site.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,16 +44,21 @@ from typing import Any
 from benchmarks import memory_policy
 from benchmarks.cache import ScoreCache
 from benchmarks.config import ConfigError, resolve_benchmark_config
+from benchmarks.owned_dir import OwnedFolder
 from benchmarks.perf.memory import mark_stage
 from benchmarks.pipeline import RunInputs, build_results
 from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
+from benchmarks.run_guard import CannotRankError, ResultsLocked, require_ranking, results_lock
 from tycheon.evaluation import DataSpec, Evaluation, EvaluationPlan, summary_lines
 
 __all__ = [
     "BAD_INPUT",
     "DEFAULT_OUT",
+    "MARKER",
+    "RUN_FAILED",
     "OutputFolderError",
+    "OutputWriteError",
     "Written",
     "run_file",
     "seconds_per_fit",
@@ -49,14 +66,30 @@ __all__ = [
 ]
 
 DEFAULT_OUT = Path("tycheon-results")
+#: The manifest marker that makes a folder ``tycheon evaluate``'s own (``OUT/.tycheon-evaluate.json``).
+MARKER = ".tycheon-evaluate.json"
+SITE_STAGING = ".site-staging"
 
 
 class OutputFolderError(ValueError):
-    """``--out`` points where user results must not go (the repository's published results)."""
+    """``--out`` points where user results must not go: the repository's published results, a file, or a
+    folder (or files in it) this command did not write."""
+
+
+class OutputWriteError(ValueError):
+    """An OS error while writing into ``--out`` (a read-only folder, a full disk), named with its path."""
 
 
 #: Errors of this module a command line reports as bad input (one line, exit code 2).
-BAD_INPUT: tuple[type[Exception], ...] = (OutputFolderError, ConfigError, RenderTargetError)
+BAD_INPUT: tuple[type[Exception], ...] = (
+    OutputFolderError,
+    OutputWriteError,
+    ResultsLocked,
+    ConfigError,
+    RenderTargetError,
+)
+#: The run itself failed (it cannot rank): one line, exit code 1, nothing written.
+RUN_FAILED: tuple[type[Exception], ...] = (CannotRankError,)
 
 
 @dataclass(frozen=True)
@@ -159,6 +192,42 @@ def config_text(
     return "\n".join(lines) + "\n"
 
 
+@contextlib.contextmanager
+def _owned_out(out: Path) -> Iterator[OwnedFolder]:
+    """Claim ``out`` (see the module docstring) and hold its lock for the body; an OS error on the way
+    (read-only folder, full disk) becomes one :class:`OutputWriteError` naming the path and the reason."""
+    folder = OwnedFolder(out, marker=MARKER, writer="tycheon evaluate", option="--out", error=OutputFolderError)
+    try:
+        folder.claim()
+        with results_lock(out):
+            yield folder
+    except OSError as err:
+        raise OutputWriteError(f"{_os_problem(err, out)}; no results version was written") from err
+
+
+def _os_problem(err: OSError, out: Path) -> str:
+    reason = err.strerror or str(err)
+    if err.errno is not None:
+        reason += f" ({errno.errorcode.get(err.errno, err.errno)})"
+    if err.filename is None:
+        return f"--out {out}: {reason}"
+    path = Path(os.fsdecode(err.filename))
+    verb = "cannot write" if path == out or out in path.parents else "cannot read or write"
+    return f"{verb} {path}: {reason}"
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file, so a full disk leaves the old file or none, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
 def run_file(
     file: Path,
     *,
@@ -172,60 +241,130 @@ def run_file(
 ) -> Written:
     """Run a planned evaluation of a user file through the benchmark pipeline into ``out``.
 
+    ``out`` is claimed and locked first (see the module docstring), and every file the run would replace
+    is checked to be one this command wrote, before anything is computed.
+
     Raises
     ------
     OutputFolderError
-        ``out`` is, or is inside, the published results folder.
+        ``out`` is, or is inside, the published results folder; is a file; holds files this command did
+        not write (or that were changed since) where it would write.
+    OutputWriteError
+        An OS error writing into ``out`` (read-only, full disk): nothing partial is left as if complete.
+    benchmarks.run_guard.ResultsLocked
+        Another run holds ``out``.
+    benchmarks.run_guard.CannotRankError
+        The random walk or the production baseline failed, or nothing could be ranked: nothing written.
     benchmarks.config.ConfigError
         A model id without a model config under ``benchmarks/models``.
     """
     mark_stage("read and plan")
     memory_policy.apply()  # numpy's huge-page advice off for the run (benchmarks.memory_policy)
     out = _check_out(Path(out))
+    with _owned_out(out) as folder:
+        return _run_owned(
+            folder, Path(file), data=data, levels=levels, plan=plan, build_site=build_site, progress=progress
+        )
+
+
+def _run_owned(
+    folder: OwnedFolder,
+    file: Path,
+    *,
+    data: DataSpec,
+    levels: tuple[str, ...],
+    plan: EvaluationPlan,
+    build_site: bool,
+    progress: bool,
+) -> Written:
+    out = folder.root
     name = slug(data.name)
-    config_dir = out / "config"
-    config_dir.mkdir(parents=True, exist_ok=True)
-    config_path = config_dir / f"{name}.toml"
-    text = config_text(name=name, file=Path(file).resolve(), config_dir=config_dir, data=data, levels=levels, plan=plan)
-    tmp = config_path.with_suffix(".toml.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, config_path)
-    path, cfg, models = resolve_benchmark_config(config_path)
-    inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
-    body, sidecar = build_results(inputs)
-    results = write_results(body, sidecar, results_dir=out / "results")
+    config_path = out / "config" / f"{name}.toml"
+    folder.check_replaceable([config_path, *([out / "site"] if build_site else [])])
+    previous = config_path.read_bytes() if config_path.is_file() else None
+    text = config_text(
+        name=name, file=file.resolve(), config_dir=config_path.parent, data=data, levels=levels, plan=plan
+    )
+    _write_text(config_path, text)
+    folder.record([config_path])
+    try:
+        path, cfg, models = resolve_benchmark_config(config_path)
+        inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
+        body, sidecar = build_results(inputs)
+        require_ranking(body, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
+        results = write_results(body, sidecar, results_dir=out / "results")
+    except BaseException:
+        # no version, so no config of one: the folder is left as it was before this run
+        if previous is None:
+            folder.remove([config_path])
+        else:
+            config_path.write_bytes(previous)
+        raise
     mark_stage("write results")
     doc = json.loads(results.read_text(encoding="utf-8"))  # the document as written (and validated)
-    site = None
-    if build_site:
-        docs = out / "site" / "docs"
-        render_site(results_dir=out / "results", out=docs)
-        mark_stage("render site")
-        build_html(docs.parent / "mkdocs.yml", quiet=True)
-        mark_stage("build site")
-        site = docs.parent / "site"
+    try:
+        site = _build_site(folder) if build_site else None
+    except OSError as err:
+        raise OutputWriteError(
+            f"{_os_problem(err, out)}; the results version {results} was written, the site was not (the "
+            "previous one, if any, is kept)"
+        ) from err
     tables = [t for t in doc["leaderboards"] if t["dataset"] == name and t["protocol"] == "rolling_origin"]
     return Written(results=results, site=site, summary=summary_lines(tables), doc=doc)
+
+
+def _build_site(folder: OwnedFolder) -> Path:
+    """Render and build the site in a staging folder and swap it in whole: a failure (a full disk, a
+    failed ``mkdocs build``) leaves the previous site as it was, never a partial one."""
+    out = folder.root
+    staging = out / SITE_STAGING  # this name is the command's own scratch space; a crashed run's is stale
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        render_site(results_dir=out / "results", out=staging / "docs")
+        mark_stage("render site")
+        build_html(staging / "mkdocs.yml", quiet=True)
+        mark_stage("build site")
+        site = out / "site"
+        folder.remove([site])  # checked as this command's own before the run
+        os.replace(staging, site)
+        folder.record([site])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return site / "site"
 
 
 def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = False) -> Written:
     """Write an :class:`~tycheon.evaluation.Evaluation` of the Python API as a results version (and site).
 
     A DataFrame source is saved as ``OUT/data/<name>.parquet``, the file the generated config names;
-    the pipeline then runs the same engine calls with the same seed."""
+    the pipeline then runs the same engine calls with the same seed. ``out`` is claimed and locked as
+    in :func:`run_file`."""
     out = _check_out(Path(out))
-    source = evaluation.source
-    if isinstance(source, Path):
-        file = source
-    else:
-        file = out / "data" / f"{slug(evaluation.data.name)}.parquet"
-        file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(".parquet.tmp")
-        source.to_parquet(tmp, index=False)
-        os.replace(tmp, file)
-    return run_file(
-        file, data=evaluation.data, levels=evaluation.panel.levels, plan=evaluation.plan, out=out, build_site=build_site
-    )
+    with _owned_out(out) as folder:
+        source = evaluation.source
+        if isinstance(source, Path):
+            file = source
+        else:
+            file = out / "data" / f"{slug(evaluation.data.name)}.parquet"
+            folder.check_replaceable([file])
+            file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = file.with_suffix(".parquet.tmp")
+            try:
+                source.to_parquet(tmp, index=False)
+                os.replace(tmp, file)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
+            folder.record([file])
+        return _run_owned(
+            folder,
+            file,
+            data=evaluation.data,
+            levels=evaluation.panel.levels,
+            plan=evaluation.plan,
+            build_site=build_site,
+            progress=False,
+        )
 
 
 def seconds_per_fit(results_dir: Path = RESULTS_DIR) -> dict[str, float]:

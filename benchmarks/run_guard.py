@@ -17,11 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResultsLocked", "ranking_failures", "results_lock"]
+__all__ = ["CannotRankError", "ResultsLocked", "ranking_failures", "require_ranking", "results_lock"]
 
 
 class ResultsLocked(RuntimeError):
     """Another run holds the results directory."""
+
+
+class CannotRankError(RuntimeError):
+    """The run computed, but its random walk or production baseline failed or nothing could be ranked: it
+    is not a version, so nothing was written (see :func:`ranking_failures`)."""
 
 
 @contextlib.contextmanager
@@ -69,3 +74,10 @@ def ranking_failures(doc: Any, *, random_walk: str, production_baseline: str) ->
     if not doc.get("leaderboards") and not doc.get("competition"):
         problems.append("no leaderboard or competition table could be built (no model produced scores)")
     return problems
+
+
+def require_ranking(doc: Any, *, random_walk: str, production_baseline: str) -> None:
+    """Raise :class:`CannotRankError` (one line naming every failure) when :func:`ranking_failures` finds any."""
+    problems = ranking_failures(doc, random_walk=random_walk, production_baseline=production_baseline)
+    if problems:
+        raise CannotRankError("nothing written; this run cannot rank: " + "; ".join(problems))

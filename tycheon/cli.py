@@ -16,23 +16,35 @@ In ``list``, a dataset that fails its manifest check (content hash, frequency, s
 synthetic flag) is still listed, its row marked ``MISMATCH`` (hash) or ``INVALID`` (the other fields),
 with the reason on stderr; the other datasets are listed as usual.
 
-Exit codes: 0 success, 1 a dataset failing its manifest check in ``list`` (or a site build that
-failed), 2 bad input (unknown dataset, bad manifest, loader options a loader refuses, bad arguments, a
-user file that cannot become a panel, too few origins, an unknown model), with a one-line message on
-stderr; ``--debug`` shows the traceback instead.
+Exit codes: 0 success, 1 a dataset failing its manifest check in ``list``, a site build that failed, or
+an ``evaluate`` run that cannot rank (its random walk or production baseline failed, e.g. out of
+``--time-budget``: nothing is written, as in ``python -m benchmarks.run``), 2 bad input (unknown dataset,
+bad manifest, loader options a loader refuses, bad arguments, a user file that cannot become a panel, too
+few origins, an unknown model, an ``--out`` that is a file, holds files tycheon did not write, is locked by
+another run, is read-only or full), with a one-line message on stderr; ``--debug`` shows the traceback
+instead. Every message that quotes user-given text (file names, ids, columns) is printed through
+:func:`tycheon._escape.for_terminal`, so it cannot carry a terminal escape sequence.
+
+``evaluate`` checks ``--freq``, ``--units`` and ``--time-budget`` (finite, at least
+:data:`MIN_TIME_BUDGET` seconds) before reading the file; ``--out`` is tycheon's own folder (see
+``benchmarks/evaluate.py``): created by it, or empty, or holding its marker, and locked for the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
+import pandas as pd
 
+from tycheon._escape import for_terminal
 from tycheon._harness import HarnessUnavailableError
 from tycheon.data.competitions import CompetitionSubsetError
 from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, available_datasets, load, spec
@@ -54,6 +66,15 @@ __all__ = ["class_mix", "main"]
 
 # The command line runs from a checkout; the library itself names no manifest.
 DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
+
+#: The smallest ``--time-budget`` (seconds per model): below it even the random walk cannot finish its
+#: origins, and a run without the random walk cannot rank anything.
+MIN_TIME_BUDGET = 1.0
+
+# The unit forms the benchmark config accepts (benchmarks/config.py UNIT), checked here so that a typo is
+# reported against --units before the file is read
+_UNIT = re.compile(r"(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)")
+_FREQ = re.compile(r"[0-9]*[A-Za-z]+(-[A-Za-z]+)?")
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
 _BAD_INPUT: tuple[type[BaseException], ...] = (
@@ -98,10 +119,16 @@ def _summary_line(name: str, panel: Panel, status: str) -> str:
     )
 
 
+def _say(stream: TextIO, text: str) -> None:
+    """Print a line that may hold user-given text (file names, ids, columns): control characters and
+    bidirectional overrides are shown escaped, never sent to the terminal raw."""
+    print(for_terminal(text), file=stream)
+
+
 def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     manifest_path = Path(args.manifest) if args.manifest else DEFAULT_MANIFEST
     if args.manifest is None and not manifest_path.is_file():
-        print(f"tycheon: no manifest at {manifest_path}; listing the catalogue without hash checks", file=err)
+        _say(err, f"tycheon: no manifest at {manifest_path}; listing the catalogue without hash checks")
         for name in available_datasets():
             out.write(_summary_line(name, load(name), "unverified") + "\n")
         return 0
@@ -112,7 +139,7 @@ def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             panel = load_verified(name, manifest_path=manifest_path)
             status = "sha256 ok"
         except ManifestError as exc:  # the data loaded but disagrees with its manifest entry
-            print(f"tycheon: {exc}", file=err)
+            _say(err, f"tycheon: {exc}")
             status = "MISMATCH" if isinstance(exc, ManifestHashError) else "INVALID"
             panel = load(name, **manifest[name].options)
             failures += 1
@@ -152,7 +179,7 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append(f"horizon         {horizons} (published); test part = last n_test observations")
     for warning in panel.warnings:
         lines.append(f"warning         {warning}")
-    out.write("\n".join(lines) + "\n")
+    out.write(for_terminal("\n".join(lines)) + "\n")
     return 0
 
 
@@ -185,14 +212,19 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         name=path.stem,
     )
     panel = load_panel(frame, data, source=f"file {path.name}", file={"name": path.name, "sha256": file_sha256(path)})
-    units = [u.strip() for u in args.units.split(",") if u.strip()]
+    unknown = [u for u in args.units if u.startswith("level:") and u.split(":", 1)[1] not in panel.levels]
+    if unknown:  # said now, against the option, not as every model failing after the run
+        raise EvaluationError(
+            f"--units {unknown[0]!r}: {unknown[0].split(':', 1)[1]!r} is not a level of {path.name}; "
+            f"accepted levels: {list(panel.levels)} (columns constant per series; see --levels)"
+        )
     plan = plan_evaluation(
         panel,
         horizon=args.horizon,
         n_origins=args.origins,
         min_history=args.min_history,
         models=args.models,
-        units=units,
+        units=args.units,
         n_jobs=args.jobs,
         time_budget=args.time_budget,
     )
@@ -204,7 +236,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             per_fit[model] = probe_seconds_per_fit(panel, plan, model)
     del frame, panel  # the pipeline reads the file itself; keep the peak memory to one copy of the data
     for line in plan.lines(seconds_per_fit={m: v for m, v in per_fit.items() if v}):
-        print(f"tycheon: {line}", file=err)
+        _say(err, f"tycheon: {line}")
     progress = err.isatty() if args.progress is None else args.progress
     try:
         written = harness.run_file(
@@ -215,16 +247,60 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out=Path(args.out),
             build_site=not args.no_site,
             progress=progress,
-            echo=lambda line: print(f"tycheon: {line}", file=err),
+            echo=lambda line: _say(err, f"tycheon: {line}"),
         )
     except harness.BAD_INPUT as exc:
         raise EvaluationError(str(exc)) from exc
-    out.write(f"summary ({', '.join(plan.settings.units[:1])}; verdicts against the random walk):\n")
-    out.write("".join(f"  {line}\n" for line in written.summary))
-    out.write(f"results: {written.results}\n")
+    except harness.RUN_FAILED as exc:  # the run failed, not the input: exit 1 as python -m benchmarks.run
+        if args.debug:
+            raise
+        _say(err, f"tycheon: error: {_one_line(exc)}")
+        return 1
+    _say(out, f"summary ({', '.join(plan.settings.units[:1])}; verdicts against the random walk):")
+    for line in written.summary:
+        _say(out, f"  {line}")
+    _say(out, f"results: {written.results}")
     if written.site is not None:
-        out.write(f"site: {written.site / 'index.html'}\n")
+        _say(out, f"site: {written.site / 'index.html'}")
     return 0
+
+
+def _time_budget(text: str) -> float:
+    """``--time-budget``: finite seconds, at least :data:`MIN_TIME_BUDGET`."""
+    accepted = f"accepted: a finite number of seconds >= {MIN_TIME_BUDGET:g}"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; {accepted}") from None
+    if not math.isfinite(value) or value < MIN_TIME_BUDGET:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable budget per model; {accepted}")
+    return value
+
+
+def _units(text: str) -> tuple[str, ...]:
+    """``--units``: comma-separated unit forms (see :data:`_UNIT`)."""
+    units = tuple(u.strip() for u in text.split(",") if u.strip())
+    bad = [u for u in units if not _UNIT.fullmatch(u)]
+    if bad or not units:
+        raise argparse.ArgumentTypeError(
+            f"{(bad[0] if bad else text)!r} is not a unit; accepted: comma-separated series, total, "
+            "level:COLUMN (a column of letters, digits and _), groups:K or groups_random:K (K >= 1)"
+        )
+    return units
+
+
+def _freq(text: str) -> str:
+    """``--freq``: a pandas frequency alias."""
+    try:
+        ok = _FREQ.fullmatch(text) is not None and pd.tseries.frequencies.to_offset(text) is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a pandas frequency alias; accepted: a period-start alias such as MS, QS, YS, W, "
+            "D or h, with an optional multiple (2MS) or anchor (W-MON)"
+        )
+    return text
 
 
 def _evaluate_parser(sub: Any) -> None:
@@ -243,12 +319,12 @@ def _evaluate_parser(sub: Any) -> None:
         default=None,
         help="comma-separated hierarchy columns (default: every other column constant per series)",
     )
-    p.add_argument("--freq", default=None, help="pandas alias such as MS, QS, W (default: inferred)")
+    p.add_argument("--freq", type=_freq, default=None, help="pandas alias such as MS, QS, W (default: inferred)")
     p.add_argument("--season", type=int, default=None, help="season length (default: from the frequency)")
     p.add_argument("--horizon", type=int, default=None, help="steps per origin (default by frequency, 6 monthly)")
     p.add_argument("--origins", type=int, default=None, help="number of origins (default: as many as fit, <= 12)")
     p.add_argument("--min-history", type=int, default=None, help="periods before an origin (default 2 seasons)")
-    p.add_argument("--units", default="series", help="series,total,level:COL,groups:K (default series)")
+    p.add_argument("--units", type=_units, default="series", help="series,total,level:COL,groups:K (default series)")
     p.add_argument("--models", default="default", help="default | all | comma-separated forecaster ids")
     p.add_argument(
         "--nan-policy",
@@ -270,7 +346,13 @@ def _evaluate_parser(sub: Any) -> None:
     p.add_argument("--redistributable", action="store_true", help="the data may be published (default: not)")
     p.add_argument("--licence", default=None)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores, at most 8)")
-    p.add_argument("--time-budget", type=float, default=None, help="soft seconds per model")
+    p.add_argument(
+        "--time-budget",
+        type=_time_budget,
+        default=None,
+        help=f"soft seconds per model, at least {MIN_TIME_BUDGET:g} (a run whose random walk runs out of "
+        "time writes nothing and exits 1)",
+    )
     p.add_argument("--out", default="tycheon-results", help="output folder (default ./tycheon-results)")
     p.add_argument("--no-site", action="store_true", help="write results only, do not render or build the site")
     p.add_argument(
@@ -285,8 +367,16 @@ def _evaluate_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_evaluate)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors (which quote the user's argument) reach the terminal escaped."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {for_terminal(message, keep_newlines=False)}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tycheon", description="tycheon: honest forecasting benchmarks")
+    parser = _Parser(prog="tycheon", description="tycheon: honest forecasting benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
     datasets = sub.add_parser("datasets", help="list, describe and hash the benchmark datasets")
     dsub = datasets.add_subparsers(dest="action", required=True)
@@ -317,12 +407,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _BAD_INPUT + (HarnessUnavailableError,) as exc:
         if args.debug:
             raise
-        print(f"tycheon: error: {_one_line(exc)}", file=sys.stderr)
+        _say(sys.stderr, f"tycheon: error: {_one_line(exc)}")
         return 2
     except subprocess.CalledProcessError as exc:
         if args.debug:
             raise
-        print(f"tycheon: error: the site build failed ({_one_line(exc)})", file=sys.stderr)
+        _say(sys.stderr, f"tycheon: error: the site build failed ({_one_line(exc)})")
         return 1
 
 
