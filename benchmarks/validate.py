@@ -1,22 +1,29 @@
-"""``python -m benchmarks.validate PATH [PATH ...]``: check results files against the published schema and
-the hash of every score part (a missing part is fetched from its recorded URL into the local cache when it
-has one, else named in one line; a migrated sidecar's parts must rebuild the file whose sha256 the version
-records), then check its place in its benchmark's hash chain (:mod:`benchmarks.history`: its own tables
-hash, and the sha256 that every later version recorded for its file), then, for a version computed by the
-current statistics version, recompute every leaderboard, interval and competition table from the score set
-and the recorded config and compare them with the published ones (:mod:`benchmarks.verify`; floats to a
-relative 1e-9). A version computed by an older statistics version is not recomputed (today's statistics
-give other tables): it is verified by those hashes, and the line says so. Prints every problem, naming the
-first difference of each table, and exits 1 if any file is invalid, 0 otherwise. A file whose sidecar
-predates the quantile columns is checked for schema and hash only, and says so."""
+"""``python -m benchmarks.validate PATH [PATH ...]``: refuse a file not named ``vNNNN.json`` (a copy is no
+version), then check results files against the published schema and the hash of every score part (a missing
+part is fetched from its recorded URL into the local cache when it has one, else named in one line; a migrated
+sidecar's parts must rebuild the file whose sha256 the version records), then check its place in its
+benchmark's hash chain (:mod:`benchmarks.history`: its own tables hash, and the sha256 that every later
+version recorded for its file), then, for a version computed by the current statistics version, recompute
+every leaderboard, interval and competition table from the score set and the recorded config and compare them
+with the published ones (:mod:`benchmarks.verify`; floats to a relative 1e-9). A version computed by an older
+statistics version is not recomputed (today's statistics give other tables): it is verified by those hashes,
+and the line says so. Prints every problem, naming the first difference of each table, and exits 1 if any file
+is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and hash
+only, and says so."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from benchmarks.results_io import validate_results_file
+from tycheon._escape import for_terminal
+
+# a version's name is part of what is verified: its number places it in its folder's hash chain, and a copy
+# under another name ("v0001 (copy).json") is no version at all
+_VERSION_NAME = re.compile(r"v[0-9]{4}\.json")
 
 __all__ = ["main", "verify_file"]
 
@@ -33,8 +40,13 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     from benchmarks.history import check_history
     from benchmarks.results_io import read_results
     from benchmarks.score_source import score_source
-    from benchmarks.verify import NotRecomputableError, recompute_problems
+    from benchmarks.verify import NotRecomputableError, private_away, recompute_problems
 
+    if not _VERSION_NAME.fullmatch(Path(path).name):
+        return [
+            f"{path}: {Path(path).name!r} is not a version name; a results version is "
+            "results/<benchmark>/vNNNN.json (e.g. v0001.json)"
+        ], None
     problems = validate_results_file(path)
     if problems:
         return problems, None
@@ -44,7 +56,16 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
     doc = read_results(path)
     try:
         # the recomputation first: it names the edited field of each table, the hash only that one was edited
-        return [*(f"{path}: {p}" for p in recompute_problems(doc, score_source(path, doc))), *check.problems], None
+        source = score_source(path, doc)
+        problems = [*(f"{path}: {p}" for p in recompute_problems(doc, source)), *check.problems]
+        away = sorted(private_away(source))
+        note = (
+            f"tables of {', '.join(away)} not recomputed here: not redistributable, their private score parts "
+            "stay on the machine that ran them; verified by the tables hash; every other table recomputed"
+            if away
+            else None
+        )
+        return problems, note
     except NotRecomputableError as err:  # only an older sidecar is excused (its hashes still count)
         return list(check.problems), f"tables not recomputed: {err}"
     except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid
@@ -60,11 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         problems, note = verify_file(path)
         if problems:
             failed = True
-            print(f"INVALID {path}")
+            # file names, ids and table fields are someone else's text: escaped for the terminal
+            print(for_terminal(f"INVALID {path}"))
             for p in problems:
-                print(f"  - {p}")
+                print(for_terminal(f"  - {p}"))
         else:
-            print(f"valid   {path}" + (f" ({note})" if note else " (every table recomputed from its score set)"))
+            tail = f" ({note})" if note else " (every table recomputed from its score set)"
+            print(for_terminal(f"valid   {path}{tail}"))
     return 1 if failed else 0
 
 

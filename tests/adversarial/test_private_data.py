@@ -93,8 +93,9 @@ def test_a_not_redistributable_dataset_keeps_its_ids_and_values_out_of_every_pub
     assert verify_file(folder / "v0001.json") == ([], None)
     # a clone has no private-parts/: still valid, the public dataset's tables recomputed
     shutil.rmtree(folder / PRIVATE_DIR)
-    problems, _ = verify_file(folder / "v0001.json")
+    problems, note = verify_file(folder / "v0001.json")
     assert problems == []
+    assert note is not None and note.startswith("tables of parts not recomputed here: not redistributable")
 
 
 @pytest.mark.slow
