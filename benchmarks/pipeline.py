@@ -6,11 +6,15 @@ unit, chunk) and builds each model's conformal bands from its own errors, so run
 time gives the same rows as running them together. A model that raises or overruns its time budget is
 recorded as failed by the engine and the run continues; a leakage error is never swallowed.
 
-Hard limits (:mod:`tycheon.backtest.isolation`): a contributed model (any sktime estimator) runs in a
-separate process with a scrubbed environment, a scratch working directory and CPU-time, memory and
-wall-clock limits, so a hang, a crash or ``sys.exit`` in it is a failed run with its reason. Every other
-model runs in process under a wall-clock alarm. Both limits are the config's time budget plus
-:data:`HARD_LIMIT_GRACE_SECONDS` (the engine's own work around the model's fit and predict).
+Hard limits (:mod:`tycheon.backtest.isolation`): a contributed model (:func:`contributed`: any sktime
+estimator, and any tycheon forecaster with parameters of the config's choosing) runs in a separate
+process with a scrubbed environment, a scratch working directory, no network, a bounded process count and
+CPU-time, memory and wall-clock limits, so a hang, a crash, ``sys.exit`` or an allocation without bound
+in it is a failed run with its reason and the harness's own memory stays where it was. It runs there
+sequentially (the child has neither ``/dev/shm`` nor a cluster client); its rows are the same, since
+every task seed derives from the chunking, which does not change. Every other model runs in process
+under a wall-clock alarm. Both limits are the config's time budget plus :data:`HARD_LIMIT_GRACE_SECONDS`
+(the engine's own work around the model's fit and predict).
 """
 
 from __future__ import annotations
@@ -79,7 +83,13 @@ from tycheon.backtest.columns import BAND_COLUMNS
 from tycheon.backtest.competition import CompetitionHoldout
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
-from tycheon.backtest.isolation import IsolatedFailure, Limits, WallClockExceeded, run_isolated, wall_clock_limit
+from tycheon.backtest.isolation import (
+    IsolatedFailure,
+    Limits,
+    WallClockExceeded,
+    run_isolated_with_layers,
+    wall_clock_limit,
+)
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import SCORESET_COLUMNS, ScoreSet, concat_tables
 from tycheon.contract import is_quantile_column
@@ -263,7 +273,8 @@ def _run_model(
         return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
     chunk = engine.worker_chunk_size(panel.n_series, n_jobs=cfg.n_jobs, backend=cfg.backend)
     # an isolated (contributed) model runs its tasks inside its limited child, which has no cluster client
-    backend = "sequential" if cfg.backend == "dask" and contributed(model) else cfg.backend
+    # and no /dev/shm for joblib's semaphores; the chunk above is kept, so the task seeds are the same
+    backend = "sequential" if contributed(model) else cfg.backend
     client = inputs.dask_client if backend == "dask" else None
     run = functools.partial(
         engine.run,
@@ -292,7 +303,9 @@ def _run_model(
         if err.error_type == "LookaheadError":  # leakage found in the isolated process: never swallowed
             raise LookaheadError(err.reason) from err
         return ModelOutcome(
-            None, {"status": "failed", "reason": err.reason, "traceback": err.traceback or None}, "computed"
+            None,
+            {"status": "failed", "reason": err.reason, "traceback": err.traceback or None, "isolation": err.layers},
+            "computed",
         )
     except (Exception, WallClockExceeded, SystemExit) as err:  # noqa: BLE001 - recorded, the run goes on
         if cached is not None:
@@ -323,14 +336,27 @@ def _execute(run: Callable[[], ScoreSet], model: ModelConfig, cfg: BenchmarkConf
     if contributed(model):
         wall = (budget if budget is not None else ISOLATED_WALL_SECONDS) + HARD_LIMIT_GRACE_SECONDS
         limits = Limits(wall_seconds=wall, cpu_seconds=wall * max(1, cfg.n_jobs), memory_bytes=ISOLATED_MEMORY_BYTES)
-        return run_isolated(run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits, label=model.id)
+        ran = run_isolated_with_layers(
+            run, write=ScoreSet.to_parquet, read=ScoreSet.from_parquet, limits=limits, label=model.id
+        )
+        ran.value.meta["models"][model.id]["isolation"] = ran.layers  # what kept it in, for the run's record
+        return ran.value
     with wall_clock_limit(None if budget is None else budget + HARD_LIMIT_GRACE_SECONDS, label=model.id):
         return run()
 
 
 def contributed(model: ModelConfig) -> bool:
-    """A model whose code tycheon did not write (an sktime estimator, by either route): run isolated."""
-    return model.source.kind == "sktime" or getattr(model.source, "forecaster", None) == "sktime"
+    """A model that runs isolated: code tycheon did not write (an sktime estimator, by either route), or
+    tycheon's code with parameters a config chose (``n_lags = 500000`` made the harness 5.6 GB in process).
+
+    Project-owned means tycheon's forecaster at its constructor's defaults: a config with no ``params``
+    (every committed model config but ``sktime_theta``), so the committed benchmarks start no extra
+    interpreter. Whoever writes the config, its parameters are input, and the bounds a config is checked
+    against (:data:`benchmarks.config.CONTRIBUTED_PARAMS`) are not relied on here.
+    """
+    if model.source.kind == "sktime" or getattr(model.source, "forecaster", None) == "sktime":
+        return True
+    return bool(model.params)
 
 
 def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> ModelRun:
@@ -350,6 +376,7 @@ def _run_record(dataset: str, protocol_id: str, status: dict[str, Any]) -> Model
                     if status.get("failed_units")
                     else {}
                 ),
+                **({"isolation": dict(status["isolation"])} if status.get("isolation") else {}),
             }
         )
     )

@@ -73,7 +73,7 @@ __all__ = [
 
 BENCHMARKS_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCHMARKS_DIR / "results"
-VOLATILE_KEYS = frozenset({"timings", "cache"})
+VOLATILE_KEYS = frozenset({"timings", "cache", "isolation"})
 SIDECAR_DIR = "sidecars"
 _VERSION = re.compile(r"^v(\d{4})\.json$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -121,9 +121,9 @@ def canonical_json(doc: dict[str, Any] | ResultsBody) -> str:
 
 
 def strip_volatile(doc: Any) -> Any:
-    """The document without wall-clock facts (every key named ``timings`` or ``cache``), for comparing
-    two runs; a results document also without ``provenance.history`` (the hashes of the versions before it:
-    where it sits in its folder, as its version number says)."""
+    """The document without wall-clock and machine facts (every key named ``timings``, ``cache`` or
+    ``isolation``), for comparing two runs; a results document also without ``provenance.history`` (the
+    hashes of the versions before it: where it sits in its folder, as its version number says)."""
     out = _strip(doc)
     if isinstance(out, dict) and isinstance(out.get("provenance"), dict) and "history" in out["provenance"]:
         out["provenance"] = {k: v for k, v in out["provenance"].items() if k != "history"}

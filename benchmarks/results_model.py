@@ -303,6 +303,13 @@ class ModelRun(_Model):
             "its other units are scored."
         ),
     )
+    isolation: dict[str, str] | None = Field(
+        default=None,
+        description=(
+            "For a model run in an isolated process: each layer that kept it in (seccomp, landlock, nproc) and "
+            "what it had in place on that machine; a machine fact, left out of run comparisons like timings."
+        ),
+    )
 
 
 class ModelSource(_Model):
