@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from tycheon._escape import for_terminal
+from tycheon.data.userfile import DEFAULT_MAX_ROWS
 from tycheon.metrics.registry import metric_names
 
 __all__ = [
@@ -360,6 +361,12 @@ class UserFile(_Strict):
     static_universe: StrictBool = False
     redistributable: StrictBool = False
     licence: Annotated[str, Field(min_length=1, max_length=120)] | None = None
+    max_rows: Annotated[StrictInt, Field(ge=1)] = Field(
+        DEFAULT_MAX_ROWS,
+        exclude=True,  # a guard on reading the file, not part of what was computed
+        description="a file of more rows is refused before it is loaded (its size read from the parquet footer "
+        "or a streamed count), so a small file that unpacks into millions of rows cannot exhaust memory",
+    )
 
     @pydantic.field_validator("path")
     @classmethod

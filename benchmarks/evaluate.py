@@ -50,6 +50,7 @@ from benchmarks.pipeline import RunInputs, build_results
 from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
 from benchmarks.run_guard import CannotRankError, ResultsLocked, require_ranking, results_lock
+from tycheon.data.userfile import DEFAULT_MAX_ROWS
 from tycheon.evaluation import DataSpec, Evaluation, EvaluationPlan, summary_lines
 
 __all__ = [
@@ -170,6 +171,7 @@ def config_text(
         "edge_nan": data.edge_nan,
         "static_universe": data.static_universe,
         "redistributable": data.redistributable,
+        **({"max_rows": data.max_rows} if data.max_rows not in (None, DEFAULT_MAX_ROWS) else {}),
     }
     # only what the user declared: the pipeline infers the rest again (same rule, same data), so the
     # results carry the "inferred" warning as the plan said it

@@ -184,6 +184,7 @@ def load_dataset(
             redistributable=file.redistributable,
             licence=file.licence,
             name=name,
+            max_rows=file.max_rows,
         )
         options = dict(panel.meta["file"])
         description = f"user file {options['name']} (sha256 {options['sha256']})"

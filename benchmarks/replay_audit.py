@@ -73,6 +73,8 @@ def replay_section(
     rule = cfg.replay
     if not rule.enabled or cfg.production_baseline not in set(table["model"].unique()):
         return [], 0.0
+    if not (table.groupby("unit", observed=True)["series_id"].nunique() > 1).any():
+        return [], 0.0  # one series per unit (a single-series file, or units total only): nothing to select among
     t0 = time.perf_counter()
     spec = ReplaySpec(
         baseline=cfg.production_baseline,

@@ -59,17 +59,21 @@ from tycheon.data.manifest import (
 )
 from tycheon.data.panel import EDGE_NAN, NAN_POLICIES, Panel, PanelValidationError
 from tycheon.data.synthetic import SyntheticConfigError
-from tycheon.data.userfile import UserFileError, file_sha256, read_user_file
-from tycheon.evaluation import DataSpec, EvaluationError, load_panel, plan_evaluation, probe_seconds_per_fit
+from tycheon.data.userfile import DEFAULT_MAX_ROWS, UserFileError, file_sha256, read_user_file
+from tycheon.evaluation import (
+    MIN_TIME_BUDGET,
+    DataSpec,
+    EvaluationError,
+    load_panel,
+    plan_evaluation,
+    probe_seconds_per_fit,
+)
 
 __all__ = ["class_mix", "main"]
 
 # The command line runs from a checkout; the library itself names no manifest.
 DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 
-#: The smallest ``--time-budget`` (seconds per model): below it even the random walk cannot finish its
-#: origins, and a run without the random walk cannot rank anything.
-MIN_TIME_BUDGET = 1.0
 
 # The unit forms the benchmark config accepts (benchmarks/config.py UNIT), checked here so that a typo is
 # reported against --units before the file is read
@@ -196,7 +200,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tycheon._harness import load_harness
 
     path = Path(args.file)
-    frame = read_user_file(path)
+    frame = read_user_file(path, id_col=args.id, max_rows=args.max_rows)
     data = DataSpec(
         id_col=args.id,
         time_col=args.time,
@@ -210,6 +214,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         redistributable=args.redistributable,
         licence=args.licence,
         name=path.stem,
+        max_rows=args.max_rows,
     )
     panel = load_panel(frame, data, source=f"file {path.name}", file={"name": path.name, "sha256": file_sha256(path)})
     unknown = [u for u in args.units if u.startswith("level:") and u.split(":", 1)[1] not in panel.levels]
@@ -274,6 +279,17 @@ def _time_budget(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number; {accepted}") from None
     if not math.isfinite(value) or value < MIN_TIME_BUDGET:
         raise argparse.ArgumentTypeError(f"{text!r} is not a usable budget per model; {accepted}")
+    return value
+
+
+def _max_rows(text: str) -> int:
+    """``--max-rows``: a whole number of rows, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; accepted: rows >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: accepted: rows >= 1")
     return value
 
 
@@ -352,6 +368,14 @@ def _evaluate_parser(sub: Any) -> None:
         default=None,
         help=f"soft seconds per model, at least {MIN_TIME_BUDGET:g} (a run whose random walk runs out of "
         "time writes nothing and exits 1)",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=_max_rows,
+        default=DEFAULT_MAX_ROWS,
+        metavar="N",
+        help=f"refuse a file of more rows before loading it (default {DEFAULT_MAX_ROWS:,}; raise it for a "
+        "larger panel that fits in memory)",
     )
     p.add_argument("--out", default="tycheon-results", help="output folder (default ./tycheon-results)")
     p.add_argument("--no-site", action="store_true", help="write results only, do not render or build the site")

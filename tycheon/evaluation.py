@@ -28,6 +28,7 @@ Planning rules (one place, used by the API and ``tycheon evaluate``):
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import traceback
@@ -54,7 +55,7 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin, calibration_plan
 from tycheon.data.panel import Panel
-from tycheon.data.userfile import panel_from_frame
+from tycheon.data.userfile import DEFAULT_MAX_ROWS, nested_columns, panel_from_frame
 from tycheon.errors import InputError
 from tycheon.forecasters import registry
 
@@ -119,6 +120,11 @@ class EvaluationWarning(UserWarning):
     """Something the results will lack or a reader must know (no bands, no verdicts, inferred settings)."""
 
 
+#: The smallest time budget (seconds per model): below it even the random walk cannot finish its origins,
+#: and a run without the random walk cannot rank anything.
+MIN_TIME_BUDGET = 1.0
+
+
 @dataclass(frozen=True, kw_only=True)
 class DataSpec:
     """How a long table maps onto a panel (column names and the data's own settings)."""
@@ -135,6 +141,7 @@ class DataSpec:
     redistributable: bool = False
     licence: str | None = None
     name: str = "user_data"
+    max_rows: int | None = DEFAULT_MAX_ROWS  # a file of more rows is refused before it is loaded; None: no limit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,6 +316,17 @@ def plan_evaluation(
     for label, value in (("horizon", horizon), ("min_history", min_history)):
         if int(value) < 1:
             raise EvaluationError(f"{label} must be >= 1, got {value}")
+    if time_budget is not None and not (math.isfinite(time_budget) and time_budget >= MIN_TIME_BUDGET):
+        raise EvaluationError(
+            f"time_budget {time_budget!r} is not a usable budget per model; accepted: a finite number of seconds "
+            f">= {MIN_TIME_BUDGET:g} (below it even the random walk cannot finish, and nothing would be written)"
+        )
+    missing = [u for u in units if u.startswith("level:") and u.split(":", 1)[1] not in panel.levels]
+    if missing:
+        raise EvaluationError(
+            f"units {missing[0]!r}: {missing[0].split(':', 1)[1]!r} is not a level of the data; accepted levels: "
+            f"{list(panel.levels)} (columns constant within each series)"
+        )
     n_periods = len(panel.periods)
     fit = _max_origins(n_periods, horizon=horizon, min_history=min_history)
     if fit == 0:
@@ -366,6 +384,11 @@ def plan_evaluation(
                 if n_cal < BAND95_RESIDUALS and "total" in settings.units
                 else ""
             )
+        )
+    if panel.n_series == 1:  # said before the run: the results hold no cross-series section
+        warnings.append(
+            "1 series: the analyses across series are skipped (the selection-rule replay needs a unit of more "
+            "than one series); the tables rank the models over this series' origins only"
         )
     too_few = time_check(settings.n_origins, horizon=settings.horizon, stride=settings.stride)
     if too_few:  # the verdict and the DM tests run over the origins: series share calendar shocks
@@ -686,18 +709,31 @@ def evaluate(
 
 
 def constant_columns(frame: pd.DataFrame, data: DataSpec) -> tuple[str, ...]:
-    """The columns besides id/time/target that are constant within every series (hierarchy levels)."""
+    """The columns besides id/time/target that are constant within every series (hierarchy levels).
+
+    A column of nested values (a parquet struct, list or map column) is never a level; with a nested id
+    column there are none (the panel's validation then names that column)."""
     others = [c for c in frame.columns if c not in (data.id_col, data.time_col, data.target_col)]
-    if not others or data.id_col not in frame.columns:
+    if not others or data.id_col not in frame.columns or nested_columns(frame, [data.id_col]):
+        return ()
+    nested = set(nested_columns(frame, others))
+    others = [c for c in others if c not in nested]
+    if not others:
         return ()
     counts = frame.groupby(data.id_col, dropna=True)[others].nunique(dropna=False)
     return tuple(c for c in others if bool((counts[c] <= 1).all()) and frame[c].notna().all())
 
 
 def load_panel(frame: pd.DataFrame, data: DataSpec, *, source: str, file: dict[str, str] | None = None) -> Panel:
-    """The panel of a user table under ``data`` (levels detected when ``data.level_cols`` is None)."""
+    """The panel of a user table under ``data`` (levels detected when ``data.level_cols`` is None).
+
+    Raises
+    ------
+    EvaluationError
+        When every value is zero (after the NaN policy): no metric can rank models on it.
+    """
     levels = constant_columns(frame, data) if data.level_cols is None else data.level_cols
-    return panel_from_frame(
+    panel = panel_from_frame(
         frame,
         series_col=data.id_col,
         period_col=data.time_col,
@@ -714,6 +750,14 @@ def load_panel(frame: pd.DataFrame, data: DataSpec, *, source: str, file: dict[s
         file=file,
         name=data.name,
     )
+    if not panel.data["value"].to_numpy().any():
+        raise EvaluationError(
+            f"{source}: every value of column {data.target_col!r} is zero ({panel.n_series} series), so no "
+            "model can be ranked: scaled errors divide by the in-sample scale and WAPE by the total, both zero; "
+            "data with non-zero values are accepted (check that the target column, --target / target_col, is "
+            "the quantity)"
+        )
+    return panel
 
 
 def run_plan(

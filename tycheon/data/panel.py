@@ -43,7 +43,15 @@ from pandas.tseries.offsets import BaseOffset
 from tycheon._typing import BoolArray, EdgeNan, FloatArray, IntArray, NanPolicy
 from tycheon.errors import InputError
 
-__all__ = ["DenseView", "Panel", "PanelValidationError", "DEFAULT_SEASON_LENGTH", "EDGE_NAN", "NAN_POLICIES"]
+__all__ = [
+    "DEFAULT_SEASON_LENGTH",
+    "EDGE_NAN",
+    "MAX_ABS_VALUE",
+    "NAN_POLICIES",
+    "DenseView",
+    "Panel",
+    "PanelValidationError",
+]
 
 NAN_POLICIES: tuple[str, ...] = ("raise", "zero", "drop_series")
 EDGE_NAN: tuple[str, ...] = ("policy", "unlisted")
@@ -80,6 +88,9 @@ _END_ANCHORED = {
 }
 
 _MAX_EXAMPLES = 5
+#: Largest magnitude of a value: errors of forecasts (at most a few orders above the data) are squared and
+#: summed over up to billions of terms, which stays below float64's largest number (1.8e308) from here.
+MAX_ABS_VALUE = 1e100
 
 
 class PanelValidationError(InputError):
@@ -485,7 +496,13 @@ def _series_codes(raw: pd.Series, column: str, name: str) -> tuple[np.ndarray, n
     """Series ids as strings: ``(codes, ids)`` with ``ids`` the sorted distinct ids (object array) and
     ``ids[codes]`` the id of each row. A missing id is refused (``astype(str)`` would name it "nan").
     Distinct raw values that read as the same string (``1`` and ``"1"``) are one series."""
-    raw_codes, raw_uniques = pd.factorize(raw)  # a missing id gets code -1 (one hash pass, no isna pass)
+    try:
+        raw_codes, raw_uniques = pd.factorize(raw)  # a missing id gets code -1 (one hash pass, no isna pass)
+    except TypeError as err:  # a struct, list or map column (parquet) holds dicts and arrays
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} holds {_nested_example(raw)}, not series ids; text or integer "
+            "ids are accepted (flatten a struct or list column into one text column)"
+        ) from err
     missing = raw_codes < 0
     if missing.any():
         rows = list(raw.index[missing][:_MAX_EXAMPLES])
@@ -498,12 +515,29 @@ def _series_codes(raw: pd.Series, column: str, name: str) -> tuple[np.ndarray, n
     return text_codes[raw_codes].astype(np.int64), np.asarray(ids, dtype=object)
 
 
+def _nested_example(raw: pd.Series) -> str:
+    """``"dict values (e.g. {'a': 1})"``: the type and first value that cannot be an id (for a message)."""
+    for value in raw:
+        try:
+            hash(value)
+        except TypeError:
+            text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+            kind = "list" if isinstance(value, np.ndarray) else type(value).__name__
+            return f"{kind} values (e.g. {text[:60]})"
+    return "values that cannot be compared"
+
+
 def _periods(raw: pd.Series, column: str, name: str) -> pd.Series:
-    """Period stamps as naive datetimes (UTC wall time for zone-aware input, which must be one zone)."""
+    """Period stamps as naive datetimes (UTC wall time for zone-aware input, which must be one zone).
+
+    Whole numbers are read by the rule of :func:`_numeric_periods` (years, YYYYMM or YYYYMMDD), never as
+    nanoseconds since 1970 (pandas' reading)."""
     if isinstance(raw.dtype, pd.DatetimeTZDtype):
         return raw.dt.tz_convert(None)
     if pd.api.types.is_datetime64_dtype(raw.dtype):
         out = raw
+    elif pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+        out = _numeric_periods(raw, column, name)
     else:
         try:
             with warnings.catch_warnings():
@@ -528,6 +562,48 @@ def _periods(raw: pd.Series, column: str, name: str) -> pd.Series:
             f"panel {name!r}: {int(missing.sum())} row(s) have no date in column {column!r} (rows {rows})"
         )
     return out
+
+
+# Whole-number period stamps: (rule, smallest, largest), tried in order; the range of each is the span of
+# pandas' nanosecond timestamps (1677-09-21 .. 2262-04-11) in whole years
+_NUMERIC_PERIODS = (("%Y", 1678, 2261), ("%Y%m", 167801, 226112), ("%Y%m%d", 16780101, 22611231))
+_NUMERIC_RULE = (
+    "whole numbers are read as years (1678..2261, annual periods), YYYYMM (201901) or YYYYMMDD (20190101); "
+    "epoch seconds or milliseconds are refused, their unit cannot be told from the numbers: convert them "
+    "(pandas.to_datetime(x, unit='s')) or give dates such as 2024-01-01"
+)
+
+
+def _numeric_periods(raw: pd.Series, column: str, name: str) -> pd.Series:
+    """Numeric period stamps read by one rule for the whole column (:data:`_NUMERIC_RULE`): all values in the
+    year range are years (the start of each year), else all in the YYYYMM range with months 1..12, else all
+    valid YYYYMMDD dates; anything else is refused. Missing numbers become missing dates."""
+    values = raw.to_numpy(dtype=np.float64, na_value=np.nan)
+    present = values[~np.isnan(values)]
+    whole = present[np.isfinite(present) & (present == np.floor(present))]
+    if len(whole) < len(present):
+        bad = float(present[~np.isin(present, whole)][0])
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} holds numbers that are not dates (e.g. {bad!r}); {_NUMERIC_RULE}"
+        )
+    codes, uniques = pd.factorize(values)  # the few distinct stamps; a missing one gets code -1
+    stamps = None
+    for fmt, low, high in _NUMERIC_PERIODS:
+        if len(uniques) and (uniques.min() < low or uniques.max() > high):
+            continue
+        text = pd.Index(uniques.astype(np.int64)).astype(str)
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+        if not parsed.isna().any():
+            stamps = parsed
+            break
+    if stamps is None:
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} holds whole numbers from {int(uniques.min())} to "
+            f"{int(uniques.max())}, which are not dates; {_NUMERIC_RULE}"
+        )
+    out = np.full(len(values), np.datetime64("NaT"), dtype="datetime64[ns]")
+    out[codes >= 0] = stamps.to_numpy(dtype="datetime64[ns]")[codes[codes >= 0]]
+    return pd.Series(out, index=raw.index, name=raw.name)
 
 
 def _mixed_zones(column: str, name: str) -> PanelValidationError:
@@ -574,6 +650,14 @@ def _values(raw: pd.Series, rows: Callable[[], pd.DataFrame], column: str, name:
     if inf.any():
         raise PanelValidationError(
             f"panel {name!r}: infinite values are not accepted: " + _examples(rows()[inf], ["series_id", "period"])
+        )
+    huge = np.abs(values.to_numpy()) > MAX_ABS_VALUE  # NaN compares False
+    if huge.any():
+        raise PanelValidationError(
+            f"panel {name!r}: column {column!r} has values beyond +-{MAX_ABS_VALUE:g}, whose squared errors and "
+            "their sums would overflow float64 (largest 1.8e308); values within that are accepted: divide the "
+            "column by a power of ten (scaled metrics such as MASE and RMSSE do not change): "
+            + _examples(pd.DataFrame({"series_id": rows()["series_id"], "value": raw})[huge], ["series_id", "value"])
         )
     return values
 
