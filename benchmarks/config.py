@@ -42,9 +42,9 @@ from pydantic import (
     StrictStr,
 )
 
-from tycheon._escape import for_terminal
 from tycheon.data.userfile import DEFAULT_MAX_ROWS
 from tycheon.metrics.registry import metric_names
+from tycheon.textsafe import for_terminal
 
 __all__ = [
     "BENCHMARKS_DIR",

@@ -56,7 +56,7 @@ from benchmarks.results_model import (
     SensitivityTable,
     SweepTable,
 )
-from tycheon._escape import terminal_safe_output
+from tycheon.textsafe import terminal_safe_output
 
 __all__ = ["TABLE_SETTINGS", "RestatError", "Restated", "Tables", "main", "recompute_tables", "restate"]
 
@@ -455,7 +455,7 @@ def _summary(done: Restated) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command; everything it prints goes through :func:`tycheon._escape.for_terminal` (no id, name or
+    """The command; everything it prints goes through :func:`tycheon.textsafe.for_terminal` (no id, name or
     reason from a config can carry an escape sequence to the terminal)."""
     with terminal_safe_output():
         return _main(argv)

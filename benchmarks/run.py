@@ -30,7 +30,7 @@ from benchmarks.cache import CACHE_DIR, ScoreCache
 from benchmarks.cluster import CONNECT_TIMEOUT_SECONDS, ClusterError, dask_client, parse_scheduler_address
 from benchmarks.config import ConfigError, resolve_benchmark_config
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results, write_results
-from tycheon._escape import terminal_safe_output
+from tycheon.textsafe import terminal_safe_output
 
 if TYPE_CHECKING:
     from benchmarks.results_model import ModelRun
@@ -73,7 +73,7 @@ def find_same_run(results_dir: Path, name: str, fingerprint: dict[str, object]) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command; everything it prints goes through :func:`tycheon._escape.for_terminal` (no id, name or
+    """The command; everything it prints goes through :func:`tycheon.textsafe.for_terminal` (no id, name or
     reason from a config can carry an escape sequence to the terminal)."""
     with terminal_safe_output():
         return _main(argv)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.results_io import validate_results_file
-from tycheon._escape import for_terminal
+from tycheon.textsafe import for_terminal
 
 # a version's name is part of what is verified: its number places it in its folder's hash chain, and a copy
 # under another name ("v0001 (copy).json") is no version at all

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "tycheon"
-NEUTRAL = {"errors", "_validate", "_codes", "_frames", "contract", "_typing", "_version"}
+NEUTRAL = {"errors", "_validate", "_codes", "_frames", "contract", "_typing", "_version", "textsafe"}
 ALLOWED: dict[str, set[str]] = {
     "neutral": NEUTRAL,
     "data": NEUTRAL | {"data"},

@@ -13,7 +13,7 @@ from benchmarks.submit.__main__ import main
 from benchmarks.submit.bench import WorkDirError, extend_config, prepare_work_dir
 from benchmarks.submit.changes import Change, classify
 from benchmarks.submit.tomlout import write_benchmark_config
-from tycheon._escape import markdown_text
+from tycheon.textsafe import markdown_text
 
 VALID = """\
 id = "{id}"

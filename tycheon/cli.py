@@ -23,7 +23,7 @@ bad manifest, loader options a loader refuses, bad arguments, a user file that c
 few origins, an unknown model, an ``--out`` that is a file, holds files tycheon did not write, is locked by
 another run, is read-only or full), with a one-line message on stderr; ``--debug`` shows the traceback
 instead. Every message that quotes user-given text (file names, ids, columns) is printed through
-:func:`tycheon._escape.for_terminal`, so it cannot carry a terminal escape sequence.
+:func:`tycheon.textsafe.for_terminal`, so it cannot carry a terminal escape sequence.
 
 ``evaluate`` checks ``--freq``, ``--units`` and ``--time-budget`` (finite, at least
 :data:`MIN_TIME_BUDGET` seconds) before reading the file; ``--out`` is tycheon's own folder (see
@@ -44,7 +44,6 @@ from typing import Any, NoReturn, TextIO
 import numpy as np
 import pandas as pd
 
-from tycheon._escape import for_terminal
 from tycheon._harness import HarnessUnavailableError
 from tycheon.data.competitions import CompetitionSubsetError
 from tycheon.data.datasets import DatasetOptionError, UnknownDatasetError, available_datasets, load, spec
@@ -68,6 +67,7 @@ from tycheon.evaluation import (
     plan_evaluation,
     probe_seconds_per_fit,
 )
+from tycheon.textsafe import for_terminal
 
 __all__ = ["class_mix", "main"]
 

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from benchmarks import memory_policy
-from tycheon._escape import terminal_safe_output
+from tycheon.textsafe import terminal_safe_output
 
 from .load import ROOT, ResultsFileError
 from .site import RenderTargetError, render_site
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command; everything it prints goes through :func:`tycheon._escape.for_terminal` (no id, name or
+    """The command; everything it prints goes through :func:`tycheon.textsafe.for_terminal` (no id, name or
     reason from a config can carry an escape sequence to the terminal)."""
     with terminal_safe_output():
         return _main(argv)

@@ -22,7 +22,7 @@ from pathlib import Path
 import jinja2
 
 from benchmarks.owned_dir import reset_owned_dir
-from tycheon._escape import csv_cell
+from tycheon.textsafe import csv_cell
 
 from . import docstring, fmt
 from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page

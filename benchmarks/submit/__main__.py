@@ -19,9 +19,9 @@
     exit 1, with one line per path, if the diff touches anything but ``benchmarks/models/<id>.toml`` (no
     subfolders, regular files only) or a reference model (``naive``, ``snaive_momentum``).
 
-Everything printed passes through :func:`tycheon._escape.for_terminal`; text a contributor wrote (ids,
+Everything printed passes through :func:`tycheon.textsafe.for_terminal`; text a contributor wrote (ids,
 display names, file names, reasons quoting them) is written to the ``--summary`` markdown file through
-:func:`tycheon._escape.markdown_text`.
+:func:`tycheon.textsafe.markdown_text`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from benchmarks.submit import bench
 from benchmarks.submit.changes import GitError, changed_model_configs
 from benchmarks.submit.summary import Escape, rejection_summary, results_summary, scored_anywhere
 from benchmarks.submit.validate import Verdict, validate_submission
-from tycheon._escape import for_terminal, markdown_text
+from tycheon.textsafe import for_terminal, markdown_text
 
 ROOT = BENCHMARKS_DIR.parent
 WORK_DIR = ROOT / "build" / "submit"

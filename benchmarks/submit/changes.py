@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.config import SLUG
 from benchmarks.submit.validate import REFERENCE_MODELS
-from tycheon._escape import for_terminal
+from tycheon.textsafe import for_terminal
 
 __all__ = ["Change", "ChangeSet", "GitError", "changed_model_configs", "classify", "parse_raw"]
 

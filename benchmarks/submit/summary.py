@@ -9,7 +9,7 @@ from typing import Any
 
 from benchmarks.results_model import ModelRun, ResultsDocument
 from benchmarks.submit.validate import Verdict
-from tycheon._escape import markdown_text
+from tycheon.textsafe import markdown_text
 
 __all__ = ["Escape", "model_failures", "rejection_summary", "results_summary", "scored_anywhere"]
 

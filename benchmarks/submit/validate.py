@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ConfigError, ModelConfig, canonical_spec, load_model_config, read_toml
-from tycheon._escape import for_terminal
+from tycheon.textsafe import for_terminal
 
 __all__ = ["REFERENCE_MODELS", "Verdict", "name_keys", "validate_submission"]
 

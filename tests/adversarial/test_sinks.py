@@ -2,7 +2,7 @@
 
 A display name ``=HYPERLINK(...)`` is a formula in a spreadsheet that opens a leaderboard CSV; markdown in a
 name becomes an image or a link in a step summary; an escape sequence in an id or a path writes the
-clipboard (OSC 52) or clears the screen when printed. Each sink escapes (:mod:`tycheon._escape`)."""
+clipboard (OSC 52) or clears the screen when printed. Each sink escapes (:mod:`tycheon.textsafe`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from benchmarks.render.pages import Page
 from benchmarks.render.site import LEADERBOARD_CSV, write_downloads
 from benchmarks.run import main as run_main
-from tycheon._escape import csv_cell, for_terminal, markdown_text
+from tycheon.textsafe import csv_cell, for_terminal, markdown_text
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"
 CLEAR = "\x1b[2J\x1b[H"
