@@ -14,12 +14,13 @@ Two kinds of ownership:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from benchmarks.results_io import file_sha256
 
 __all__ = ["OwnedFolder", "reset_owned_dir"]
 
@@ -42,14 +43,6 @@ def reset_owned_dir(path: Path, *, marker: str, writer: str, option: str, note: 
     path.mkdir(parents=True)
     (path / marker).write_text(note)
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _files(path: Path) -> list[Path]:
@@ -136,7 +129,7 @@ class OwnedFolder:
         for path in paths:
             for file in _files(path):
                 rel = self._rel(file)
-                if file.is_symlink() or not file.is_file() or files.get(rel) != _sha256(file):
+                if file.is_symlink() or not file.is_file() or files.get(rel) != file_sha256(file):
                     why = "was changed after" if rel in files else "was not written by"
                     raise self.error(
                         f"{file} {why} {self.writer}; refusing to replace or remove it. Move it out of "
@@ -149,7 +142,7 @@ class OwnedFolder:
         for path in paths:
             for file in _files(path):
                 if file.is_file() and not file.is_symlink():
-                    files[self._rel(file)] = _sha256(file)
+                    files[self._rel(file)] = file_sha256(file)
         self._save(files)
 
     def remove(self, paths: Iterable[Path]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tycheon.backtest.isolation import Limits, run_isolated
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster
 
 
@@ -190,3 +191,10 @@ def leave_child() -> str:
 def signal_parent() -> str:
     os.kill(os.getppid(), 0)
     return "reached"
+
+
+def isolated(work, **limits):
+    """``work()`` run isolated as the probes run it: text results, a 30 s wall clock unless ``limits`` say."""
+    return run_isolated(
+        work, write=write_text, read=read_text, limits=Limits(**{"wall_seconds": 30, **limits}), label="probe"
+    )

@@ -10,17 +10,7 @@ import pytest
 
 from benchmarks.results_io import read_score_frame
 from tests.adversarial import _models
-from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated
-
-
-def _isolated(work, **limits):
-    return run_isolated(
-        work,
-        write=_models.write_text,
-        read=_models.read_text,
-        limits=Limits(**{"wall_seconds": 30, **limits}),
-        label="probe",
-    )
+from tycheon.backtest.isolation import IsolatedFailure
 
 
 def _runs(bench, config_name: str = "adv") -> dict[str, list[dict]]:
@@ -65,8 +55,8 @@ def test_a_crash_and_crossed_quantiles_are_recorded_failures(bench, hostile):
 
 def test_isolated_process_returns_data_and_sees_a_scrubbed_environment(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "secret-token")
-    assert _isolated(_models.ok) == "fine"
-    names = _isolated(_models.environment).splitlines()
+    assert _models.isolated(_models.ok) == "fine"
+    names = _models.isolated(_models.environment).splitlines()
     assert "GITHUB_TOKEN" not in names
     cwd = names[-1].removeprefix("cwd=")
     assert "tycheon-isolated-" in cwd
@@ -84,7 +74,7 @@ def test_isolated_process_returns_data_and_sees_a_scrubbed_environment(monkeypat
 def test_isolated_failures_are_contained_with_their_reason(work, limits, reason):
     t0 = time.monotonic()
     with pytest.raises(IsolatedFailure) as info:
-        _isolated(work, **limits)
+        _models.isolated(work, **limits)
     assert info.value.reason == reason
     assert time.monotonic() - t0 < limits.get("wall_seconds", 30) + 10
 
@@ -92,7 +82,7 @@ def test_isolated_failures_are_contained_with_their_reason(work, limits, reason)
 @pytest.mark.slow
 def test_isolated_cpu_limit_stops_a_busy_loop():
     with pytest.raises(IsolatedFailure, match=r"probe: the isolated process hit its CPU-time limit of 1 s"):
-        _isolated(_models.spin, cpu_seconds=1)
+        _models.isolated(_models.spin, cpu_seconds=1)
 
 
 @pytest.mark.slow
@@ -174,7 +164,7 @@ def test_an_isolated_model_cannot_write_outside_its_scratch_directory(tmp_path):
         pytest.skip("Landlock is not available on this kernel; writes are not restricted here")
     target = tmp_path / "escaped.txt"
     with pytest.raises(IsolatedFailure, match=r"probe: PermissionError: \[Errno 13\] Permission denied"):
-        _isolated(functools.partial(_models.write_outside, str(target)))
+        _models.isolated(functools.partial(_models.write_outside, str(target)))
     assert not target.exists()
 
 
@@ -185,4 +175,4 @@ def test_an_isolated_model_cannot_open_a_tcp_connection():
     if libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) < 4:
         pytest.skip("Landlock ABI >= 4 (network rules) is not available on this kernel")
     with pytest.raises(IsolatedFailure, match=r"probe: PermissionError: \[Errno 13\] Permission denied"):
-        _isolated(_models.connect_out)
+        _models.isolated(_models.connect_out)

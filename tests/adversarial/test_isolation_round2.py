@@ -21,19 +21,9 @@ from benchmarks import config, pipeline
 from benchmarks.config import MODELS_DIR, load_model_config
 from tests.adversarial import _models
 from tycheon.backtest.factories import forecaster_factory, instance_factory
-from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated, run_isolated_with_layers
+from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated_with_layers
 
 DENIED = "probe: PermissionError: [Errno 13] Permission denied"
-
-
-def _isolated(work, **limits):
-    return run_isolated(
-        work,
-        write=_models.write_text,
-        read=_models.read_text,
-        limits=Limits(**{"wall_seconds": 30, **limits}),
-        label="probe",
-    )
 
 
 def _landlock_abi() -> int:
@@ -111,7 +101,7 @@ def test_an_isolated_model_cannot_send_udp_to_a_listener(tmp_path):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
         listener.bind(("127.0.0.1", 0))
         with pytest.raises(IsolatedFailure) as info:
-            _isolated(functools.partial(_models.udp_send, listener.getsockname()[1]))
+            _models.isolated(functools.partial(_models.udp_send, listener.getsockname()[1]))
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.recv(64)  # nothing arrived
@@ -122,7 +112,7 @@ def test_an_isolated_model_cannot_send_udp_to_a_listener(tmp_path):
 def test_an_isolated_model_cannot_connect_to_a_tcp_listener():
     with socket.create_server(("127.0.0.1", 0)) as listener:
         with pytest.raises(IsolatedFailure) as info:
-            _isolated(functools.partial(_models.tcp_connect, listener.getsockname()[1]))
+            _models.isolated(functools.partial(_models.tcp_connect, listener.getsockname()[1]))
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.accept()  # no connection is waiting
@@ -138,7 +128,7 @@ def test_an_isolated_model_cannot_connect_to_a_unix_socket(tmp_path):
         os.chmod(path, 0o777)
         listener.listen()
         with pytest.raises(IsolatedFailure) as info:
-            _isolated(functools.partial(_models.unix_connect, path))
+            _models.isolated(functools.partial(_models.unix_connect, path))
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.accept()
@@ -150,7 +140,7 @@ def test_an_isolated_model_leaves_nothing_in_dev_shm():
     name = f"tycheon-probe-{uuid.uuid4().hex}"
     try:
         with pytest.raises(IsolatedFailure) as info:
-            _isolated(functools.partial(_models.write_shm, name))
+            _models.isolated(functools.partial(_models.write_shm, name))
         assert info.value.reason == f"{DENIED}: '/dev/shm/{name}'"
         assert not Path("/dev/shm", name).exists()
     finally:
@@ -179,7 +169,7 @@ def test_a_fork_bomb_in_an_isolated_model_is_bounded_and_leaves_no_process():
 @needs_seccomp
 def test_a_child_started_by_an_isolated_model_does_not_outlive_it():
     try:
-        pid = int(_isolated(_models.leave_child))
+        pid = int(_models.isolated(_models.leave_child))
     except IsolatedFailure as err:  # as root it may not start one at all
         assert os.getuid() == 0
         assert err.reason == "probe: BlockingIOError: [Errno 11] Resource temporarily unavailable"
@@ -190,7 +180,7 @@ def test_a_child_started_by_an_isolated_model_does_not_outlive_it():
 @pytest.mark.skipif(_landlock_abi() < 6, reason="Landlock ABI >= 6 (signal scoping) is not available on this kernel")
 def test_an_isolated_model_cannot_signal_the_harness():
     with pytest.raises(IsolatedFailure) as info:
-        _isolated(_models.signal_parent)
+        _models.isolated(_models.signal_parent)
     assert info.value.reason == "probe: PermissionError: [Errno 1] Operation not permitted"
 
 
