@@ -10,31 +10,18 @@ from hypothesis import strategies as st
 from tests._forecasters_support import make_history, ragged_panel
 from tycheon.forecasters import create
 from tycheon.forecasters.kernels import baselines as kb
+from tycheon.forecasters.registry import ids, info
 
-EQUIVARIANT = [
-    "naive",
-    "seasonal_naive",
-    "snaive_momentum",
-    "drift",
-    "historic_mean",
-    "median12",
-    "ewma",
-    "moving_average",
-    "ses",
-    "croston",
-    "croston_sba",
-    "tsb",
-    "adida",
-    "imapa",
-]
-INTERMITTENT = {"croston", "croston_sba", "tsb", "adida", "imapa"}
+# every registration that claims scale equivariance, exact for any c or for powers of two only
+EQUIVARIANT = [m for m in ids() if info(m).traits & {"equivariant", "equivariant_pow2"}]
+INTERMITTENT = set(ids(trait="intermittent"))
 # ADIDA and IMAPA pick alpha by golden-section search of the SSE. Scaling y by an arbitrary c changes the
 # rounding of every SSE comparison, so the search can stop at another alpha: hypothesis found a panel where
 # the forecast of c*y differs from c*forecast by 0.4% (statsforecast's search behaves the same). They are
 # therefore not scale-equivariant for arbitrary c; they are exactly so for powers of two, where every SSE
-# comparison is the same, and that is what their own test below checks.
-OPTIMISED = {"adida", "imapa"}
-EXACT_FOR_ANY_C = [m for m in EQUIVARIANT if m not in OPTIMISED]
+# comparison is the same, and that is what their own test below checks (trait "equivariant_pow2").
+OPTIMISED = set(ids(trait="equivariant_pow2"))
+EXACT_FOR_ANY_C = list(ids(trait="equivariant"))
 
 
 @pytest.mark.parametrize("model_id", EXACT_FOR_ANY_C)

@@ -9,7 +9,8 @@ import pytest
 from statsforecast.models import AutoETS, AutoTheta
 
 from tests._forecasters_support import make_history
-from tycheon.forecasters import Capabilities, create
+from tycheon.forecasters import Capabilities, create, get
+from tycheon.forecasters.registry import ids
 from tycheon.forecasters.roster import NumericalWarning
 from tycheon.forecasters.roster.baselines import InsufficientHistoryError
 from tycheon.forecasters.roster.statistical import (
@@ -74,7 +75,7 @@ def test_auto_theta_quantiles_never_cross_where_the_mean_as_median_did():
     assert (forecast.point[0] > forecast.quantiles[0, :, 3]).sum() == 2  # the old q0.5 = mean crossed twice
 
 
-@pytest.mark.parametrize("model_id", ["auto_ets", "damped_ets", "auto_theta", "auto_arima", "mstl"])
+@pytest.mark.parametrize("model_id", [m for m in ids(cost="fitted") if issubclass(get(m), StatsforecastForecaster)])
 def test_seasonal_series_is_forecast_close_to_its_pattern(model_id):
     # deterministic season + small noise: every model should recover the pattern within a few units
     y = _seasonal(2, 48, seed=2)

@@ -18,19 +18,10 @@ from tycheon.backtest.units import build_unit
 from tycheon.data.panel import Panel
 from tycheon.data.synthetic import generate_marketplace
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster, History
+from tycheon.forecasters.registry import ids
 from tycheon.testing.toys import NaiveForecaster
 
-BASELINES = (
-    "naive",
-    "seasonal_naive",
-    "snaive_momentum",
-    "drift",
-    "historic_mean",
-    "median12",
-    "ewma",
-    "moving_average",
-    "ses",
-)
+BASELINES = ids(trait="baseline")
 
 
 def _two_lives_panel() -> Panel:

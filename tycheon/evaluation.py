@@ -78,25 +78,12 @@ __all__ = [
 
 RANDOM_WALK = "naive"
 PRODUCTION_BASELINE = "snaive_momentum"
-#: The default roster: fast baselines and the intermittent-demand methods (seconds on thousands of series).
-DEFAULT_MODELS: tuple[str, ...] = (
-    "naive",
-    "seasonal_naive",
-    "snaive_momentum",
-    "drift",
-    "historic_mean",
-    "median12",
-    "ewma",
-    "moving_average",
-    "ses",
-    "croston",
-    "croston_sba",
-    "tsb",
-    "adida",
-    "imapa",
-)
-#: Fitted statistical models: opt-in by name or with ``models="all"`` (minutes to hours on large panels).
-SLOW_MODELS: tuple[str, ...] = ("auto_theta", "auto_ets", "auto_arima")
+#: The default roster: fast baselines and the intermittent-demand methods (seconds on thousands of series),
+#: the forecasters registered with ``roster="default"`` (:func:`tycheon.forecasters.registry.ids`).
+DEFAULT_MODELS: tuple[str, ...] = registry.ids(roster="default")
+#: Fitted statistical models: opt-in by name or with ``models="all"`` (minutes to hours on large panels),
+#: the forecasters registered with ``roster="opt_in"``.
+SLOW_MODELS: tuple[str, ...] = registry.ids(roster="opt_in")
 ALL_MODELS: tuple[str, ...] = DEFAULT_MODELS + SLOW_MODELS
 METRICS: tuple[str, ...] = ("rmsse", "mase", "wape", "scaled_bias", "spl90", "crps_band")
 """The default ranked tables: RMSSE first (it elicits the mean: the headline, :mod:`tycheon.analysis.headline`),

@@ -48,7 +48,7 @@ def gaussian_quantiles(
     point: FloatArray, sigma: FloatArray, *, counts: np.ndarray, levels: tuple[float, ...]
 ) -> FloatArray:
     """:math:`\\hat y + z_q\\,\\sigma\\sqrt{c_h}`: ``[series, horizon, level]``."""
-    from scipy.stats import norm  # here, not at import: scipy.stats alone costs ~1 s of a cold start
+    from scipy.stats import norm  # here, not at import: scipy.stats is a large part of a cold start
 
     z = norm.ppf(np.asarray(levels, dtype=np.float64))  # [level]
     scale = sigma[:, None] * np.sqrt(counts)[None, :]  # [series, horizon]

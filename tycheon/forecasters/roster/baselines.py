@@ -115,7 +115,7 @@ def check_history_length(forecaster: Forecaster, history: History) -> None:
         )
 
 
-@register("naive")
+@register("naive", roster="default", cost="closed_form", traits={"baseline", "equivariant"})
 class NaiveForecaster(PanelForecaster):
     """Random walk: :math:`\\hat y_{T+h} = y_T`.
 
@@ -136,7 +136,7 @@ class NaiveForecaster(PanelForecaster):
         return kb.naive_residuals(values)
 
 
-@register("seasonal_naive")
+@register("seasonal_naive", roster="default", cost="closed_form", traits={"baseline", "equivariant"})
 class SeasonalNaiveForecaster(PanelForecaster):
     """Seasonal naive: :math:`\\hat y_{T+h} = y_{T+h-m\\lceil h/m \\rceil}` (the last season repeated).
 
@@ -160,7 +160,13 @@ class SeasonalNaiveForecaster(PanelForecaster):
         return kb.seasonal_residuals(values, season=season)
 
 
-@register("snaive_momentum")
+@register(
+    "snaive_momentum",
+    roster="default",
+    cost="closed_form",
+    traits={"baseline", "equivariant"},
+    test_params=[{"k": 2, "clip_low": 0.8, "clip_high": 1.25}],
+)
 class SnaiveMomentumForecaster(PanelForecaster):
     """Seasonal naive with momentum: last year's same period scaled by recent year-over-year momentum.
 
@@ -215,7 +221,7 @@ class SnaiveMomentumForecaster(PanelForecaster):
         )
 
 
-@register("drift")
+@register("drift", roster="default", cost="closed_form", traits={"baseline", "equivariant"})
 class DriftForecaster(PanelForecaster):
     """Random walk with drift: :math:`\\hat y_{T+h} = y_T + h\\,\\frac{y_T - y_1}{n-1}` over the ``n``
     observed values (statsforecast ``RandomWalkWithDrift``). Needs 2 observations. FPP3 5.2."""
@@ -226,7 +232,7 @@ class DriftForecaster(PanelForecaster):
         return kb.drift_forecast(values, starts, horizon=horizon)
 
 
-@register("historic_mean")
+@register("historic_mean", roster="default", cost="closed_form", traits={"baseline", "equivariant"})
 class HistoricMeanForecaster(PanelForecaster):
     """Historic mean: :math:`\\hat y_{T+h} = \\frac1n\\sum_{t} y_t` over the observed values
     (statsforecast ``HistoricAverage``). FPP3 5.2."""
@@ -237,7 +243,9 @@ class HistoricMeanForecaster(PanelForecaster):
         return flat(kb.historic_mean(values), horizon)
 
 
-@register("median12")
+@register(
+    "median12", roster="default", cost="closed_form", traits={"baseline", "equivariant"}, test_params=[{"window": 6}]
+)
 class MedianForecaster(PanelForecaster):
     """Median of the last ``window`` observations (default 12), or of all of them when a series has
     fewer: :math:`\\hat y_{T+h} = \\mathrm{median}(y_{T-w+1..T})`. A robust level for spiky series."""
@@ -252,48 +260,7 @@ class MedianForecaster(PanelForecaster):
         return flat(kb.window_median(values, window=self.window), horizon)
 
 
-@register("moving_average")
-class MovingAverageForecaster(PanelForecaster):
-    """Moving average of the last ``window`` observations (default 3):
-    :math:`\\hat y_{T+h} = \\frac1w\\sum_{j=0}^{w-1} y_{T-j}` (statsforecast ``WindowAverage``).
-    Needs ``window`` observations."""
-
-    capabilities = Capabilities(min_obs=1, vectorised=True)
-
-    def __init__(self, *, window: int = 3) -> None:
-        check_positive_int("window", window)
-        self.window = window
-
-    def min_history(self, season_length: int) -> int:
-        return self.window
-
-    def _point(self, values, starts, *, season, horizon):
-        return flat(kb.window_mean(values, window=self.window), horizon)
-
-
-@register("ses")
-class SesForecaster(PanelForecaster):
-    """Simple exponential smoothing with a fixed weight (statsforecast ``SimpleExponentialSmoothing``):
-
-    .. math:: f_1 = y_1,\\quad f_{t+1} = \\alpha y_t + (1-\\alpha) f_t,\\quad \\hat y_{T+h} = f_{T+1}.
-
-    Parameters
-    ----------
-    alpha : float
-        Smoothing weight in (0, 1] (default 0.3). Reference: FPP3 8.1.
-    """
-
-    capabilities = Capabilities(min_obs=1, vectorised=True)
-
-    def __init__(self, *, alpha: float = 0.3) -> None:
-        check_unit_interval("alpha", alpha)
-        self.alpha = alpha
-
-    def _point(self, values, starts, *, season, horizon):
-        return flat(ses_level(values, starts, float(self.alpha)), horizon)
-
-
-@register("ewma")
+@register("ewma", roster="default", cost="closed_form", traits={"baseline", "equivariant"}, test_params=[{"span": 5}])
 class EwmaForecaster(PanelForecaster):
     """Exponentially weighted moving average with a span: SES with :math:`\\alpha = 2/(\\text{span}+1)`,
     initialised at the first observation (pandas ``ewm(span=..., adjust=False)``). The default span 3
@@ -314,3 +281,50 @@ class EwmaForecaster(PanelForecaster):
 
     def _point(self, values, starts, *, season, horizon):
         return flat(ses_level(values, starts, 2.0 / (float(self.span) + 1.0)), horizon)
+
+
+@register(
+    "moving_average",
+    roster="default",
+    cost="closed_form",
+    traits={"baseline", "equivariant"},
+    test_params=[{"window": 5}],
+)
+class MovingAverageForecaster(PanelForecaster):
+    """Moving average of the last ``window`` observations (default 3):
+    :math:`\\hat y_{T+h} = \\frac1w\\sum_{j=0}^{w-1} y_{T-j}` (statsforecast ``WindowAverage``).
+    Needs ``window`` observations."""
+
+    capabilities = Capabilities(min_obs=1, vectorised=True)
+
+    def __init__(self, *, window: int = 3) -> None:
+        check_positive_int("window", window)
+        self.window = window
+
+    def min_history(self, season_length: int) -> int:
+        return self.window
+
+    def _point(self, values, starts, *, season, horizon):
+        return flat(kb.window_mean(values, window=self.window), horizon)
+
+
+@register("ses", roster="default", cost="closed_form", traits={"baseline", "equivariant"}, test_params=[{"alpha": 0.5}])
+class SesForecaster(PanelForecaster):
+    """Simple exponential smoothing with a fixed weight (statsforecast ``SimpleExponentialSmoothing``):
+
+    .. math:: f_1 = y_1,\\quad f_{t+1} = \\alpha y_t + (1-\\alpha) f_t,\\quad \\hat y_{T+h} = f_{T+1}.
+
+    Parameters
+    ----------
+    alpha : float
+        Smoothing weight in (0, 1] (default 0.3). Reference: FPP3 8.1.
+    """
+
+    capabilities = Capabilities(min_obs=1, vectorised=True)
+
+    def __init__(self, *, alpha: float = 0.3) -> None:
+        check_unit_interval("alpha", alpha)
+        self.alpha = alpha
+
+    def _point(self, values, starts, *, season, horizon):
+        return flat(ses_level(values, starts, float(self.alpha)), horizon)

@@ -71,7 +71,7 @@ def _check_alpha(alpha: float | None) -> None:
         check_unit_interval("alpha", alpha)
 
 
-@register("naive2")
+@register("naive2", cost="closed_form")
 class Naive2Forecaster(ClassicalForecaster):
     """M3's NAIVE2: the last seasonally adjusted value, reseasonalised (Makridakis & Hibon 2000)."""
 
@@ -79,7 +79,7 @@ class Naive2Forecaster(ClassicalForecaster):
         return np.full(horizon, x[-1])
 
 
-@register("ses_classic")
+@register("ses_classic", cost="closed_form", test_params=[{"alpha": 0.4}])
 class SesClassicForecaster(ClassicalForecaster):
     """M3's SINGLE: SES on the seasonally adjusted series, :math:`f_1 = x_1`, with the weight that
     minimises the in-sample one-step squared errors (Makridakis & Hibon 2000), reseasonalised.
@@ -99,7 +99,7 @@ class SesClassicForecaster(ClassicalForecaster):
         return np.full(horizon, ses_one(x, alpha))
 
 
-@register("theta_classic")
+@register("theta_classic", cost="closed_form", test_params=[{"alpha": 0.4}])
 class ThetaClassicForecaster(ClassicalForecaster):
     """The Theta method as entered in M3 (Assimakopoulos & Nikolopoulos 2000): the mean of the
     extrapolated least-squares line and the SES forecast of the theta-2 line, on the seasonally

@@ -108,7 +108,7 @@ class FoundationForecaster(Forecaster):
         )
 
 
-@register("chronos_bolt")
+@register("chronos_bolt", cost="foundation")
 class ChronosBoltForecaster(FoundationForecaster):
     """Chronos-Bolt (Ansari et al. 2024, "Chronos: Learning the language of time series", TMLR), zero-shot:
     quantiles from the model's quantile head, the point forecast is its median.
@@ -148,7 +148,7 @@ class ChronosBoltForecaster(FoundationForecaster):
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=q[:, :, keep])
 
 
-@register("timesfm")
+@register("timesfm", cost="foundation")
 class TimesFmForecaster(FoundationForecaster):
     """TimesFM (Das et al. 2024, "A decoder-only foundation model for time-series forecasting", ICML).
 
@@ -163,7 +163,7 @@ class TimesFmForecaster(FoundationForecaster):
     default_weights = "google/timesfm-2.0-500m-pytorch"
 
 
-@register("moirai")
+@register("moirai", cost="foundation")
 class MoiraiForecaster(FoundationForecaster):
     """Moirai (Woo et al. 2024, "Unified training of universal time series forecasting transformers",
     ICML), from the ``uni2ts`` package.

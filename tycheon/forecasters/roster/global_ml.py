@@ -69,7 +69,9 @@ def _features(lags: FloatArray, position: FloatArray, season: int) -> tuple[Floa
     return x, scale
 
 
-@register("lightgbm_global")
+@register(
+    "lightgbm_global", cost="global", test_params=[{"n_lags": 3, "n_estimators": 50, "subsample": 1.0, "seed": 5}]
+)
 class LightGbmGlobalForecaster(Forecaster):
     """Global LightGBM on lags, rolling means and season position; recursive multi-step (see module doc).
 

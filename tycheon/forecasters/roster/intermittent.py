@@ -22,7 +22,7 @@ __all__ = ["AdidaForecaster", "CrostonForecaster", "CrostonSbaForecaster", "Imap
 _CAPS = Capabilities(min_obs=1, vectorised=True)
 
 
-@register("croston")
+@register("croston", roster="default", cost="closed_form", traits={"intermittent", "equivariant"})
 class CrostonForecaster(PanelForecaster):
     """Croston's method: :math:`\\hat y = \\hat z / \\hat p` with :math:`\\hat z` the SES (alpha 0.1) of
     the positive demand sizes and :math:`\\hat p` the SES (alpha 0.1) of the intervals between demands,
@@ -35,7 +35,7 @@ class CrostonForecaster(PanelForecaster):
         return flat(croston_level(values, starts), horizon)
 
 
-@register("croston_sba")
+@register("croston_sba", roster="default", cost="closed_form", traits={"intermittent", "equivariant"})
 class CrostonSbaForecaster(PanelForecaster):
     """Syntetos-Boylan approximation: Croston's estimate times :math:`1 - \\alpha/2 = 0.95`
     (alpha 0.1), which removes Croston's bias. Syntetos & Boylan (2005)."""
@@ -46,7 +46,13 @@ class CrostonSbaForecaster(PanelForecaster):
         return flat(croston_level(values, starts) * 0.95, horizon)
 
 
-@register("tsb")
+@register(
+    "tsb",
+    roster="default",
+    cost="closed_form",
+    traits={"intermittent", "equivariant"},
+    test_params=[{"alpha_d": 0.1, "alpha_p": 0.3}],
+)
 class TsbForecaster(PanelForecaster):
     """Teunter-Syntetos-Babai: :math:`\\hat y = \\hat\\pi\\,\\hat z` with :math:`\\hat\\pi` the SES
     (``alpha_p``) of the occurrence indicator :math:`1[y_t \\ne 0]` over every period and :math:`\\hat z`
@@ -70,7 +76,7 @@ class TsbForecaster(PanelForecaster):
         return flat(tsb_level(values, starts, float(self.alpha_d), float(self.alpha_p)), horizon)
 
 
-@register("adida")
+@register("adida", roster="default", cost="closed_form", traits={"intermittent", "equivariant_pow2"})
 class AdidaForecaster(PanelForecaster):
     """ADIDA: sum the series in non-overlapping blocks of :math:`a = \\mathrm{round}(\\overline{\\text{interval}})`
     periods (the incomplete block at the start dropped), forecast the block sums with SES whose alpha
@@ -83,7 +89,7 @@ class AdidaForecaster(PanelForecaster):
         return flat(adida_level(values, starts), horizon)
 
 
-@register("imapa")
+@register("imapa", roster="default", cost="closed_form", traits={"intermittent", "equivariant_pow2"})
 class ImapaForecaster(PanelForecaster):
     """IMAPA: the mean over block lengths :math:`a = 1..\\mathrm{round}(\\overline{\\text{interval}})` of
     the ADIDA per-period estimate at each length. No demand: 0. Petropoulos & Kourentzes (2015)."""

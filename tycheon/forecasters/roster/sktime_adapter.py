@@ -55,7 +55,7 @@ def _resolve(name: str) -> type:
         raise UnknownSktimeEstimatorError(str(err)) from err
 
 
-@register("sktime")
+@register("sktime", cost="fitted", test_params=[{"estimator": "ThetaForecaster", "params": {"sp": 12}}])
 class SktimeForecaster(Forecaster):
     """Adapter: an sktime forecaster named ``estimator`` with constructor ``params``, fitted per series.
 

@@ -108,33 +108,7 @@ class StatsforecastForecaster(LocalForecaster):
         return point, quantiles_from_intervals(out, quantile_levels, median_key=median_key)
 
 
-@register("auto_ets")
-class AutoEtsForecaster(StatsforecastForecaster):
-    """ETS with automatic selection of error, trend and season (statsforecast ``AutoETS``, model
-    ``"ZZZ"``, AICc), Hyndman et al. (2008). Needs 7 observations (statsforecast refuses fewer).
-    Seasonal components are considered only when the series covers more than one season."""
-
-    def _model(self, season_length: int) -> Any:
-        from statsforecast.models import AutoETS
-
-        return AutoETS(season_length=season_length, model="ZZZ")
-
-
-@register("damped_ets")
-class DampedEtsForecaster(StatsforecastForecaster):
-    """ETS restricted to a damped additive trend, error and season selected automatically
-    (statsforecast ``AutoETS(model="ZZZ", damped=True)``; Gardner & McKenzie 1985). Needs 8
-    observations (the damped model has more parameters)."""
-
-    capabilities = Capabilities(min_obs=8, quantiles=True)
-
-    def _model(self, season_length: int) -> Any:
-        from statsforecast.models import AutoETS
-
-        return AutoETS(season_length=season_length, model="ZZZ", damped=True)
-
-
-@register("auto_theta")
+@register("auto_theta", roster="opt_in", cost="fitted")
 class AutoThetaForecaster(StatsforecastForecaster):
     """Theta with automatic choice among the standard, optimised and dynamic variants and a
     multiplicative seasonal-decomposition test (statsforecast ``AutoTheta``; Fiorucci et al. 2016).
@@ -156,10 +130,36 @@ class AutoThetaForecaster(StatsforecastForecaster):
         return AutoTheta(season_length=season_length)
 
 
-@register("auto_arima")
+@register("auto_ets", roster="opt_in", cost="fitted")
+class AutoEtsForecaster(StatsforecastForecaster):
+    """ETS with automatic selection of error, trend and season (statsforecast ``AutoETS``, model
+    ``"ZZZ"``, AICc), Hyndman et al. (2008). Needs 7 observations (statsforecast refuses fewer).
+    Seasonal components are considered only when the series covers more than one season."""
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoETS
+
+        return AutoETS(season_length=season_length, model="ZZZ")
+
+
+@register("damped_ets", cost="fitted")
+class DampedEtsForecaster(StatsforecastForecaster):
+    """ETS restricted to a damped additive trend, error and season selected automatically
+    (statsforecast ``AutoETS(model="ZZZ", damped=True)``; Gardner & McKenzie 1985). Needs 8
+    observations (the damped model has more parameters)."""
+
+    capabilities = Capabilities(min_obs=8, quantiles=True)
+
+    def _model(self, season_length: int) -> Any:
+        from statsforecast.models import AutoETS
+
+        return AutoETS(season_length=season_length, model="ZZZ", damped=True)
+
+
+@register("auto_arima", roster="opt_in", cost="fitted")
 class AutoArimaForecaster(StatsforecastForecaster):
     """Seasonal ARIMA with the Hyndman-Khandakar stepwise order search (statsforecast ``AutoARIMA``).
-    Works from 1 observation (a constant model); slowest of the family (~0.5 s per series)."""
+    Works from 1 observation (a constant model); the slowest of the family."""
 
     capabilities = Capabilities(min_obs=1, quantiles=True)
 
@@ -169,7 +169,7 @@ class AutoArimaForecaster(StatsforecastForecaster):
         return AutoARIMA(season_length=season_length)
 
 
-@register("mstl")
+@register("mstl", cost="fitted")
 class MstlForecaster(StatsforecastForecaster):
     """MSTL decomposition (Bandara et al. 2021) with the season length of the panel; the seasonal part
     is forecast by seasonal naive and the remainder by ``AutoETS(model="ZZN")`` (statsforecast ``MSTL``
