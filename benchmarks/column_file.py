@@ -3,12 +3,10 @@
 :mod:`benchmarks.spill` holds score-set columns on disk so that they do not take memory while stages that
 do not read them run. Written through the page cache, a spilled column stays in memory anyway (as file
 cache) until the kernel writes it back and reclaims it, and is read back from there or from the disk;
-on the 2-core VM the benchmarks run on, that path ran at 0.1 GB/s both ways whenever the cache had
-been reclaimed (``dd`` of 1 GiB: 6.8-10 s, kernel time; reading a just-written 1 GiB ``.npy`` back:
-9-10 s), and the m5scale study writes at least 4.9 GB of spill files (sizes sampled every 0.2 s),
-at most 2.6 GB of them at once. Direct I/O moves the bytes between the process and
-the disk with no cache copy: 1 GiB written in 0.75-0.98 s and read in 1.25-1.69 s on the same VM,
-and the spilled bytes really leave memory.
+on the 2-core VM the benchmarks run on, that path was slow both ways whenever the cache had been
+reclaimed, and the m5scale study writes gigabytes of spill files. Direct I/O moves the bytes between
+the process and the disk with no cache copy, several times faster on the same VM, and the spilled bytes
+really leave memory (measured in benchmarks/perf/MEASUREMENTS.md).
 
 Direct I/O needs the buffer, the file offset and the length aligned to the device's block: the bytes
 pass through one page-aligned buffer of :data:`CHUNK` bytes (a copy at memory speed), the last block is

@@ -1,17 +1,17 @@
 """Columns of a score-set table held on disk while stages that do not read them run.
 
-At M5 size the table of a run is 2.2 GB and every statistics stage works beside it, though none reads
-every column. The leaderboards and interval tables read the keys, points, scales and bands
+At M5 size the table of a run takes gigabytes, and every statistics stage works beside it, though none
+reads every column. The leaderboards and interval tables read the keys, points, scales and bands
 (:func:`tycheon.analysis.leaderboard.columns_read`), not the publication dates, weights, season lengths
-or, unless a table ranks CRPS, the models' quantiles (0.7 GB); and they are the only readers of the
-conformal bands and quantiles (``lo80 .. hi95``, ``q<level>``: 56 bytes of a row's ~150, 0.8 GB): the
-analyses read the point forecasts (:data:`tycheon.analysis.prepared.READ_COLUMNS`), the replay neither
-bands nor quantiles (its served combination has none), and the sensitivity audit runs its own
-backtests. So the pipeline (:func:`benchmarks.pipeline._rolling_part`) puts each stage's unread columns
-in a temporary folder (raw column files, exact bytes, written past the page cache by
-:mod:`benchmarks.column_file`) while it runs; they come back, in their places,
-before the sidecar frame is built from the table: the sidecar's bytes, and so its hash, are those of a
-table that never left memory.
+or, unless a table ranks CRPS, the models' quantiles; and they are the only readers of the conformal
+bands and quantiles (``lo80 .. hi95``, ``q<level>``: 56 bytes of a row's ~150): the analyses read the
+point forecasts (:data:`tycheon.analysis.prepared.READ_COLUMNS`), the replay neither bands nor quantiles
+(its served combination has none), and the sensitivity audit runs its own backtests. So the pipeline
+(:func:`benchmarks.dataset_part.rolling_part`) runs them as a :class:`Stages` plan: each stage names the
+columns it reads, and the others wait in a temporary folder (raw column files, exact bytes, written
+past the page cache by :mod:`benchmarks.column_file`) while it runs. Every column comes back, in its
+place, when the plan ends, before the sidecar frame is built from the table: the sidecar's bytes, and
+so its hash, are those of a table that never left memory. Measured peaks: benchmarks/perf/MEASUREMENTS.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -30,7 +31,7 @@ from benchmarks.column_file import ColumnFile, read_column, write_column
 from tycheon._frames import drop_columns
 from tycheon.backtest.scoreset import SORT_KEYS, concat_in_key_order
 
-__all__ = ["SpilledColumns", "concat_parked", "spillable"]
+__all__ = ["SpilledColumns", "Stages", "concat_parked", "spillable"]
 
 
 def spillable(table: pd.DataFrame, columns: Sequence[str]) -> list[str]:
@@ -157,9 +158,9 @@ def concat_parked(parked: Sequence[SpilledColumns], *, keep: Collection[str]) ->
     column is then built one at a time, each part's values read back and copied into their stretches of
     one new column (:meth:`~tycheon.backtest.scoreset.RowOrder.gather`), so the peak is the table's
     ``keep`` columns plus one column and one part's column. Restoring every part before joining held the
-    whole table and more (m5scale, main-process peak of the concatenation: 2.92 -> 2.16-2.19 GiB);
-    restoring every part's ``keep`` columns before joining them held each of them twice, and made twice
-    the new memory (on the benchmark VM, new pages cost up to 4 s per GiB).
+    whole table and more; restoring every part's ``keep`` columns before joining them held each of them
+    twice, and made twice the new memory, whose pages are slow to make on the benchmark VM (both
+    measured in benchmarks/perf/MEASUREMENTS.md).
     """
     if not parked:
         raise ValueError("no parked tables to concatenate")
@@ -193,3 +194,70 @@ def concat_parked(parked: Sequence[SpilledColumns], *, keep: Collection[str]) ->
     for p in parked:
         p.discard()
     return table, out
+
+
+class Stages:
+    """A table's columns through the stages that read it: in memory only what the running stage reads.
+
+    Each stage names the columns it reads (:meth:`stage`); on entering it, the table's other columns go to
+    disk (those :func:`spillable` picks: keys and categoricals stay) and the ones it reads that were on
+    disk come back, in their places. ``parked`` holds the columns already on disk when the plan starts
+    (those :func:`concat_parked` left there). Leaving the plan (a ``with`` block, also on an error) puts
+    every column back, so the table is whole again, in its column order, with its bytes unchanged::
+
+        with Stages(table, parked=run.parked) as plan:
+            with plan.stage(reads=columns_read()):
+                leaderboards = leaderboard_tables(table, ...)
+            with plan.stage(reads=()):  # reads none of the table
+                audit = ...
+    """
+
+    def __init__(self, table: pd.DataFrame, *, parked: SpilledColumns | None = None) -> None:
+        self.table = table
+        self._order = list(table.columns) if parked is None else parked.order
+        # the columns on disk, each group as it went there (every group places its columns in ``_order``)
+        self._disk: list[SpilledColumns] = [parked] if parked is not None and parked.columns else []
+
+    @property
+    def columns(self) -> list[str]:
+        """The table's whole column order (those on disk included)."""
+        return list(self._order)
+
+    @property
+    def on_disk(self) -> list[str]:
+        """The columns on disk now, in the table's column order."""
+        away = {c for group in self._disk for c in group.columns}
+        return [c for c in self._order if c in away]
+
+    @contextmanager
+    def stage(self, *, reads: Collection[str] | None) -> Iterator[pd.DataFrame]:
+        """Run the block with the table holding the columns ``reads`` (``None``: every column) and no other
+        column that can wait on disk. The columns stay so when the block ends: the next stage, or the end
+        of the plan, moves them. The unread columns leave first, so the peak is the smaller table."""
+        wanted = set(self._order) if reads is None else set(reads)
+        away = spillable(self.table, [c for c in self.table.columns if c not in wanted])
+        if away:
+            self._disk.append(SpilledColumns(self.table, away, order=self._order))
+        for group in self._disk:
+            group.restore(keep=[c for c in group.columns if c not in wanted])
+        self._disk = [group for group in self._disk if group.columns]
+        yield self.table
+
+    def restore(self) -> pd.DataFrame:
+        """Put every column on disk back in its place (in place); the table is whole again."""
+        groups, self._disk = self._disk, []
+        try:
+            for group in groups:
+                group.restore()
+        finally:
+            for group in groups:  # the files of any group a failed restore left behind
+                group.discard()
+        return self.table
+
+    def __enter__(self) -> Stages:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.restore()

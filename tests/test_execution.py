@@ -6,7 +6,7 @@ import pytest
 
 from tests._forecasters_support import NoEmbargoProtocol, assert_same_scores
 from tycheon.backtest.engine import run
-from tycheon.backtest.execution import run_tasks, task_seed
+from tycheon.backtest.execution import release_workers, run_tasks, task_seed
 from tycheon.backtest.factories import instance_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import RollingOrigin
@@ -165,3 +165,33 @@ def test_when_run_on_auto_then_the_score_set_equals_the_joblib_one_bit_for_bit(
     auto = _run(small_panel, backend="auto", n_jobs=2)
     _assert_same(sequential, auto)
     _assert_same(_run(small_panel, backend="joblib", n_jobs=2), auto)
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_release_workers_ends_the_workers_run_tasks_started_and_else_touches_no_pool(monkeypatch):
+    import os
+
+    from joblib.externals import loky
+
+    release_workers()  # any pool an earlier test left
+    pids = set(run_tasks([os.getpid] * 4, backend="joblib", n_jobs=2)) - {os.getpid()}
+    assert pids and all(_alive(p) for p in pids)  # joblib keeps its workers after the tasks
+    release_workers()
+    assert not any(_alive(p) for p in pids)
+
+    def no_pool(**kwargs):
+        raise AssertionError("release_workers asked loky for an executor with no workers of run_tasks running")
+
+    monkeypatch.setattr(loky, "get_reusable_executor", no_pool)
+    release_workers()  # nothing started since: loky is not asked, so no pool is started just to stop it
+    run_tasks([os.getpid] * 2, backend="sequential")
+    release_workers()

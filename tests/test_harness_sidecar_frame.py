@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmarks.pipeline import _SIDECAR_COLUMNS, _tagged
+from benchmarks.roster_run import _SIDECAR_COLUMNS, _tagged
 from tycheon.backtest.scoreset import SCORESET_COLUMNS
 
 

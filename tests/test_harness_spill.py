@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.spill import SpilledColumns, spillable
+from benchmarks.spill import SpilledColumns, Stages, spillable
 
 
 def _table() -> pd.DataFrame:
@@ -76,31 +76,25 @@ def test_a_categorical_column_is_refused_and_the_table_kept_whole():
     assert list(table.columns) == list(_table().columns)
 
 
-def test_only_the_bands_and_quantiles_are_spilled_and_none_where_a_sweep_ranks_the_rows_again():
+def test_the_replay_reads_every_column_but_the_bands_and_quantiles():
+    from benchmarks.dataset_part import _read_by_replay
+
+    assert _read_by_replay(list(_table().columns)) == ["model", "origin", "point", "has_band", "available_at"]
+
+
+def test_the_analyses_read_what_prepared_scores_read_and_every_column_where_a_sweep_runs():
     from types import SimpleNamespace
 
-    from benchmarks.pipeline import _leaderboard_only_columns
-
-    table = _table()
-    assert _leaderboard_only_columns(table, SimpleNamespace(sweep=[])) == ["lo80", "hi80", "q0.1", "q0.9"]
-    assert _leaderboard_only_columns(table, SimpleNamespace(sweep=[0.5, 1.0])) == []
-
-
-def test_the_analyses_spill_what_prepared_scores_do_not_read_and_nothing_where_a_sweep_runs():
-    from types import SimpleNamespace
-
-    from benchmarks.pipeline import _unread_by_analyses
+    from benchmarks.dataset_part import _read_by_analyses
     from tycheon.analysis.prepared import READ_COLUMNS
 
-    table = _table()
-    unread = _unread_by_analyses(table, SimpleNamespace(sweep=[]))
-    assert unread == ["lo80", "hi80", "has_band", "available_at", "q0.1", "q0.9"]
-    assert not set(unread) & set(READ_COLUMNS)
-    assert _unread_by_analyses(table, SimpleNamespace(sweep=[0.5, 1.0])) == []
+    assert _read_by_analyses(SimpleNamespace(sweep=[])) == READ_COLUMNS
+    assert not {"lo80", "hi80", "has_band", "available_at", "q0.1"} & set(READ_COLUMNS)
+    assert _read_by_analyses(SimpleNamespace(sweep=[0.5, 1.0])) is None  # its tables are leaderboards
 
 
 def test_the_leaderboards_stage_keeps_what_its_tables_read_and_the_quantiles_only_for_crps():
-    from benchmarks.pipeline import _read_by_leaderboards
+    from benchmarks.dataset_part import _read_by_leaderboards
     from tycheon.analysis.leaderboard import LeaderboardSpec, columns_read
 
     point = LeaderboardSpec(metrics=("mase", "rmsse"), baseline="naive", random_walk="naive", horizon=3, stride=3,
@@ -184,3 +178,56 @@ def test_a_partial_restore_puts_each_column_in_its_place_among_those_present():
     spill.restore()
     pd.testing.assert_frame_equal(table, expected, check_exact=True)
     assert spill._dir is None
+
+
+def test_each_stage_holds_only_the_columns_it_reads_and_the_plan_ends_with_the_table_whole():
+    table = _table()
+    expected = table.copy()
+    with Stages(table) as plan:
+        with plan.stage(reads=["origin", "point", "lo80", "hi80"]) as t:
+            assert t is table  # the same frame, changed in place
+            # the categorical cannot wait on disk, so every stage has it
+            assert list(table.columns) == ["model", "origin", "point", "lo80", "hi80"]
+            assert plan.on_disk == ["has_band", "available_at", "q0.1", "q0.9"]
+        with plan.stage(reads=["point", "available_at", "q0.9"]):  # the bands leave, the dates come back
+            assert list(table.columns) == ["model", "point", "available_at", "q0.9"]
+        with plan.stage(reads=()):
+            assert list(table.columns) == ["model"]
+        with plan.stage(reads=None):  # every column, in its place
+            pd.testing.assert_frame_equal(table, expected, check_exact=True)
+        with plan.stage(reads=["point"]):
+            folders = [group._dir for group in plan._disk]
+            assert folders and all(f is not None and f.exists() for f in folders)
+    assert plan.on_disk == [] and not any(f.exists() for f in folders)  # the files went with the plan
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    assert _parquet(table) == _parquet(expected)  # the sidecar bytes, so its hash, are unchanged
+
+
+def test_a_plan_starts_from_the_columns_the_join_left_on_disk():
+    from benchmarks.spill import concat_parked
+    from tycheon.backtest.scoreset import SORT_KEYS, concat_tables
+
+    expected = concat_tables([p.copy() for p in _parts()], sort_keys=True)
+    keep = {*SORT_KEYS, "point", "actual"}
+    table, left = concat_parked([SpilledColumns(p, spillable(p, list(p.columns))) for p in _parts()], keep=keep)
+    away = list(left.columns)
+    with Stages(table, parked=left) as plan:
+        assert plan.columns == list(expected.columns) and plan.on_disk == away
+        with plan.stage(reads=keep):  # what the join kept: nothing moves
+            assert plan.on_disk == away
+        with plan.stage(reads=[*keep, "q0.5"]):
+            assert "q0.5" in table.columns and "q0.5" not in plan.on_disk
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    assert _parquet(table) == _parquet(expected)
+
+
+def test_a_stage_that_fails_leaves_the_table_whole_when_the_plan_ends():
+    table = _table()
+    expected = table.copy()
+    with pytest.raises(RuntimeError, match="boom"), Stages(table) as plan:
+        with plan.stage(reads=["point"]):
+            pass
+        with plan.stage(reads=["origin", "lo80"]):
+            raise RuntimeError("boom")
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+    assert plan.on_disk == []

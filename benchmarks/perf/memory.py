@@ -204,16 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from benchmarks.perf.backtest import run_tycheon
     from benchmarks.perf.common import build_cv_panel, build_panel, peak_rss_gib
+    from tycheon.backtest.execution import release_workers
 
     panel = build_cv_panel(args.n_series) if args.panel == "cv" else build_panel(args.n_series)
     t0 = time.perf_counter()
     scores = run_tycheon(panel, backend=args.backend, n_jobs=args.n_jobs)
     seconds = time.perf_counter() - t0
     workers = _worker_peaks() if sys.platform.startswith("linux") else []
-    if args.backend == "joblib":
-        from joblib.externals.loky import get_reusable_executor
-
-        get_reusable_executor().shutdown(wait=True)
+    release_workers()  # the workers end here (the fallback below counts only children that have ended)
     main_gib = peak_gib()
     if main_gib is None:  # no /proc: ru_maxrss (which may include a parent's size, see above)
         main_gib = peak_rss_gib(resource.RUSAGE_SELF)

@@ -89,12 +89,12 @@ def test_isolated_cpu_limit_stops_a_busy_loop():
 def test_an_isolated_sktime_model_gives_the_same_rows_as_in_process(bench, monkeypatch):
     import pandas as pd
 
-    from benchmarks import pipeline
+    from benchmarks import model_run
 
     bench.model("sk_mean", 'kind = "sktime"\nestimator = "NaiveForecaster"', 'strategy = "mean"')
     config = bench.config(["naive", "snaive_momentum", "sk_mean"])
     assert bench.run(config, "--no-cache") == 0
-    monkeypatch.setattr(pipeline, "contributed", lambda model: False)
+    monkeypatch.setattr(model_run, "contributed", lambda model: False)
     assert bench.run(config, "--no-cache") == 0
     docs = [json.loads((bench.results / "adv" / f"v000{i}.json").read_text()) for i in (1, 2)]
     isolated, in_process = (read_score_frame(bench.results / "adv" / f"v000{i}.json") for i in (1, 2))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import config, pipeline
+from benchmarks import config, model_run
 from benchmarks.config import MODELS_DIR, load_model_config
 from tests.adversarial import _models
 from tycheon.backtest.factories import forecaster_factory, instance_factory
@@ -68,11 +68,11 @@ def test_when_a_tycheon_route_model_allocates_without_bound_then_it_fails_isolat
 ):
     # lightgbm_global with n_lags = 500000 grew the harness to 5.6 GB in process; this hog holds 3 GiB
     # against a 1.5 GiB limit, so the probe needs little of the machine
-    monkeypatch.setattr(pipeline, "ISOLATED_MEMORY_BYTES", 3 * 1024**3 // 2)
+    monkeypatch.setattr(model_run, "ISOLATED_MEMORY_BYTES", 3 * 1024**3 // 2)
     if hasattr(config, "CONTRIBUTED_PARAMS"):  # the parameter bounds a contributed config is checked against
         monkeypatch.setitem(config.CONTRIBUTED_PARAMS, "adv_hog", {"gib": config.Bound("float", 0, 16)})
     # the child process has only the roster registered: the hog travels as a class, not as a registry id
-    monkeypatch.setattr(pipeline, "forecaster_factory", _hostile_or_registered)
+    monkeypatch.setattr(model_run, "forecaster_factory", _hostile_or_registered)
     bench.model("hog", 'kind = "tycheon"\nforecaster = "adv_hog"', "gib = 3")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     assert bench.run(bench.config(["naive", "snaive_momentum", "hog"])) == 0
@@ -89,11 +89,11 @@ def test_when_a_tycheon_route_model_allocates_without_bound_then_it_fails_isolat
 
 def test_committed_models_run_in_process_and_any_model_with_parameters_runs_isolated(bench):
     committed = [load_model_config(p) for p in sorted(MODELS_DIR.glob("*.toml"))]
-    assert {m.id for m in committed if pipeline.contributed(m)} == {"sktime_theta"}
+    assert {m.id for m in committed if model_run.contributed(m)} == {"sktime_theta"}
     with_params = load_model_config(
         bench.model("lgb", 'kind = "tycheon"\nforecaster = "lightgbm_global"', "n_lags = 12")
     )
-    assert pipeline.contributed(with_params)
+    assert model_run.contributed(with_params)
 
 
 @needs_seccomp

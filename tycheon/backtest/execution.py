@@ -12,10 +12,10 @@ probed seconds per unit of work times the remaining work; a task's work is its s
 where it says, else 1), :math:`n` the workers, :math:`S` = :data:`WORKER_STARTUP_S` the start-up of a
 worker pool and :math:`w` the warm-up of the first task: what it took beyond the rate of the tasks after
 it (loading compiled kernels and first-use caches, which every new worker pays again). The first task
-is left out of the rate: extrapolating its warm-up made a 10,000-series run of 8 baselines move to
-workers and take 7.8-9.6 s instead of 4.1-5.6 s in process (cold runs, 2 loaded cores). The tasks and their
-order are those of the other backends, so the score set is the same bit for bit whichever way the
-decision goes.
+is left out of the rate: extrapolating its warm-up sent a 10,000-series run of 8 baselines to workers,
+where it took longer than in process (see benchmarks/perf/MEASUREMENTS.md). The tasks and their order
+are those of the other backends, so the score set is the same bit for bit whichever way the decision
+goes.
 
 A task is a picklable zero-argument callable (one model on one chunk of series of one unit, over every
 origin). Every backend returns the results **in task order**, whatever order they finish in, and each task
@@ -24,6 +24,8 @@ score sets. Exceptions raised by a task propagate unchanged (a :class:`~tycheon.
 is never swallowed); tasks catch model failures themselves and return them as results.
 
 A progress bar (tqdm) counts finished tasks when ``progress=True``.
+
+joblib's loky workers outlive the tasks until :func:`release_workers` ends them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "PROBE_TASKS",
     "WORKER_STARTUP_S",
     "auto_uses_workers",
+    "release_workers",
     "run_tasks",
     "task_seed",
 ]
@@ -57,10 +60,31 @@ PROBE_SECONDS = 0.5
 """``auto``: seconds of those tasks after which the decision is taken even before :data:`PROBE_TASKS`."""
 WORKER_STARTUP_S = 4.0
 """``auto``: seconds a pool of loky workers costs before it pays: starting the processes, importing the
-engine and loading the compiled kernels in each, while the main process also has to write the rows. On
-a 2-core machine a one-shot 30,490-series run of 8 baselines (about 4.5 s of tasks) took 5.4 s in
-process and 9.0 s with two workers (``python -m benchmarks.perf``, cold runs), so workers are used only
-when they are estimated to save more than this."""
+engine and loading the compiled kernels in each, while the main process also has to write the rows. A
+one-shot 30,490-series run of 8 baselines was slower with two workers than in process on a 2-core
+machine (``python -m benchmarks.perf``; benchmarks/perf/MEASUREMENTS.md), so workers are used only when
+they are estimated to save more than this."""
+
+
+_workers_started = False
+"""Whether :func:`run_tasks` has sent tasks to loky workers since the last :func:`release_workers`."""
+
+
+def release_workers() -> None:
+    """End the loky workers :func:`run_tasks` started, if it started any since the last call.
+
+    joblib keeps them alive, idle, for its idle timeout after the last task, each holding its imports and
+    heap; a later run starts new ones. Shutting them down goes through loky's public
+    ``get_reusable_executor(reuse=True)``, which returns the running executor as it is; it is called only
+    after :func:`run_tasks` used workers, since with none running it would start a pool to stop it.
+    """
+    global _workers_started
+    if not _workers_started:
+        return
+    _workers_started = False
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor(reuse=True).shutdown(wait=True)
 
 
 def _work(task: Any) -> float:
@@ -152,14 +176,14 @@ def run_tasks(
             if backend == "auto":
                 start = _probe(tasks, results, n_jobs=n_jobs, on_result=on_result, bar=bar)
             if start < len(tasks):
-                from joblib import Parallel, delayed
+                from joblib import delayed
 
                 # large results come back through shared memory where the system has it (see .transport)
                 directory, prefix = transport.shared_dir(), transport.run_prefix()
                 call = (
                     _call if directory is None else functools.partial(_call_shipped, directory=directory, prefix=prefix)
                 )
-                parallel = Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
+                parallel = _loky(n_jobs)
                 try:
                     for i, shipped in enumerate(parallel(delayed(call)(t) for t in tasks[start:]), start=start):
                         results[i] = transport.receive(shipped)
@@ -182,6 +206,15 @@ def run_tasks(
                 _report(on_result, i, results[i])
                 bar.update(1)
     return results
+
+
+def _loky(n_jobs: int | None) -> Any:
+    """joblib's loky ``Parallel`` for the tasks; its workers outlive them until :func:`release_workers`."""
+    global _workers_started
+    from joblib import Parallel
+
+    _workers_started = True
+    return Parallel(n_jobs=-1 if n_jobs is None else n_jobs, backend="loky", return_as="generator")
 
 
 def _probe(
