@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tycheon.analysis import _stepgrid, intervals, table_tests
 from tycheon.analysis import leaderboard as lb
 from tycheon.analysis.blockgrid import block_grid
 from tycheon.analysis.prepared import wide as prepared_wide
@@ -110,7 +111,7 @@ def test_record_coverage_equals_the_groupby_mean_of_the_banded_records():
         lo, hi, y = rows[f"lo{level}"], rows[f"hi{level}"], rows["actual"]
         banded = lo.notna() & hi.notna()
         expected = ((lo <= y) & (y <= hi))[banded].groupby(rows.loc[banded, "model"]).mean()
-        got = lb._record_coverage(rows, level)
+        got = intervals._record_coverage(rows, level)
         assert got.index.tolist() == expected.index.tolist()
         assert got.to_numpy().tolist() == expected.to_numpy().tolist()  # exact
 
@@ -119,7 +120,7 @@ def test_record_coverage_equals_the_groupby_mean_of_the_banded_records():
 def test_each_unit_and_class_is_its_rows_in_key_order_with_its_blocks(categorical):
     table = _table(categorical=categorical)
     cols = lb._read_columns(table)
-    got = list(lb._unit_class_tables(table, cols, ["model", "actual"], metrics=["mase"]))
+    got = list(_stepgrid._unit_class_tables(table, cols, ["model", "actual"], metrics=["mase"]))
     ordered = table.sort_values(KEYS, kind="stable", ignore_index=True)
     expected = []
     for unit in ("series", "total"):
@@ -188,7 +189,7 @@ def test_wide_block_grid_is_the_pivot_table_it_replaces(seed):
         expected = frame.pivot_table(
             index=["series_id", "origin"], columns="model", values="mase", aggfunc="first", observed=True
         )
-        pd.testing.assert_frame_equal(lb._wide(frame, "mase"), expected, check_exact=True)
+        pd.testing.assert_frame_equal(table_tests._wide(frame, "mase"), expected, check_exact=True)
     assert block_grid(unique, "mase", categorical=True) is not None  # the scatter, not the fallback, ran
     unique.loc[unique.index[::5], "mase"] = np.nan  # NaN scores: the unstack of the labels keeps them
     labels = unique.assign(series_id=unique["series_id"].astype(object), model=unique["model"].astype(object))
@@ -226,7 +227,7 @@ def test_the_tables_do_not_depend_on_the_step_loss_block_size(metrics, monkeypat
     expected = lb.leaderboard_tables(table, spec=spec)
     for chunk in (1, 5, 64):
         monkeypatch.setattr(aggregate, "STEP_LOSS_CHUNK", chunk)
-        monkeypatch.setattr(lb, "STEP_LOSS_CHUNK", chunk)
+        monkeypatch.setattr(_stepgrid, "STEP_LOSS_CHUNK", chunk)
         assert lb.leaderboard_tables(table, spec=spec) == expected
     assert any(row["dm_p"] is not None for board in expected for row in board["rows"])  # tests ran
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests._analysis_support import score_table
-from tycheon.analysis.leaderboard import _step_grid
+from tycheon.analysis._stepgrid import _step_grid
 from tycheon.backtest.scoreset import sorted_categorical
 from tycheon.errors import ScaleMismatchError
 from tycheon.metrics.aggregate import BLOCK_KEYS, block_scores, check_scale_consistency, column_values, group_codes

@@ -3,7 +3,8 @@ hold from short to long horizon steps?
 
 Per horizon step :math:`h`, each model's mean per-step scaled error
 (:func:`tycheon.metrics.aggregate.step_scores`: :math:`|e_h| / s_{\\mathrm{MAE}}` for ``mase``,
-:math:`|e_h| / s_{\\mathrm{RMSE}}` for ``rmsse``) ranks the models; the short half of the horizon
+:math:`|e_h| / s_{\\mathrm{RMSE}}` for ``rmsse``; any of
+:data:`tycheon.metrics.registry.SCALED_STEP_LOSSES`) ranks the models; the short half of the horizon
 (steps :math:`1..\\lfloor H/2 \\rfloor`) and the long half (the rest) give two rankings on the mean over
 their steps, compared by Spearman's :math:`\\rho` (:func:`tycheon.stats.ranking.spearman_test`), with the
 largest move of any model between them (the paper's "no method moves more than three places").
@@ -19,6 +20,7 @@ import pandas as pd
 from tycheon.analysis.prepared import PreparedScores, prepared, ranks
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import step_scores
+from tycheon.metrics.registry import SCALED_STEP_LOSSES
 from tycheon.stats.ranking import spearman_test
 
 __all__ = ["HorizonRobustness", "horizon_robustness"]
@@ -52,16 +54,19 @@ def horizon_robustness(
     ----------
     table : DataFrame
         ``ScoreSet.table`` (rows of other units are ignored).
-    metric : {"mase", "rmsse"}
+    metric : str
+        A point loss with a per-step value and a scale column
+        (:data:`tycheon.metrics.registry.SCALED_STEP_LOSSES`).
     unit : str
 
     References
     ----------
     Evaluation-choices paper, section 3 (horizon check: Spearman 0.98, largest move three places).
     """
-    if metric not in ("mase", "rmsse"):
-        raise InputError(f"metric must be 'mase' or 'rmsse' (per-step scaled errors), got {metric!r}")
-    parts = [step_scores(g, by=("model",)) for _, g in prepared(table)[unit].by_model()]  # one model at a time
+    if metric not in SCALED_STEP_LOSSES:
+        raise InputError(f"metric must be one of {list(SCALED_STEP_LOSSES)} (per-step scaled errors), got {metric!r}")
+    # one model at a time
+    parts = [step_scores(g, by=("model",), metrics=(metric,)) for _, g in prepared(table)[unit].by_model()]
     per_step = pd.concat(parts).pivot(index="model", columns="step", values=f"{metric}_mean")
     per_step = per_step.dropna()  # models with a value at every step
     steps = [int(h) for h in per_step.columns]

@@ -3,11 +3,13 @@ r"""The metric registry: every leaderboard metric declared once, with its kernel
 One :class:`MetricSpec` per metric name says how a block's value is computed from per-step terms
 (:data:`TERMS`), which score-set scale column divides it (if any), whether it scores points, intervals or
 distributions, which direction is better, its display name and a one-line definition, and the per-step
-loss that a Diebold-Mariano test on a table of that metric compares (:attr:`MetricSpec.step_loss`).
+loss that a Diebold-Mariano test on a table of that metric compares (:attr:`MetricSpec.step_loss`) with
+the words a table publishes for it (:attr:`MetricSpec.dm_loss_label`).
 :func:`tycheon.metrics.aggregate.block_scores`, :func:`~tycheon.metrics.aggregate.step_scores`, the
 leaderboard, the harness's config check and the site's glossary all read this table, so adding a metric is
 one kernel (in :mod:`tycheon.metrics._kernels` if it needs a new formula), one entry here and its oracle
-test.
+test (``tests/test_metrics_registry.py`` checks every entry's invariants without a list of names). A scale
+column is one of :data:`tycheon.metrics.scale.SCALE_TEXT`'s keys: a new denominator is declared there.
 
 Per-step terms, with :math:`e_h = \hat y_h - y_h`: ``abs_err`` :math:`|e_h|`, ``sq_err`` :math:`e_h^2`,
 ``err`` :math:`e_h`, ``abs_y`` :math:`|y_h|`, ``zero_y`` :math:`\mathbb 1\{y_h = 0\}`, ``smape``
@@ -27,11 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from tycheon.errors import MetricInputError
+from tycheon.metrics._formulas import BlockTerms, StepTerms, mean_of, ratio_of_sums, scaled_loss, term_of
 from tycheon.metrics._kernels import (
     BAND_LEVELS_80,
     BAND_LEVELS_95,
@@ -40,11 +43,13 @@ from tycheon.metrics._kernels import (
     pinball_kernel,
     smape_ratio,
 )
+from tycheon.metrics.scale import SCALE_TEXT
 
 __all__ = [
     "BAND_GRID",
     "BAND_GRID_80",
     "METRICS",
+    "SCALED_STEP_LOSSES",
     "SERVICE_LEVELS",
     "BlockTerms",
     "MetricKind",
@@ -75,27 +80,6 @@ with both bands; a row with only the 80% band is read on :data:`BAND_GRID_80`.""
 BAND_GRID_80: tuple[tuple[float, ...], tuple[str, ...]] = (tuple(BAND_LEVELS_80.tolist()), ("lo80", "point", "hi80"))
 """The grid of a row with only the 80% band (a benchmark without calibration origins has no 95% band early:
 full v0002 has 80% bands only); service levels above 0.9 are NaN on it (no extrapolation)."""
-
-
-@dataclass(frozen=True)
-class BlockTerms:
-    """Per-block aggregates of the per-step terms, aligned ``[block]``.
-
-    ``mean[t]`` / ``total[t]`` are the block mean / sum of term ``t``; ``scale[c]`` is the block's value
-    of scale column ``c`` with zero or NaN scales already set to NaN (the zero-scale rule).
-    """
-
-    mean: Mapping[str, np.ndarray]
-    total: Mapping[str, np.ndarray]
-    scale: Mapping[str, np.ndarray]
-
-
-@dataclass(frozen=True)
-class StepTerms:
-    """Per-step terms and the row's scales (zero or NaN scales already NaN), aligned ``[row]``."""
-
-    term: Mapping[str, np.ndarray]
-    scale: Mapping[str, np.ndarray]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +120,12 @@ class MetricSpec:
         How a table of it ranks models: the geometric mean over blocks of the error relative to the
         random walk (the default for losses; robust to one huge block), the cell's pooled ratio of sums
         (WAPE) or the absolute value of the cell mean (scaled bias: 0 is best).
+    loss_label : str or None
+        Plain words for the per-step loss a DM test on a table of it compares, as the table publishes them
+        (``tests.dm_loss``); ``None``: ``"per-step <display name>"`` (:attr:`dm_loss_label`).
+    better : str
+        Which value is better, as the glossary prints it; empty (the default): ``"lower"`` for a loss,
+        else ``"closer to 0"`` (:meth:`default_better`).
     """
 
     name: str
@@ -150,6 +140,28 @@ class MetricSpec:
     step_loss: Callable[[StepTerms], np.ndarray] | None = None
     elicits: str = "-"
     rank_by: RankBy = "gmean_rel_rw"
+    loss_label: str | None = None
+    better: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scale_column is not None and self.scale_column not in SCALE_TEXT:
+            raise MetricInputError(
+                f"metric {self.name!r}: scale column {self.scale_column!r} is not a scale of "
+                f"tycheon.metrics.scale.SCALE_TEXT (scales: {sorted(SCALE_TEXT)}); declare a new scale there"
+            )
+        if not self.better:
+            object.__setattr__(self, "better", self.default_better(self.lower_is_better))
+
+    @staticmethod
+    def default_better(lower_is_better: bool) -> str:
+        """The glossary's "Better" wording of a metric that declares none (also for a metric of older results
+        that the registry no longer has)."""
+        return "lower" if lower_is_better else "closer to 0"
+
+    @property
+    def dm_loss_label(self) -> str:
+        """The per-step loss a DM test on a table of this metric compares, in plain words (``tests.dm_loss``)."""
+        return self.loss_label if self.loss_label is not None else f"per-step {self.display_name}"
 
     @property
     def ranked(self) -> bool:
@@ -160,36 +172,6 @@ class MetricSpec:
     def tested(self) -> bool:
         """Whether a DM test can compare models on it (a mean of per-step losses)."""
         return self.lower_is_better and self.step_loss is not None
-
-
-def _ratio_of_sums(b: BlockTerms) -> np.ndarray:
-    den = b.total["abs_y"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, b.total["abs_err"] / np.where(den > 0, den, np.nan), np.nan)
-
-
-def _mean_of(term: str, scale: str | None = None) -> Callable[[BlockTerms], np.ndarray]:
-    """Block mean of ``term``, divided by the block's ``scale`` column when given."""
-
-    def block(b: BlockTerms) -> np.ndarray:
-        return b.mean[term] if scale is None else b.mean[term] / b.scale[scale]
-
-    return block
-
-
-def _term_of(term: str, scale: str | None = None) -> Callable[[StepTerms], np.ndarray]:
-    """Per-step ``term``, divided by the row's ``scale`` column when given."""
-
-    def step(s: StepTerms) -> np.ndarray:
-        return s.term[term] if scale is None else s.term[term] / s.scale[scale]
-
-    return step
-
-
-def _scaled_loss(term: str, scale: str = "scale_mae") -> dict[str, Any]:
-    """The block, step and step-loss formulas of a metric that is the mean of ``term`` over the ``scale``
-    column (MSIS, the scaled pinball losses, the band CRPS)."""
-    return {"block": _mean_of(term, scale), "step": _term_of(term, scale), "step_loss": _term_of(term, scale)}
 
 
 def _interval(level: str) -> list[MetricSpec]:
@@ -206,7 +188,7 @@ def _interval(level: str) -> list[MetricSpec]:
                 f"mean interval score of the {level}% band, (u-l) + (2/{alpha:g})·(distance outside "
                 "the band), divided by the in-sample seasonal-naive MAE; lower is better"
             ),
-            **_scaled_loss(f"is{level}"),
+            **scaled_loss(f"is{level}"),
             elicits=f"the {alpha / 2:g} and {1 - alpha / 2:g} quantiles (interval score)",
         ),
         MetricSpec(
@@ -217,8 +199,9 @@ def _interval(level: str) -> list[MetricSpec]:
             scale_column=None,
             terms=(f"cov{level}",),
             definition=f"share of steps whose actual lies inside the {level}% band; nominal {level}%",
-            block=_mean_of(f"cov{level}"),
-            step=_term_of(f"cov{level}"),
+            block=mean_of(f"cov{level}"),
+            step=term_of(f"cov{level}"),
+            better="closer to nominal",
         ),
         MetricSpec(
             name=f"width{level}",
@@ -228,8 +211,8 @@ def _interval(level: str) -> list[MetricSpec]:
             scale_column=None,
             terms=(f"width{level}",),
             definition=f"mean width u - l of the {level}% band, in the series' units",
-            block=_mean_of(f"width{level}"),
-            step=_term_of(f"width{level}"),
+            block=mean_of(f"width{level}"),
+            step=term_of(f"width{level}"),
         ),
     ]
 
@@ -263,7 +246,7 @@ def _service_levels() -> list[MetricSpec]:
                     + ", divided by the in-sample seasonal-naive MAE; lower is better"
                     + ("; at 0.5 the quantile is the point forecast, so this is half the MASE" if tau == 0.5 else "")
                 ),
-                **_scaled_loss(f"pin{tag}"),
+                **scaled_loss(f"pin{tag}"),
                 elicits=f"the {tau:g}-quantile",
             )
         )
@@ -283,6 +266,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         step=lambda s: s.term["abs_err"],
         step_loss=lambda s: s.term["abs_err"],
         elicits="median",
+        loss_label="absolute error",
     ),
     MetricSpec(
         name="rmse",
@@ -296,6 +280,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         step=lambda s: np.sqrt(s.term["sq_err"]),
         step_loss=lambda s: s.term["sq_err"],
         elicits="mean",
+        loss_label="squared error",
     ),
     MetricSpec(
         name="mase",
@@ -312,6 +297,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         step=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
         step_loss=lambda s: s.term["abs_err"] / s.scale["scale_mae"],
         elicits="median",
+        loss_label="absolute error / MASE scale",
     ),
     MetricSpec(
         name="rmsse",
@@ -328,6 +314,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         step=lambda s: np.sqrt(s.term["sq_err"]) / s.scale["scale_rmse"],
         step_loss=lambda s: s.term["sq_err"] / (s.scale["scale_rmse"] * s.scale["scale_rmse"]),
         elicits="mean",
+        loss_label="squared error / RMSSE scale squared",
     ),
     MetricSpec(
         name="wape",
@@ -340,10 +327,11 @@ _SPECS: tuple[MetricSpec, ...] = (
             "sum of absolute errors divided by the sum of absolute actuals; a table pools it over the cell "
             "(sum |e| / sum |y| of every scored step), never a mean of per-block ratios; lower is better"
         ),
-        block=_ratio_of_sums,
+        block=ratio_of_sums,
         step_loss=lambda s: s.term["abs_err"],
         elicits="median",
         rank_by="pooled",
+        loss_label="absolute error",
     ),
     MetricSpec(
         name="smape",
@@ -413,6 +401,7 @@ _SPECS: tuple[MetricSpec, ...] = (
         step=lambda s: s.term["crps"],
         step_loss=lambda s: s.term["crps"],
         elicits="the whole predictive distribution (strictly proper)",
+        loss_label="CRPS of the model's own quantiles",
     ),
     *_service_levels(),
     MetricSpec(
@@ -427,7 +416,7 @@ _SPECS: tuple[MetricSpec, ...] = (
             "0.025, 0.1, 0.5, 0.9, 0.975; a step with only the 80% band: lo80, point, hi80 at 0.1, 0.5, 0.9), the "
             "same kind for every model, divided by the in-sample seasonal-naive MAE; lower is better"
         ),
-        **_scaled_loss("bcrps"),
+        **scaled_loss("bcrps"),
         elicits="the whole predictive distribution (strictly proper on the grid)",
     ),
     *_interval("80"),
@@ -436,6 +425,13 @@ _SPECS: tuple[MetricSpec, ...] = (
 
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
 """Metric name -> :class:`MetricSpec`, in display order."""
+
+SCALED_STEP_LOSSES: tuple[str, ...] = tuple(
+    n for n, s in METRICS.items() if s.kind == "point" and s.tested and s.step is not None and s.scale_column
+)
+"""Point losses with a per-step value and a scale column, in registry order: the metrics on which a ranking
+of per-step (or per-series) scaled errors is formed (horizon robustness, the selection-rule replay, the
+protocol-sensitivity audit)."""
 
 
 def term_values(

@@ -18,7 +18,14 @@ import numpy as np
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
 
-__all__ = ["seasonal_naive_scales"]
+__all__ = ["SCALE_TEXT", "seasonal_naive_scales"]
+
+SCALE_TEXT = {
+    "scale_mae": "the in-sample seasonal-naive MAE of the training window",
+    "scale_rmse": "the in-sample seasonal-naive RMSE of the training window",
+}
+"""Score-set scale column -> what it divides by, in words (the glossary's "Divided by"). The scales a metric
+may name (:attr:`tycheon.metrics.registry.MetricSpec.scale_column`); a new denominator is declared here."""
 
 
 def seasonal_naive_scales(
