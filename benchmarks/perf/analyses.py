@@ -69,7 +69,8 @@ def small_config(config: str, dataset: str | None = None) -> int:
     config's roster (models that can run here), protocol and units, its ``dial`` and ``sweep``."""
     from benchmarks.analyses import dataset_analyses, dial_unit_names, sweep_table
     from benchmarks.config import resolve_benchmark_config
-    from benchmarks.pipeline import RunInputs, _run_models, load_dataset, rolling_protocol
+    from benchmarks.pipeline import RunInputs, load_dataset, rolling_protocol
+    from benchmarks.roster_run import run_models
 
     path, cfg, models = resolve_benchmark_config(config)
     inputs = RunInputs(config_path=path, config=cfg, models=models)
@@ -84,7 +85,7 @@ def small_config(config: str, dataset: str | None = None) -> int:
     added: list[tuple[str, float]] = []
     run = _timed(
         f"{entry.key}: backtest of the leaderboard units {list(entry.units)}",
-        lambda: _run_models(
+        lambda: run_models(
             inputs,
             loaded,
             rolling,
@@ -100,7 +101,7 @@ def small_config(config: str, dataset: str | None = None) -> int:
     dial = _timed(
         f"backtest of the dial units {units}",
         lambda: (
-            _run_models(
+            run_models(
                 inputs, loaded, rolling, units=units, min_history=mh, protocol_id="rolling_origin", dataset=entry.key
             ).table
             if units
@@ -131,7 +132,7 @@ def small_config(config: str, dataset: str | None = None) -> int:
             variant = load_dataset(
                 entry.name, {**dict(entry.options), "spikiness": float(k)}, entry.subsample, manifest=inputs.manifest
             )
-            tables[float(k)] = _run_models(
+            tables[float(k)] = run_models(
                 inputs,
                 variant,
                 rolling,
