@@ -232,7 +232,7 @@ def test_the_replay_sensitivity_and_horizon_accept_exactly_the_scaled_per_step_l
 def glossary_rows() -> dict[str, str]:
     """The glossary page rendered from the registry's records (as a benchmark run stores them): the text of
     each metric's table row, by metric name."""
-    from benchmarks.render.build import glossary_page
+    from benchmarks.render.builders.reference import glossary_page
     from benchmarks.render.site import environment
     from benchmarks.results_model import MetricGlossaryEntry
 

@@ -152,7 +152,7 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
 def site_pages_under_models() -> frozenset[str]:
     """The pages the renderer writes under ``models/`` besides the model pages (the models index), read
     from the renderer itself: a model whose page path is one of these would overwrite it."""
-    from benchmarks.render.build import model_pages
+    from benchmarks.render.builders.models import model_pages
     from benchmarks.render.pages import SiteModel
 
     pages, _ = model_pages(SiteModel([]), root=BENCHMARKS_DIR.parent)

@@ -3,7 +3,7 @@ version, what each statistics version changed, and the verdicts against the rand
 between consecutive versions, and why (:mod:`benchmarks.history` compares them; nothing is recomputed).
 
 :func:`statistics_history` is the page's ``statistics`` context (``templates/history.md.j2``); the rest of
-the page (models, statuses, per-table changes) is built by :func:`benchmarks.render.build.history_page`.
+the page (models, statuses, per-table changes) is built by :func:`benchmarks.render.builders.history.history_page`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""From validated runs to a list of pages: each page is a docs-relative path, a template and its context.
+"""What the pages of the site share: indexes over all validated runs, page paths, and the blocks several
+pages show (warnings, skipped models, provenance, verdict counts).
 
-This module decides what the site shows and where; it computes no statistic. Orderings follow the
+A page is a docs-relative path, a template and its context (:class:`Page`, declared with its types in
+:mod:`benchmarks.render.builders.registry`). This module decides what the site shows; it computes no
+statistic. Orderings follow the
 results file (datasets, units and metrics in config order; demand classes in a fixed order) or are sorted,
 so the same inputs always give the same page list.
 """
@@ -9,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.results_model import (
@@ -21,6 +23,7 @@ from benchmarks.results_model import (
 )
 
 from . import charts
+from .builders.registry import NavNode, Page, page_path
 from .fmt import slugify
 from .load import Run
 
@@ -28,20 +31,7 @@ CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
 VERDICTS = ("beats", "indistinguishable", "worse")
 MODEL_WARNING = "model"  # the schema's warning kind for a skipped or failed model run
 
-
-@dataclass
-class Page:
-    path: str  # docs-relative, e.g. "benchmarks/small/synthetic/series/all-mase.md"
-    template: str
-    title: str  # safe label (navigation and <title>)
-    context: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class NavNode:
-    title: str
-    page: str | None = None
-    children: list[NavNode] = field(default_factory=list)
+__all__ = ["CLASS_ORDER", "MODEL_WARNING", "VERDICTS", "NavNode", "Page", "SiteModel", "null_notes"]
 
 
 _NULL_CELLS = (  # (column, value shown, reason the schema records when that value is null, column label)
@@ -97,54 +87,51 @@ class SiteModel:
     def models(run: Run) -> dict[str, ModelEntry]:
         return {m.id: m for m in run.data.models}
 
-    # Paths -----------------------------------------------------------------------------------------
+    # Paths: each a page type's path (:func:`~.builders.registry.page_path`) ---------------------------
     @staticmethod
     def bench_page(name: str) -> str:
-        return f"benchmarks/{slugify(name)}/index.md"
+        return page_path("benchmark", name=name)
 
     @staticmethod
     def history_page(name: str) -> str:
-        return f"benchmarks/{slugify(name)}/history.md"
+        return page_path("history", name=name)
 
     @staticmethod
     def dataset_page(name: str, dataset: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/index.md"
+        return page_path("dataset", name=name, dataset=dataset)
 
     @staticmethod
     def unit_page(name: str, dataset: str, protocol: str, unit: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/{slugify(protocol)}/{slugify(unit)}/index.md"
+        return page_path("unit", name=name, dataset=dataset, protocol=protocol, unit=unit)
 
     @staticmethod
     def leaderboard_page(name: str, key: TableKey) -> str:
-        return (
-            f"benchmarks/{slugify(name)}/{slugify(key.dataset)}/{slugify(key.protocol)}/{slugify(key.unit)}/"
-            f"{slugify(key.demand_class)}-{slugify(key.metric)}.md"
-        )
+        return page_path("leaderboard", name=name, **key._asdict())
 
     @staticmethod
     def intervals_page(name: str, dataset: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/intervals.md"
+        return page_path("intervals", name=name, dataset=dataset)
 
     @staticmethod
     def replay_page(name: str, dataset: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/selection-rule.md"
+        return page_path("replay", name=name, dataset=dataset)
 
     @staticmethod
     def sensitivity_page(name: str, dataset: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/sensitivity.md"
+        return page_path("sensitivity", name=name, dataset=dataset)
 
     @staticmethod
     def competition_page(name: str, dataset: str) -> str:
-        return f"benchmarks/{slugify(name)}/{slugify(dataset)}/competition.md"
-
-    @staticmethod
-    def results_download(name: str, version: str) -> str:
-        """Where the site ships a copy of a benchmark's latest results JSON."""
-        return f"downloads/{slugify(name)}-{version}.json"
+        return page_path("competition", name=name, dataset=dataset)
 
     @staticmethod
     def model_page(model_id: str) -> str:
-        return f"models/{slugify(model_id)}.md"
+        return page_path("model", model=model_id)
+
+    @staticmethod
+    def results_download(name: str, version: str) -> str:
+        """Where the site ships a copy of a benchmark's latest results JSON (a download, not a page)."""
+        return f"downloads/{slugify(name)}-{version}.json"
 
     # Shared blocks ---------------------------------------------------------------------------------
     def leaderboards(self, run: Run) -> list[Leaderboard]:

@@ -25,10 +25,9 @@ from benchmarks.owned_dir import reset_owned_dir
 from tycheon.textsafe import csv_cell
 
 from . import docstring, fmt
-from .build import benchmark_pages, glossary_page, home_page, methodology_page, model_pages, submit_page
+from .builders.registry import build_scope
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
-from .published import published_page
 
 TEMPLATES = ROOT / "templates"
 MARKER = ".tycheon-render"
@@ -124,32 +123,9 @@ def _prepare(out: Path) -> None:
 
 
 def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNode]]:
-    pages: list[Page] = [home_page(site)]
-    nav: list[NavNode] = [NavNode(title="Home", page="index.md")]
-    bench_nav = []
-    for name in site.names:
-        bench, node = benchmark_pages(site, name)
-        pages.extend(bench)
-        published = published_page(site, site.latest(name))
-        if published is not None:
-            pages.append(published)
-            node.children.append(NavNode(title=published.title, page=published.path))
-        bench_nav.append(node)
-    if bench_nav:
-        nav.append(NavNode(title="Benchmarks", children=bench_nav))
-    models, model_nav = model_pages(site, root=root)
-    pages.extend(models)
-    nav.append(model_nav)
-    pages.append(glossary_page(site, root=root))
-    pages.append(methodology_page(site, root=root))
-    pages.append(submit_page(root=root))
-    nav.extend(
-        [
-            NavNode(title="Glossary", page="glossary.md"),
-            NavNode(title="Methodology", page="methodology.md"),
-            NavNode(title="Submit a model", page="submit.md"),
-        ]
-    )
+    """Every page of the site and its navigation: the site's page types in their order
+    (:mod:`benchmarks.render.builders`). Raises :class:`ResultsFileError` when two pages share a path."""
+    pages, nav, _ = build_scope("site", site, root=root)
     paths = [p.path for p in pages]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:

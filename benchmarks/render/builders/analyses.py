@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.render import charts
-from benchmarks.render.fmt import safe_label, slugify
-from benchmarks.render.load import Run
-from benchmarks.render.pages import Page, SiteModel
 from benchmarks.results_model import DialTable
+
+from .. import charts
+from ..fmt import safe_label
+from ..load import Run
+from ..pages import Page, SiteModel
+from .registry import Built, in_nav, page_part, page_path, page_type
 
 __all__ = [
     "across_page",
@@ -30,16 +32,19 @@ _DASH = {"size": "solid", "random": "dash", "hierarchy": "dot"}
 _KIND = {"size": "size-sorted groups", "random": "random groups", "hierarchy": "hierarchy levels"}
 
 
+page_part("uncertainty_unit", path="benchmarks/{name}/{dataset}/uncertainty-{unit}.md", module=__name__)
+
+
 def robustness_path(name: str, dataset: str) -> str:
-    return f"benchmarks/{slugify(name)}/{slugify(dataset)}/robustness.md"
+    return page_path("robustness", name=name, dataset=dataset)
 
 
 def uncertainty_path(name: str, dataset: str) -> str:
-    return f"benchmarks/{slugify(name)}/{slugify(dataset)}/uncertainty.md"
+    return page_path("uncertainty", name=name, dataset=dataset)
 
 
 def across_path(name: str) -> str:
-    return f"benchmarks/{slugify(name)}/across.md"
+    return page_path("across", name=name)
 
 
 def dial_figure(dial: DialTable) -> dict[str, Any]:
@@ -121,13 +126,13 @@ def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
 
 
 def uncertainty_unit_path(name: str, dataset: str, unit: str) -> str:
-    return f"benchmarks/{slugify(name)}/{slugify(dataset)}/uncertainty-{slugify(unit)}.md"
+    return page_path("uncertainty_unit", name=name, dataset=dataset, unit=unit)
 
 
 def uncertainty_pages(site: SiteModel, run: Run, dataset: str) -> list[Page]:
     """The dataset's bootstrap tables (linked from its robustness page): an index page listing its units,
     then one page per unit with that unit's tables; none when the dataset has no tables. A page per unit
-    keeps a deep hierarchy's pages light (fpp3 PBS: 57 tables, 635 KB and a 1.35 s load event on one page)."""
+    keeps a deep hierarchy's pages light (fpp3 PBS has 57 tables, too heavy and slow to load on one page)."""
     tables = [t for t in run.data.analyses.uncertainty if t.dataset == dataset]
     if not tables:
         return []
@@ -183,3 +188,22 @@ def across_page(site: SiteModel, run: Run) -> Page | None:
             "provenance": site.provenance(run),
         },
     )
+
+
+@page_type(
+    "robustness", path="benchmarks/{name}/{dataset}/robustness.md", scope="dataset", order=50, link="robustness_page"
+)
+def _robustness(site: SiteModel, run: Run, dataset: str) -> Built:
+    return in_nav(robustness_page(site, run, dataset))
+
+
+@page_type(
+    "uncertainty", path="benchmarks/{name}/{dataset}/uncertainty.md", scope="dataset", order=60, link="uncertainty_page"
+)
+def _uncertainty(site: SiteModel, run: Run, dataset: str) -> Built:
+    return in_nav(uncertainty_pages(site, run, dataset))  # the index, its units as children
+
+
+@page_type("across", path="benchmarks/{name}/across.md", scope="benchmark", order=10)
+def _across(site: SiteModel, run: Run) -> Built:
+    return in_nav(across_page(site, run))

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from benchmarks.published.catalogue import PUBLISHED_PATH, load_published
 from benchmarks.published.compare import NO_TABLE, compare
-from benchmarks.render.fmt import slugify
-from benchmarks.render.load import Run
-from benchmarks.render.pages import Page, SiteModel
+
+from ..load import Run
+from ..pages import Page, SiteModel
+from .registry import Built, in_nav, page_path, page_type
 
 __all__ = ["published_page", "published_path", "subsampled"]
 
@@ -21,7 +22,7 @@ KINDS = {
 
 
 def published_path(name: str) -> str:
-    return f"benchmarks/{slugify(name)}/published.md"
+    return page_path("published", name=name)
 
 
 def subsampled(run: Run) -> dict[str, int]:
@@ -48,3 +49,8 @@ def published_page(site: SiteModel, run: Run) -> Page | None:
             "provenance": site.provenance(run),
         },
     )
+
+
+@page_type("published", path="benchmarks/{name}/published.md", scope="benchmark", order=30)
+def _published(site: SiteModel, run: Run) -> Built:
+    return in_nav(published_page(site, run))

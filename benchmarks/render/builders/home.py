@@ -1,0 +1,128 @@
+"""The home page: per benchmark, the answer (each dataset's headline winner per demand class) and every
+table the home page lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..load import Run
+from ..pages import Page, SiteModel
+from .registry import Built, in_nav, page_path, page_type
+
+
+def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The home page's answer: per dataset and demand class, the headline table's winner and runner-up.
+
+    The headline unit of a dataset is its first unit of analysis; the headline metric of a demand class is
+    :func:`tycheon.analysis.headline.headline_metrics` (RMSSE, with the scaled pinball loss at 0.9 beside
+    it, where the benchmark ranks them; else its first metric, and the page says so). Beside the winner:
+    its share better than the random walk with the interval, whether the runner-up is tied with it, its
+    zero-forecast share, whether a few blocks decide the table, and the stock it needs at the target
+    service level (the cell's inventory simulation). Only tables that reach the minimum cell name anyone;
+    the others are returned apart, with their reason.
+    """
+    from tycheon.analysis.headline import HEADLINE_REASONS, headline_metrics
+
+    rows, too_small = [], []
+    lbs = site.leaderboards(run)  # display order: unit and metric in config order within each dataset
+    ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+    unit: dict[str, tuple[str, str]] = {}
+    for lb in lbs:
+        unit.setdefault(lb.dataset, (lb.protocol, lb.unit))
+    by_key = {(lb.dataset, lb.protocol, lb.unit, lb.demand_class, lb.metric): lb for lb in lbs}
+    inventory = {
+        (t.dataset, t.protocol, t.unit, t.demand_class): t.inventory for t in run.data.intervals if t.inventory
+    }
+    seen = set()
+    for lb in lbs:
+        cell = (lb.dataset, lb.protocol, lb.unit, lb.demand_class)
+        if (lb.protocol, lb.unit) != unit[lb.dataset] or cell in seen:
+            continue
+        seen.add(cell)
+        point, service, stands_in = headline_metrics(lb.demand_class, ranked)
+        head = by_key.get((*cell, point))
+        if head is None:
+            continue
+        page = site.leaderboard_page(run.name, head.key)
+        if not site.cell_ok(head):
+            too_small.append({"lb": head, "page": page})
+            continue
+        ranks = sorted({r.rank for r in head.rows})
+        winners = [r for r in head.rows if ranks and r.rank == ranks[0]]
+        runners = [r for r in head.rows if len(ranks) > 1 and r.rank == ranks[1]] if len(winners) == 1 else []
+        beats = [r for r in head.rows if r.verdict_vs_rw == "beats" and not r.is_random_walk]
+        judged = [r for r in head.rows if r.verdict_vs_rw is not None and not r.is_random_walk]
+        svc = by_key.get((*cell, service)) if service else None
+        inv = inventory.get(cell)
+        stock = {r.model: r for r in inv.rows} if inv else {}
+        rows.append(
+            {
+                "lb": head,
+                "page": page,
+                "winners": winners,
+                "runners": runners,
+                "beats": beats,
+                "judged": judged,
+                "rw": site.rw_row(head),
+                "n": len(head.rows),
+                "reason": HEADLINE_REASONS.get(head.demand_class, ""),
+                "stands_in": stands_in,
+                "service": svc if svc is not None and site.cell_ok(svc) else None,
+                "service_page": site.leaderboard_page(run.name, svc.key) if svc is not None else None,
+                "inventory": inv,
+                "stock": stock.get(winners[0].model) if winners else None,
+            }
+        )
+    return rows, too_small
+
+
+def home_page(site: SiteModel) -> Page:
+    from tycheon.analysis.headline import headline_metrics
+
+    benchmarks = []
+    for name in site.names:
+        run = site.latest(name)
+        tables = []
+        lbs = site.leaderboards(run)
+        ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+        for lb in lbs:
+            baseline = site.baseline_row(lb)
+            tables.append(
+                {
+                    # the home page lists the headline metrics' tables; every other is on its unit's page
+                    "headline": lb.metric in headline_metrics(lb.demand_class, ranked)[:2],
+                    "lb": lb,
+                    "page": site.leaderboard_page(name, lb.key),
+                    "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
+                    "cell_ok": site.cell_ok(lb),
+                    "verdicts": site.verdict_counts(lb),
+                    "dm": site.dm_counts(lb),
+                    "baseline_rank": baseline.rank if baseline else None,
+                    "n": len(lb.rows),
+                    "rw": site.rw_row(lb),
+                }
+            )
+        answer, too_small = _answer_rows(site, run)
+        benchmarks.append(
+            {
+                "name": name,
+                # the baselines list reads the tables of the pooled class's headline metric (one line per unit)
+                "headline_metric": answer[0]["lb"].metric if answer else (tables[0]["lb"].metric if tables else None),
+                "run": run,
+                "tables": tables,
+                "page": site.bench_page(name),
+                "answer": answer,
+                "too_small": too_small,
+                "history_page": site.history_page(name),
+                "n_versions": len(site.by_name[name]),
+                "warnings": site.run_warnings(run),
+                "not_ran": site.not_ran(run),
+            }
+        )
+    return Page(path=page_path("home"), template="home.md.j2", title="Home", context={"benchmarks": benchmarks})
+
+
+@page_type("home", path="index.md", scope="site", order=0)
+def _home(site: SiteModel, *, root: Path) -> Built:
+    return in_nav(home_page(site))

@@ -1,0 +1,172 @@
+"""The reference pages: methodology (the library's definitions and the tests the tables ran), the
+glossary (every term the tables use, metrics as the latest results record them) and how to submit a
+model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, get_args
+
+from benchmarks.results_model import IntervalRow, LeaderboardRow, LeaderboardTests, ModelSource
+
+from ..definitions import model_columns, read_package, registry_glossary
+from ..pages import Page, SiteModel
+from .registry import Built, in_nav, page_path, page_type
+
+
+def methodology_page(site: SiteModel, *, root: Path) -> Page:
+    protocols = []
+    seen = set()
+    for name in site.names:
+        for p in site.latest(name).data.protocols:
+            key = (p.id, p.description)
+            if key not in seen:
+                seen.add(key)
+                protocols.append({"name": name, **p.model_dump()})
+    tests = sorted(
+        {
+            (lb.tests.dm_loss, lb.tests.alpha, lb.tests.dm_overlap_lag)
+            for name in site.names
+            for lb in site.latest(name).data.leaderboards
+        },
+        key=repr,
+    )
+    packages = [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")]
+    verdict_defs = [d for d in packages[1].definitions if "verdict" in d.name]
+    return Page(
+        path=page_path("methodology"),
+        template="methodology.md.j2",
+        title="Methodology",
+        context={
+            "packages": packages,
+            "verdict_defs": verdict_defs,
+            "row_columns": model_columns(LeaderboardRow),
+            "test_columns": model_columns(LeaderboardTests),
+            "interval_columns": model_columns(IntervalRow),
+            "protocols": protocols,
+            "tests": tests,
+        },
+    )
+
+
+_SCALES = {  # what a registry scale column divides by, in words
+    "scale_mae": "the in-sample seasonal-naive MAE of the training window",
+    "scale_rmse": "the in-sample seasonal-naive RMSE of the training window",
+}
+
+
+def glossary_page(site: SiteModel, *, root: Path) -> Page:
+    """Every term the tables use, defined once; metrics from the registry as the latest results record it.
+
+    Results files without a ``metric_glossary`` block fall back to the registry's literal specs read with
+    ``ast`` (:func:`registry_glossary`); the page says which source it used.
+    """
+    source, metrics = "none", []
+    for name in reversed(site.names):
+        block = site.latest(name).data.metric_glossary
+        if block:
+            source, metrics = f"results {name} {site.latest(name).version}", [g.model_dump() for g in block]
+            break
+    if not metrics:
+        metrics = registry_glossary(root)
+        source = "tycheon/metrics/registry.py (read from the source)" if metrics else "none"
+    used = sorted({lb.metric for name in site.names for lb in site.latest(name).data.leaderboards})
+    for m in metrics:
+        m["used"] = m["name"] in used
+        m["scale_text"] = _SCALES.get(m["scale_column"] or "", m["scale_column"])
+    settings = sorted(
+        {
+            (lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
+            for name in site.names
+            for lb in site.latest(name).data.leaderboards
+        },
+        key=repr,
+    )
+    baselines = sorted(
+        {(lb.baseline, lb.random_walk) for name in site.names for lb in site.latest(name).data.leaderboards}
+    )
+    units = sorted({u for name in site.names for d in site.latest(name).data.datasets for u in d.units})
+    return Page(
+        path=page_path("glossary"),
+        template="glossary.md.j2",
+        title="Glossary",
+        context={
+            "metrics": metrics,
+            "metric_source": source,
+            "used": used,
+            "settings": settings,
+            "baselines": baselines,
+            "units": units,
+        },
+    )
+
+
+def _config_fields() -> list[dict[str, Any]]:
+    """``ModelConfig``'s fields (and its sources' fields) with the descriptions the schema gives them."""
+    from benchmarks.config import ModelConfig, SktimeSource, TycheonSource
+
+    rows = []
+    for name, f in ModelConfig.model_fields.items():
+        rows.append({"name": name, "required": f.is_required(), "description": f.description or ""})
+        if name == "source":
+            for source in (TycheonSource, SktimeSource):
+                for sub, g in source.model_fields.items():
+                    if sub == "kind":
+                        continue
+                    kind = get_args(source.model_fields["kind"].annotation)[0]
+                    rows.append(
+                        {
+                            "name": f"source.{sub}",
+                            "required": g.is_required(),
+                            "description": f'(kind = "{kind}") {g.description or ""}',
+                        }
+                    )
+    return rows
+
+
+def _contributing_markdown(text: str) -> str:
+    """CONTRIBUTING.md as a section of the submit page: its title dropped, every heading one level down."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    out, fenced = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("#" + line if not fenced and line.startswith("#") else line)
+    return "\n".join(out).strip() + "\n"
+
+
+def submit_page(*, root: Path) -> Page:
+    contributing = root / "CONTRIBUTING.md"
+    examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
+    example = examples[0] if examples else None
+    return Page(
+        path=page_path("submit"),
+        template="submit.md.j2",
+        title="Submit a model",
+        context={
+            "contributing": _contributing_markdown(contributing.read_text(encoding="utf-8"))
+            if contributing.exists()
+            else None,
+            "fields": _config_fields(),
+            "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
+            "example_name": example.name if example else None,
+            "example": example.read_text(encoding="utf-8") if example else None,
+        },
+    )
+
+
+@page_type("glossary", path="glossary.md", scope="site", order=30)
+def _glossary(site: SiteModel, *, root: Path) -> Built:
+    return in_nav(glossary_page(site, root=root))
+
+
+@page_type("methodology", path="methodology.md", scope="site", order=40)
+def _methodology(site: SiteModel, *, root: Path) -> Built:
+    return in_nav(methodology_page(site, root=root))
+
+
+@page_type("submit", path="submit.md", scope="site", order=50)
+def _submit(site: SiteModel, *, root: Path) -> Built:
+    return in_nav(submit_page(root=root))
