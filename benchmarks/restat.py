@@ -27,9 +27,9 @@ differ otherwise: that is a new run, not a restatement). The new version records
 sha256, and ``restated_from.table_settings`` lists each changed setting as ``[old, new]``.
 
 Refused, with nothing written (exit 1): a newest version already computed by the current statistics
-version (or a newer one), one that does not validate (schema, score parts, hash chain), one whose score set
-cannot give its tables (written before the quantile columns were kept). Exit 3 when a run holds the
-folder's lock, 2 for a bad argument. ``--dry-run`` recomputes and prints what would change, writing nothing.
+version (or a newer one), one that does not validate (schema, score parts, hash chain). Exit 3 when a run
+holds the folder's lock, 2 for a bad argument. ``--dry-run`` recomputes and prints what would change,
+writing nothing.
 """
 
 from __future__ import annotations
@@ -337,7 +337,6 @@ def restate(folder: str | Path, *, dry_run: bool = False, tables_config: str | P
     from benchmarks.provenance import code_sha256, git_state
     from benchmarks.results_io import existing_versions, file_sha256, read_results, validate_results_file, write_results
     from benchmarks.run_guard import results_lock
-    from benchmarks.verify import legacy_reason
     from tycheon.metrics.registry import glossary
 
     folder = Path(folder)
@@ -374,9 +373,6 @@ def restate(folder: str | Path, *, dry_run: bool = False, tables_config: str | P
             config, changed, config_sha = _table_settings(doc, Path(tables_config))
             doc = doc.model_copy(update={"config": config})
         source, parts = _score_parts(newest, doc)
-        reason = legacy_reason(doc, list(source.columns))
-        if reason:
-            raise RestatError(f"{newest}: its tables cannot be recomputed: {reason}")
         tables = recompute_tables(doc, source)
         commit, dirty = git_state()
         prov = doc.provenance.model_dump(mode="python", exclude_unset=True)

@@ -8,8 +8,7 @@ every leaderboard, interval and competition table from the score set and the rec
 with the published ones (:mod:`benchmarks.verify`; floats to a relative 1e-9). A version computed by an older
 statistics version is not recomputed (today's statistics give other tables): it is verified by those hashes,
 and the line says so. Prints every problem, naming the first difference of each table, and exits 1 if any file
-is invalid, 0 otherwise. A file whose sidecar predates the quantile columns is checked for schema and hash
-only, and says so."""
+is invalid, 0 otherwise."""
 
 from __future__ import annotations
 
@@ -33,14 +32,14 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
 
     Schema and score-part hashes first (:func:`benchmarks.results_io.validate_results_file`), then the hash
     chain (:func:`benchmarks.history.check_history`). A version computed by the current statistics version
-    has every table recomputed (the note is None, or says why the tables could not be recomputed: an older
-    sidecar); one computed by an older statistics version is not recomputed, and the note says how it was
+    has every table recomputed (the note is None, or names the datasets whose private score parts are not
+    here); one computed by an older statistics version is not recomputed, and the note says how it was
     verified instead (by the hash a later version recorded, or, where none does yet, by its schema, parts and
     own tables hash only)."""
     from benchmarks.history import check_history
     from benchmarks.results_io import read_results
     from benchmarks.score_source import score_source
-    from benchmarks.verify import NotRecomputableError, private_away, recompute_problems
+    from benchmarks.verify import private_away, recompute_problems
 
     if not _VERSION_NAME.fullmatch(Path(path).name):
         return [
@@ -66,8 +65,6 @@ def verify_file(path: str | Path) -> tuple[list[str], str | None]:
             else None
         )
         return problems, note
-    except NotRecomputableError as err:  # only an older sidecar is excused (its hashes still count)
-        return list(check.problems), f"tables not recomputed: {err}"
     except (ValueError, KeyError, TypeError) as err:  # a sidecar the tables cannot be built from is invalid
         return [f"{path}: the tables cannot be recomputed from the sidecar: {type(err).__name__}: {err}"], None
 

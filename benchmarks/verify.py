@@ -8,10 +8,9 @@ relative tolerance of :data:`REL_TOL` (absolute :data:`ABS_TOL` near zero), stat
 "reproducible" means: bit-identical on one machine, equal to this tolerance across machines, with every
 rank and verdict identical. The first difference of each table is named (table, row, field, both values).
 
-A sidecar written before the quantile columns were kept (results v0001-v0004 of ``small``) cannot give
-back the CRPS of a model's own quantiles; such a document is reported as *not recomputable* by
-:func:`legacy_reason` (read from the file's schema, before any row is read) rather than as wrong, and the
-sidecar hash remains its only link.
+The validator recomputes only a version computed by the current statistics version
+(:attr:`benchmarks.history.HistoryCheck.recompute`): an older one, such as ``small`` v0001-v0004 whose
+sidecar predates the quantile columns, is verified by the hashes that later versions recorded for it.
 
 Memory: the sidecar is never materialised whole. Each (dataset, protocol) is read on its own with a row
 filter, only the columns its tables read (:func:`tycheon.analysis.leaderboard.columns_read`; a
@@ -35,19 +34,14 @@ import pandas as pd
 
 from benchmarks.results_model import ResultsDocument
 from benchmarks.score_source import ScoreSource
-from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, quantile_column, sorted_categorical
+from tycheon.backtest.scoreset import SCORESET_COLUMNS, conform_table, sorted_categorical
 from tycheon.backtest.scoreset import key_order as rows_in_key_order
 from tycheon.stats.threads import single_thread_blas
 
-__all__ = ["ABS_TOL", "REL_TOL", "NotRecomputableError", "first_difference", "legacy_reason", "recompute_problems"]
+__all__ = ["ABS_TOL", "REL_TOL", "first_difference", "recompute_problems"]
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
-
-
-class NotRecomputableError(ValueError):
-    """The document's tables cannot be recomputed from its sidecar (:func:`legacy_reason`); any other
-    error while recomputing is a failure, not this."""
 
 
 def first_difference(published: Any, recomputed: Any, path: str = "") -> str | None:
@@ -83,18 +77,6 @@ def first_difference(published: Any, recomputed: Any, path: str = "") -> str | N
         return f"{path}: published {published!r}, recomputed {recomputed!r}"
     if published != recomputed or type(published) is not type(recomputed):
         return f"{path}: published {published!r}, recomputed {recomputed!r}"
-    return None
-
-
-def legacy_reason(doc: ResultsDocument, sidecar_columns: list[str]) -> str | None:
-    """Why this document's tables cannot be recomputed from its sidecar, or None when they can."""
-    levels = doc.config.get("quantile_levels", []) if isinstance(doc.config, dict) else []
-    missing = [quantile_column(q) for q in levels if quantile_column(q) not in sidecar_columns]
-    if missing:
-        return (
-            f"its sidecar has no quantile columns ({', '.join(missing[:3])}...; written before they were "
-            "kept), so the CRPS of the models' own quantiles cannot be recomputed"
-        )
     return None
 
 
@@ -289,20 +271,12 @@ def recompute_problems(doc: ResultsDocument, sidecar: Path | ScoreSource) -> lis
 
     ``sidecar`` is the version's score source (:func:`benchmarks.score_source.score_source`: parts, a
     migrated sidecar's parts or a sidecar file), or a sidecar file's path.
-
-    Raises
-    ------
-    NotRecomputableError
-        The document cannot be recomputed (:func:`legacy_reason`).
     """
     from benchmarks.results_io import to_json_value
     from benchmarks.results_model import CompetitionTable, IntervalTable, Leaderboard
 
     source = sidecar if isinstance(sidecar, ScoreSource) else _file_source(Path(sidecar))
     names = list(source.columns)
-    reason = legacy_reason(doc, names)
-    if reason:
-        raise NotRecomputableError(reason)
     # a 1.x sidecar (object text columns, int64 integers) is read into the current score-set form
     away = private_away(source)
     with single_thread_blas():  # as the pipeline built them (tycheon.stats.threads)

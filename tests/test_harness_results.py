@@ -130,5 +130,9 @@ def test_when_a_score_part_is_missing_then_validator_says_so(tmp_path):
 
 
 def test_validator_accepts_an_untouched_file(tmp_path):
-    path = write_results(_doc(), _scores(), results_dir=tmp_path)
+    doc = _doc()
+    # the tables the toy scores give: none (their dataset is not one the config tables), so that every
+    # published table is recomputed from the score set and none is excused
+    doc["leaderboards"], doc["intervals"], doc["competition"] = [], [], []
+    path = write_results(doc, _scores(), results_dir=tmp_path)
     assert validate_main([str(path)]) == 0
