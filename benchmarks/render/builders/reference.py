@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 from benchmarks.results_model import IntervalRow, LeaderboardRow, LeaderboardTests, ModelSource
+from tycheon.metrics.registry import METRICS, MetricSpec
+from tycheon.metrics.scale import SCALE_TEXT
 
 from ..definitions import model_columns, read_package, registry_glossary
 from ..pages import Page, SiteModel
@@ -49,12 +51,6 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
     )
 
 
-_SCALES = {  # what a registry scale column divides by, in words
-    "scale_mae": "the in-sample seasonal-naive MAE of the training window",
-    "scale_rmse": "the in-sample seasonal-naive RMSE of the training window",
-}
-
-
 def glossary_page(site: SiteModel, *, root: Path) -> Page:
     """Every term the tables use, defined once; metrics from the registry as the latest results record it.
 
@@ -73,7 +69,11 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
     used = sorted({lb.metric for name in site.names for lb in site.latest(name).data.leaderboards})
     for m in metrics:
         m["used"] = m["name"] in used
-        m["scale_text"] = _SCALES.get(m["scale_column"] or "", m["scale_column"])
+        # the wording is the registry's (a metric is declared once); a name it no longer has reads the
+        # recorded direction as the registry would word it
+        m["scale_text"] = SCALE_TEXT.get(m["scale_column"] or "", m["scale_column"])
+        spec = METRICS.get(m["name"])
+        m["better"] = spec.better if spec is not None else MetricSpec.default_better(bool(m["lower_is_better"]))
     settings = sorted(
         {
             (lb.tests.alpha, lb.tests.min_cell, lb.tests.cell_counts)
