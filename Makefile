@@ -22,10 +22,19 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m benchmarks
 
-## Command 2: set up, check lint, formatting and types, and run the full test suite.
+## The suite runs on JOBS pytest-xdist workers, a whole module to a worker (--dist loadscope), so a module-scoped
+## fixture (a benchmark run, the browser) is made once; tests/_shared.py makes what several modules read once per run.
+## (--dist loadgroup would do the same for marked tests, but with pytest 9.2 pytest-xdist 3.8 cannot rename the
+## tests it groups and hands them out one by one.) PYTEST_ARGS adds options (.ci/run: --durations=20).
 ## pytest's exit 5 (no test collected) is not a failure of the suite; make would turn it into 2, so it is mapped here.
+JOBS ?= 2
+PYTEST_ARGS ?=
+PYTEST = $(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope $(PYTEST_ARGS)
+NO_TESTS_IS_OK = rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+## Command 2: set up, check lint, formatting and types, and run the full test suite.
 test: $(STAMP) check
-	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+	$(PYTEST); $(NO_TESTS_IS_OK)
 
 ## Lint (ruff), formatting (ruff format --check) and types (mypy on tycheon/, settings in pyproject.toml).
 check: $(STAMP)
@@ -33,9 +42,10 @@ check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## The fast subset (under a minute on 2 cores): no whole-harness runs, no browser, no adversarial probes.
+## The fast subset (under a minute on 2 cores): no whole-harness runs, no browser, no adversarial probes, and
+## hypothesis' "fast" profile (tests/conftest.py).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not browser" --ignore=tests/adversarial
+	HYPOTHESIS_PROFILE=fast $(PYTEST) -m "not slow and not browser" --ignore=tests/adversarial; $(NO_TESTS_IS_OK)
 
 ## Screenshots of home, a leaderboard, the glossary and the submit page at 1400 and 390 px, from the
 ## committed results, into build/screenshots/ (needs Debian's chromium: apt-get install chromium).

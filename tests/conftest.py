@@ -1,4 +1,5 @@
-"""Shared fixtures for the engine tests: small seeded panels (kept generic; models live in tycheon.testing)."""
+"""Shared fixtures: small seeded panels for the engine tests (kept generic; models live in tycheon.testing),
+and the run-wide builds of ``tests/_shared.py`` (the committed site, the hostile site, the tiny benchmark)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import os
 import pytest
 from hypothesis import settings
 
+from tests._shared import committed_docs, committed_site, hostile_site, tiny_results  # noqa: F401
 from tycheon.data.panel import Panel
 from tycheon.testing.toys import toy_panel
 
-# CI runs hypothesis with a fixed seed so a green run is reproducible; local runs keep exploring.
+# CI runs hypothesis with a fixed seed so a green run is reproducible; local runs keep exploring. ``make test-fast``
+# sets HYPOTHESIS_PROFILE=fast: fewer examples where a test does not set its own max_examples.
 settings.register_profile("ci", derandomize=True)
-if os.environ.get("CI"):
+settings.register_profile("fast", max_examples=20)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+elif os.environ.get("CI"):
     settings.load_profile("ci")
 
 

@@ -16,7 +16,6 @@ import pytest
 
 from benchmarks.history import statistics_version_of
 from benchmarks.render.fmt import slugify
-from benchmarks.render.site import render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
 from benchmarks.score_source import score_source
 from tycheon._version import STATISTICS_VERSION
@@ -55,10 +54,9 @@ def test_every_class_table_lists_the_decision_metrics(name):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site") / "docs"
-    render_site(results_dir=RESULTS_DIR, out=out)
-    return out
+def site(committed_docs):
+    """The committed results rendered, once per test run (tests/_shared.py)."""
+    return committed_docs.docs
 
 
 @pytest.mark.slow

@@ -36,6 +36,7 @@ def test_there_are_committed_results_to_check():
     assert [p.stem for p in COMMITTED if p.parent.name == "small"][:4] == ["v0001", "v0002", "v0003", "v0004"]
 
 
+@pytest.mark.slow  # every committed version through the schema and its score parts' hashes: full's take seconds each
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_committed_results_version_reads_through_the_models_and_the_generated_schema(path: Path):
     doc = read_results(path)

@@ -12,12 +12,11 @@ import pytest
 from benchmarks.config import MODELS_DIR
 from benchmarks.results_io import strip_volatile, validate_results_file
 from benchmarks.run import main as run_main
+from tests._shared import TINY, copy_results
 from tycheon.forecasters import registry
 from tycheon.forecasters.base import Capabilities, Forecast, Forecaster
 
 pytestmark = pytest.mark.slow  # whole-harness runs: outside the fast subset
-
-TINY = Path(__file__).parent / "fixtures" / "tiny_benchmark.toml"
 
 
 def _run(tmp_path: Path, *extra: str, config: Path = TINY) -> int:
@@ -45,9 +44,10 @@ def _comparable(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
+def two_runs(tmp_path_factory, tiny_results):
+    """v0001: the run-wide ``--no-cache`` run (tests/_shared.py), copied; v0002 fills the cache, v0003 reads it."""
     tmp = tmp_path_factory.mktemp("runs")
-    assert _run(tmp, "--no-cache") == 0
+    copy_results(tiny_results, tmp)
     assert _run(tmp) == 0  # fills the cache
     assert _run(tmp) == 0  # reads it
     return tmp / "results" / "tiny"

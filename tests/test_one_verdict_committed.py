@@ -14,7 +14,6 @@ import pytest
 
 from benchmarks.history import statistics_version_of
 from benchmarks.render.fmt import slugify
-from benchmarks.render.site import render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
 from tycheon._version import STATISTICS_VERSION
 
@@ -79,9 +78,8 @@ def test_nothing_is_named_below_the_minimum_cell():
 
 
 @pytest.mark.slow
-def test_the_model_pages_and_the_home_page_show_that_one_verdict(tmp_path):
-    out = tmp_path / "docs"
-    render_site(results_dir=RESULTS_DIR, out=out)
+def test_the_model_pages_and_the_home_page_show_that_one_verdict(committed_docs):
+    out = committed_docs.docs
     row = re.compile(
         r"<tr><td>(?P<name>[^<]*)</td><td>(?P<dataset>[^<]*)</td><td>(?P<unit>[^<]*)</td><td>(?P<dc>[^<]*)</td>"
         r"<td><a [^>]*>(?P<metric>[^<]*)</a></td>.*?<td>(?P<verdict>(?:(?!</td>).)*)</td></tr>"

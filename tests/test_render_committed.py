@@ -1,18 +1,24 @@
 """Every committed results version renders through the typed document: a page per leaderboard of the
-latest version, and the history lists every version."""
+latest version, the history lists every version, and no built page holds content wider than a phone
+outside a box that scrolls.
+
+The site is rendered and built once per test run (``committed_docs``/``committed_site``, tests/_shared.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.render.fmt import slugify
 from benchmarks.render.pages import SiteModel
-from benchmarks.render.site import render_site
 from benchmarks.results_io import RESULTS_DIR, read_results
+from tests.test_render_site import PHONE, sideways_problems, site_layout_rules
+
+pytestmark = pytest.mark.slow  # renders the ~1,000 pages of the committed results (and builds them with mkdocs)
 
 
-def test_the_committed_results_render_with_every_version_in_the_history(tmp_path):
-    out = tmp_path / "site" / "docs"
-    written = render_site(results_dir=RESULTS_DIR, out=out)
-    assert out / "index.md" in written
+def test_the_committed_results_render_with_every_version_in_the_history(committed_docs):
+    out = committed_docs.docs
+    assert out / "index.md" in committed_docs.written
     for folder in sorted(p for p in RESULTS_DIR.iterdir() if p.is_dir()):
         versions = sorted(p.stem for p in folder.glob("v*.json"))
         history = (out / "benchmarks" / folder.name / "history.md").read_text(encoding="utf-8")
@@ -22,12 +28,11 @@ def test_the_committed_results_render_with_every_version_in_the_history(tmp_path
             assert (out / SiteModel.leaderboard_page(folder.name, lb.key)).is_file()
 
 
-def test_the_uncertainty_tables_have_their_own_page_linked_from_the_robustness_page(tmp_path):
+def test_the_uncertainty_tables_have_their_own_page_linked_from_the_robustness_page(committed_docs):
     """The bootstrap tables are most of the analyses' HTML; the robustness page, which loads plotly.js for
     its dial chart, links to them instead of carrying them (the 1.6 MB chart-page limit), and they are split
     one page per unit (a deep hierarchy's tables on one page missed the 0.8 s load-event target)."""
-    out = tmp_path / "docs"
-    render_site(results_dir=RESULTS_DIR, out=out)
+    out = committed_docs.docs
     checked = 0
     for folder in sorted(p for p in RESULTS_DIR.iterdir() if p.is_dir()):
         latest = read_results(max(folder.glob("v*.json")))
@@ -49,3 +54,19 @@ def test_the_uncertainty_tables_have_their_own_page_linked_from_the_robustness_p
                 assert 'href="uncertainty.html"' in text
             checked += 1
     assert checked >= 1
+
+
+def test_no_built_page_holds_content_wider_than_a_phone_outside_a_box_that_scrolls(committed_site):
+    """Every page of the built site, read against the theme's and the site's CSS (tests/test_render_site.py
+    shows the check failing on broken pages); Chromium measures the widest page of each template
+    (tests/test_site_browser.py::test_no_page_scrolls_sideways)."""
+    html = committed_site.html
+    rules = site_layout_rules(html)
+    pages = sorted(p for p in html.rglob("*.html") if p.name != "404.html")
+    found = {}
+    for page in pages:
+        problems = sideways_problems(page.read_text(encoding="utf-8"), rules, width=PHONE)
+        if problems:
+            found[str(page.relative_to(html))] = problems[:3]
+    assert len(pages) >= len(committed_site.templates) > 40
+    assert found == {}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -16,11 +17,10 @@ import pytest
 
 from benchmarks.render import RenderTargetError, ResultsFileError, render_site
 from benchmarks.render.site import plotly_bundle
+from tests._shared import mkdocs_build
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "results_example.json"
-HOSTILE_SCRIPT = "<script>window.__xss=1</script>"
-HOSTILE_IMG = '<img src=x onerror="window.__xss=2">'
 
 
 def _fixture() -> dict:
@@ -32,36 +32,6 @@ def _write(results: Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     return path
-
-
-def _rename(data: dict, model: str, display: str) -> None:
-    """Give ``model`` a new display name everywhere the results file carries one."""
-    for m in data["models"]:
-        if m["id"] == model:
-            m["display_name"] = display
-    for table in data["leaderboards"] + data["competition"]:
-        for row in table["rows"]:
-            if row["model"] == model:
-                row["display_name"] = display
-
-
-def hostile_results(results: Path) -> None:
-    data = _fixture()
-    _rename(data, "auto_ets", HOSTILE_SCRIPT)
-    _rename(data, "croston_sba", HOSTILE_IMG)
-    _write(results, data)
-
-
-def mkdocs_build(config: Path, site_dir: Path) -> None:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config), "-d", str(site_dir)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -218,15 +188,6 @@ class _Collector(HTMLParser):
             self.data_blocks.append(data)
 
 
-@pytest.fixture(scope="module")
-def hostile_site(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("hostile")
-    hostile_results(tmp / "results")
-    render_site(results_dir=tmp / "results", out=tmp / "site" / "docs")
-    mkdocs_build(tmp / "site" / "mkdocs.yml", tmp / "html")
-    return tmp / "html"
-
-
 def test_hostile_model_names_render_as_text_in_the_built_html(hostile_site):
     page = (hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html").read_text()
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
@@ -315,3 +276,228 @@ def test_data_warnings_come_from_the_dataset_flags_even_when_the_harness_wrote_n
     assert "<strong>not redistributable</strong> (m3_monthly)" in page
     home = (out / "index.md").read_text()
     assert "&mdash; failed on synthetic_marketplace (rolling origin): time budget of 120 s exceeded" in home
+
+
+# --- No page is wider than a phone: the built HTML read against what the site's CSS lets scroll or wrap -------
+
+PHONE = 390  # px: the narrowest width the browser tests load (tests/test_site_browser.py)
+CONTENT_MARGIN = 32  # px: mkdocs-material pads its content .8rem on each side, at a 20 px root font size
+CHAR_PX = 0.6 * 16  # px: a generous average character (0.6 em) at .md-typeset's .8rem
+_COMPOUND = re.compile(r"(?P<tag>[a-z][a-z0-9]*)?(?P<classes>(?:\.[\w-]+)*)(?P<classless>:not\(\[class\]\))?")
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_CLASS = re.compile(r"""\bclass\s*=\s*["']([^"']*)["']""")
+_INLINE_WIDTH = re.compile(r"(?:^|[;\s\"'])(?:min-)?width\s*:\s*([\d.]+)(px|em|rem)", re.I)
+_WIDTH_ATTR = re.compile(r"""\bwidth\s*=\s*["']?(\d+)""", re.I)
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_SIZED = frozenset("img svg video canvas iframe embed object table".split())
+
+
+@dataclass(frozen=True)
+class LayoutRule:
+    """A CSS rule of the simple form the site's layout relies on, ``[.within ]tag.class[:not([class])]``, and
+    what it does to content wider than its box: ``contains`` it (overflow auto, scroll, hidden or clip),
+    lets long words ``wrap`` (overflow-wrap, word-break), or keeps text on one line (``nowrap``)."""
+
+    tag: str | None
+    classes: frozenset[str]
+    classless: bool
+    within: str | None
+    contains: bool
+    wrap: bool | None
+    nowrap: bool | None
+
+    def applies(self, tag: str, classes: frozenset[str], ancestors: frozenset[str]) -> bool:
+        return (
+            (self.tag is None or self.tag == tag)
+            and self.classes <= classes
+            and not (self.classless and classes)
+            and (self.within is None or self.within in ancestors)
+        )
+
+
+def _top_level_rules(css: str) -> list[tuple[str, str]]:
+    """(selector list, declarations) of every rule outside an at-rule (@media and the like apply only at
+    some widths or not to layout; a rule the check does not see only makes it stricter)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules, depth, start, head = [], 0, 0, ""
+    for m in re.finditer(r"[{};]", css):
+        char = m.group()
+        if depth == 0 and char == ";":  # @charset "UTF-8"; @import ...;
+            start = m.end()
+        elif char == "{":
+            if depth == 0:
+                head, start = css[start : m.start()].strip(), m.end()
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                if not head.startswith("@"):
+                    rules.append((head, css[start : m.start()]))
+                start = m.end()
+    return rules
+
+
+def layout_rules(css: str) -> list[LayoutRule]:
+    """The rules of ``css`` (in source order) that contain, wrap or unwrap wide content."""
+    out = []
+    for selectors, body in _top_level_rules(css):
+        decl = {
+            k.strip().lower(): v.strip().lower() for k, _, v in (d.partition(":") for d in body.split(";")) if v.strip()
+        }
+        overflow = {decl.get("overflow", ""), decl.get("overflow-x", "")}
+        contains = bool(overflow & {"auto", "scroll", "hidden", "clip"})
+        breaks = decl.get("overflow-wrap", decl.get("word-wrap")), decl.get("word-break")
+        wrap = None
+        if breaks[0] in ("anywhere", "break-word") or breaks[1] in ("break-all", "break-word"):
+            wrap = True
+        elif breaks[0] == "normal" or breaks[1] == "normal":
+            wrap = False
+        space = decl.get("white-space")
+        nowrap = None if space is None else space in ("nowrap", "pre")
+        if not (contains or wrap is not None or nowrap is not None):
+            continue
+        for selector in selectors.split(","):
+            parts = re.sub(r"\s*>\s*", " ", selector.strip()).split()
+            compounds = [_COMPOUND.fullmatch(p) for p in parts]
+            if not parts or len(parts) > 2 or not all(compounds):
+                continue  # a form the layout does not rely on
+            last = compounds[-1]
+            within = None
+            if len(parts) == 2:
+                first = compounds[0]
+                if first["tag"] or first["classless"] or first["classes"].count(".") != 1:
+                    continue
+                within = first["classes"][1:]
+            out.append(
+                LayoutRule(
+                    tag=last["tag"],
+                    classes=frozenset(c for c in last["classes"].split(".") if c),
+                    classless=bool(last["classless"]),
+                    within=within,
+                    contains=contains,
+                    wrap=wrap,
+                    nowrap=nowrap,
+                )
+            )
+    return out
+
+
+def _closing(html: str, tag: str, pos: int) -> int:
+    """The end of the element ``<tag`` whose start tag ends at ``pos`` (nested ones of the same name counted)."""
+    depth, opening, closing = 1, re.compile(rf"<{tag}\b", re.I), re.compile(rf"</{tag}\s*>", re.I)
+    while depth:
+        close = closing.search(html, pos)
+        if close is None:
+            return len(html)
+        depth += len(opening.findall(html, pos, close.start())) - 1
+        pos = close.end()
+    return pos
+
+
+def _px(value: str, unit: str) -> float:
+    return float(value) * (1 if unit.lower() == "px" else 16)
+
+
+def _indexed(rules: list[LayoutRule]) -> dict[str, list[tuple[int, LayoutRule]]]:
+    """The rules by the tag, else the first class, an element needs to match them (``""``: any element)."""
+    index: dict[str, list[tuple[int, LayoutRule]]] = {}
+    for i, rule in enumerate(rules):
+        index.setdefault(rule.tag or min(rule.classes, default=""), []).append((i, rule))
+    return index
+
+
+def sideways_problems(html: str, rules: list[LayoutRule], *, width: int = PHONE) -> list[str]:
+    """What in a built page's content (its ``<article>``, else the whole text) would be wider than a
+    ``width`` px screen and is in no box that ``rules`` make scroll: a table, a ``<pre>``, an inline width or
+    a width attribute over ``width``, and a word longer than the content column where nothing wraps it."""
+    start, end = html.find("<article"), html.rfind("</article>")
+    if start >= 0 and end > start:
+        html = html[start:end]
+    longest = int((width - CONTENT_MARGIN) / CHAR_PX)
+    index = _indexed(rules)
+    problems: list[str] = []
+    # per open element: its tag, its and its ancestors' classes, whether long words wrap, whether lines do not
+    stack: list[tuple[str, frozenset[str], bool, bool]] = [("", frozenset(), False, False)]
+    pos = 0
+    while (m := _TAG.search(html, pos)) is not None:
+        _, ancestors, wrap, nowrap = stack[-1]
+        if nowrap or not wrap:
+            text = unescape(html[pos : m.start()])
+            if nowrap and len(text.strip()) > longest:
+                problems.append(f"text kept on one line, {len(text.strip())} characters: {text.strip()[:60]!r}")
+            elif not wrap:
+                words = [w for w in text.split() if len(w) > longest]
+                problems += [f"an unbreakable word of {len(w)} characters: {w[:60]!r}" for w in words]
+        pos = m.end()
+        closing, tag, attrs = m.group(1), m.group(2).lower(), m.group(3)
+        if closing:
+            while len(stack) > 1 and stack.pop()[0] != tag:
+                pass
+            continue
+        if tag in ("script", "style"):
+            pos = _closing(html, tag, pos)
+            continue
+        found = _CLASS.search(attrs)
+        classes = frozenset(found.group(1).split()) if found else frozenset()
+        ancestors = ancestors | classes
+        candidates = [*index.get(tag, ()), *index.get("", ()), *(r for c in classes for r in index.get(c, ()))]
+        matched = [r for _, r in sorted(candidates, key=lambda c: c[0]) if r.applies(tag, classes, ancestors)]
+        if any(r.contains for r in matched):
+            if tag not in _VOID:
+                pos = _closing(html, tag, pos)  # whatever it holds scrolls inside it
+            continue
+        if tag in ("table", "pre"):
+            problems.append(f"a <{tag}> in no box that scrolls: <{tag}{attrs}>")
+        for value, unit in _INLINE_WIDTH.findall(attrs):
+            if _px(value, unit) > width:
+                problems.append(f"an inline width of {value}{unit}: <{tag}{attrs}>")
+        sized = _WIDTH_ATTR.search(attrs) if tag in _SIZED else None
+        if sized and int(sized.group(1)) > width:
+            problems.append(f"a width of {sized.group(1)} px: <{tag}{attrs}>")
+        if tag in ("table", "pre"):
+            pos = _closing(html, tag, pos)
+            continue
+        if tag not in _VOID:
+            for r in matched:
+                wrap = r.wrap if r.wrap is not None else wrap
+                nowrap = r.nowrap if r.nowrap is not None else nowrap
+            stack.append((tag, ancestors, wrap, nowrap))
+    return problems
+
+
+def site_layout_rules(html_root: Path) -> list[LayoutRule]:
+    """The layout rules of a built site: the theme's stylesheet, then the site's own (loaded after it)."""
+    theme = sorted((html_root / "assets" / "stylesheets").glob("main.*.min.css"))
+    assert theme, f"no mkdocs-material stylesheet under {html_root / 'assets' / 'stylesheets'}"
+    css = [theme[0], html_root / "assets" / "tycheon.css"]
+    return [rule for path in css for rule in layout_rules(path.read_text(encoding="utf-8"))]
+
+
+BROKEN_PAGES = {
+    "a table of its own class": '<article class="md-typeset"><table class="x"><tr><td>1</td></tr></table></article>',
+    "a fixed width": '<article class="md-typeset"><div style="width: 1200px">wide</div></article>',
+    "a width in em": '<article class="md-typeset"><p style="min-width:40em">wide</p></article>',
+    "a wide image": '<article class="md-typeset"><p><img src="x.png" width="800"></p></article>',
+    "a pre outside the content": "<div><pre>code</pre></div>",
+    "a long word outside the content": f"<div><p>{'x' * 80}</p></div>",
+    "a long badge": f'<article class="md-typeset"><span class="tyc-badge">{"many words " * 8}</span></article>',
+}
+
+
+@pytest.mark.parametrize("page", BROKEN_PAGES.values(), ids=BROKEN_PAGES.keys())
+def test_the_sideways_check_finds_what_would_make_a_phone_scroll(page, hostile_site):
+    assert len(sideways_problems(page, site_layout_rules(hostile_site))) == 1
+
+
+def test_the_sideways_check_passes_what_the_css_keeps_in_its_box(hostile_site):
+    rules = site_layout_rules(hostile_site)
+    long = "x" * 200
+    fine = [
+        f'<article class="md-typeset"><table class="tyc-table"><tr><td style="width:2000px">{long}</td></tr></table>',
+        f'<article class="md-typeset"><div class="tyc-table-wrap"><table class="x"><tr><td>{long}</td></tr></table>',
+        f'<article class="md-typeset"><table><tr><td>{long}</td></tr></table><pre>{long}</pre><p>{long}</p>',
+        f'<article class="md-typeset"><p><code>{long}</code></p><svg width="320"></svg></article>',
+    ]
+    assert [sideways_problems(page, rules) for page in fine] == [[]] * len(fine)
+    leaderboard = hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html"
+    assert sideways_problems(leaderboard.read_text(encoding="utf-8"), rules) == []

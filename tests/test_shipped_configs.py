@@ -13,6 +13,8 @@ fewer origins than it says, fails here instead of after hours of model fits.
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +32,20 @@ from tycheon.backtest.units import build_unit
 CONFIGS = sorted(CONFIGS_DIR.glob("*.toml"))
 
 
+def _load(name: str, options: dict, subsample: int | None, **where: Path | None):  # noqa: ANN202
+    """``load_dataset`` as the pipeline calls it, once per dataset and options across the configs (the
+    configs share datasets; the checks only read the panel)."""
+    return _load_once(name, json.dumps(options, sort_keys=True), subsample, tuple(sorted(where.items())))
+
+
+@functools.cache
+def _load_once(name: str, options: str, subsample: int | None, where: tuple):  # noqa: ANN202
+    return load_dataset(name, json.loads(options), subsample, manifest=MANIFEST, **dict(where))
+
+
 def check_rolling_dataset(cfg: BenchmarkConfig, entry: DatasetEntry, config_dir: Path) -> None:
     """Raise (ProtocolError, ValueError, AssertionError) when ``entry`` cannot run as ``cfg`` asks."""
-    loaded = load_dataset(
-        entry.name, dict(entry.options), entry.subsample, manifest=MANIFEST, file=entry.file, config_dir=config_dir
-    )
+    loaded = _load(entry.name, dict(entry.options), entry.subsample, file=entry.file, config_dir=config_dir)
     panel = loaded.panel
     rolling = rolling_protocol(cfg)
     min_history = entry.min_history or cfg.min_history
@@ -60,9 +71,7 @@ def check_rolling_dataset(cfg: BenchmarkConfig, entry: DatasetEntry, config_dir:
                 f"{entry.key}: audit protocol {name} places no origin"
             )
     for setting in entry.sweep:
-        variant = load_dataset(
-            entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample, manifest=MANIFEST
-        )
+        variant = _load(entry.name, {**dict(entry.options), "spikiness": float(setting)}, entry.subsample)
         assert len(rolling.origins(variant.panel, min_history=min_history)) == cfg.n_origins
 
 
@@ -78,7 +87,7 @@ def test_every_rolling_dataset_of_a_shipped_config_fits_its_protocol(path):
 def test_every_competition_block_of_a_shipped_config_scores_its_published_hold_out(path):
     _, cfg, _ = resolve_benchmark_config(path)
     for centry in cfg.competition:
-        panel = load_dataset(centry.dataset, dict(centry.options), centry.subsample, manifest=MANIFEST).panel
+        panel = _load(centry.dataset, dict(centry.options), centry.subsample).panel
         assert panel.meta["competition"]["name"] == centry.competition, (
             f"{centry.key} is not a {centry.competition} panel"
         )

@@ -8,7 +8,6 @@ by the recomputation when the hash was updated to match."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,29 +19,24 @@ import pytest
 from benchmarks import verify
 from benchmarks.leaderboard_spec import leaderboard_spec
 from benchmarks.results_io import file_sha256, read_score_frame, sidecar_file, to_json_value
-from benchmarks.run import main as run_main
 from benchmarks.validate import main as validate_main
+from tests._shared import copy_results
 from tycheon.analysis import leaderboard as lb
 from tycheon.backtest.scoreset import conform_table, key_order, take_rows
 
 pytestmark = pytest.mark.slow  # one whole-harness run of the tiny benchmark
 
-TINY = Path(__file__).parent / "fixtures" / "tiny_benchmark.toml"
 KEYS = ["unit", "model", "series_id", "origin", "step"]
 
 
 @pytest.fixture(scope="module")
-def honest(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("verify")
-    args = ["--config", str(TINY), "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache")]
-    assert run_main([*args, "--no-cache"]) == 0
-    return tmp / "results" / "tiny" / "v0001.json"
+def honest(tiny_results) -> Path:
+    """The run-wide ``--no-cache`` run of the tiny benchmark (tests/_shared.py): read here, copied to change."""
+    return tiny_results / "v0001.json"
 
 
 def _copy(honest: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "results" / "tiny"
-    shutil.copytree(honest.parent, folder)
-    return folder / honest.name
+    return copy_results(honest.parent, tmp_path) / honest.name
 
 
 def _rewrite(path: Path, frame: pd.DataFrame, *, row_group_size: int = 97) -> Path:
