@@ -207,6 +207,13 @@ def widest_pages(committed, committed_site: CommittedSite) -> dict[str, str]:
     return {template: path for template, (_, path) in sorted(widest.items())}
 
 
+def _lay_out_every_table(tab) -> None:  # type: ignore[no-untyped-def]
+    """Lay out the tables the site leaves unrendered away from the screen (tycheon.css, content-visibility),
+    so a check sees every row as a reader who scrolls does."""
+    tab.add_style_tag(content="table.tyc-table { content-visibility: visible !important; }")
+    tab.evaluate("window.dispatchEvent(new Event('resize'))")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_page_scrolls_sideways(browser, committed_server, widest_pages, width):
@@ -218,6 +225,7 @@ def test_no_page_scrolls_sideways(browser, committed_server, widest_pages, width
     wide = {}
     for path in widest_pages.values():
         tab.goto(f"{committed_server}/{path}", wait_until="load")
+        _lay_out_every_table(tab)
         overflow = tab.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         if overflow > 0:
             wide[path] = overflow
@@ -225,6 +233,36 @@ def test_no_page_scrolls_sideways(browser, committed_server, widest_pages, width
     assert {"leaderboard.md.j2", "home.md.j2", "model.md.j2", "uncertainty.md.j2"} <= set(widest_pages)
     assert len(widest_pages) >= 15
     assert wide == {}
+
+
+def test_a_table_away_from_the_screen_is_laid_out_when_a_reader_reaches_it(browser, committed, committed_server):
+    """A table below the first screens is skipped at load (what keeps the longest pages under the load
+    limit); scrolled to, its rows render and, on a phone, a table that scrolls sideways becomes focusable."""
+    unc = sorted((p for p in _pages(committed) if "/uncertainty-" in p), key=lambda p: (committed / p).stat().st_size)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    tab = context.new_page()
+    tab.goto(f"{committed_server}/{unc[-1]}", wait_until="load")
+    last = tab.locator("table.tyc-table").last
+    rendered = "t => t.rows[1].checkVisibility({contentVisibilityAuto: true})"
+    assert last.evaluate(rendered) is False
+    estimate = last.evaluate("t => t.style.containIntrinsicHeight")
+    assert estimate.startswith("auto ") and estimate.endswith("em"), estimate
+    marked = []
+    for index in range(tab.locator("table.tyc-table").count()):
+        table = tab.locator("table.tyc-table").nth(index)
+        table.scroll_into_view_if_needed()
+        tab.wait_for_function(
+            "i => document.querySelectorAll('table.tyc-table')[i].rows[1]"
+            ".checkVisibility({contentVisibilityAuto: true})",
+            arg=index,
+            timeout=5_000,
+        )
+        tab.wait_for_timeout(100)
+        wide = table.evaluate("t => t.scrollWidth > t.clientWidth + 1")
+        marked.append((wide, table.get_attribute("tabindex") == "0"))
+    assert all(wide == focusable for wide, focusable in marked), marked
+    assert any(wide for wide, _ in marked), "no table of the longest uncertainty page scrolls sideways on a phone"
+    context.close()
 
 
 def _chart_pages(html: Path) -> dict[str, str]:
@@ -316,6 +354,7 @@ def test_no_serious_or_critical_accessibility_violations(browser, committed, com
         "models/index.html",
     ]:
         tab.goto(f"{committed_server}/{path}", wait_until="load")
+        _lay_out_every_table(tab)
         tab.wait_for_timeout(300)
         violations = axe.run(tab).response["violations"]
         bad = [

@@ -145,18 +145,36 @@
   }
 
   /* a box that scrolls sideways must be reachable by keyboard (WCAG 2.1.1): focusable while it scrolls */
+  function markOne(el) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      el.setAttribute("tabindex", "0");
+      if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") { el.setAttribute("aria-label", "scrollable content"); }
+    } else if (el.getAttribute("tabindex") === "0" && el.tagName !== "TH") {
+      el.removeAttribute("tabindex");
+    }
+  }
+
   function markScrollable() {
-    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre").forEach(function (el) {
-      if (el.scrollWidth > el.clientWidth + 1) {
-        el.setAttribute("tabindex", "0");
-        if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") { el.setAttribute("aria-label", "scrollable content"); }
-      } else if (el.getAttribute("tabindex") === "0" && el.tagName !== "TH") {
-        el.removeAttribute("tabindex");
-      }
+    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre").forEach(markOne);
+  }
+
+  /* Tables far from the screen are not laid out (tycheon.css: content-visibility: auto), so until a reader
+     nears one its height is an estimate from its row count and whether it scrolls sideways is unknown:
+     it is measured again when the browser lays it out. */
+  function deferTables() {
+    document.querySelectorAll("table.tyc-table").forEach(function (table) {
+      table.style.containIntrinsicHeight = "auto " + (3 * table.rows.length + 1).toFixed(1) + "em";
+      table.addEventListener("contentvisibilityautostatechange", function (event) {
+        if (event.skipped) { return; }
+        markOne(table);
+        var wrap = table.closest(".tyc-table-wrap");
+        if (wrap) { markOne(wrap); }
+      });
     });
   }
 
   function init() {
+    deferTables();
     markScrollable();
     window.addEventListener("resize", markScrollable);
     /* the theme's search dialog has no accessible name */
