@@ -292,7 +292,9 @@ def test_page_weight_and_load_targets(browser, committed, committed_server):
     with a chart decodes under 1.6 MB (plotly.js is the site's scatter+bar build, 0.92 MB, fetched after the
     load event; the search index and worker wait for a search); every page fires its load event within
     0.8 s, the fastest of up to five cold loads (one load on a shared 2-core machine can be held up by
-    its neighbours: pages that passed the run before missed the target once with the site unchanged).
+    its neighbours). Tables away from the screen are laid out only when a reader nears them (tycheon.css);
+    before that, full's largest uncertainty page's best of five was 811 ms in CI and 851 ms here; since
+    then 428 ms here (best of 7; the home page 885 -> 387 ms).
     ``python -m benchmarks.perf.page_weight`` weighs every page the same way."""
     plain = ["index.html", "glossary.html", "methodology.html", "submit.html", "benchmarks/small/history.html"]
     # the longest tables: every unit's uncertainty page of the dataset with the most
