@@ -1,8 +1,8 @@
 """Prepared scores, the input every analysis shares: a score set split by unit, each unit's block scores
-and per-step forecasts computed once and reused by every analysis, and the DM family against the
-baseline (:func:`dm_family`: the panel-robust test of :func:`tycheon.stats.dm.dm_panel` wherever series
-are pooled; the pooled test, which assumes series independent, where a page reproduces the paper's
-count). No statistic lives here; each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
+and per-step forecasts computed once and reused by every analysis. The DM family against the baseline
+that several analyses run on those per-step forecasts lives in :mod:`tycheon.analysis.dm_family`
+(:class:`DMFamily`, :func:`dm_family` and :data:`DMTest` are re-exported here). No statistic lives here;
+each is called from :mod:`tycheon.metrics` / :mod:`tycheon.stats`.
 
 A full score set of a large panel (30,490 series x 8 origins x 6 steps x 9 models: 11 million rows) is
 read once per unit: block scores are computed model by model (a block belongs to one model, so this is
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,14 +24,12 @@ import pandas as pd
 from tycheon._codes import factorize_sorted, position_dtype, unique_inverse
 from tycheon._frames import row_spans
 from tycheon.analysis.blockgrid import block_grid
-from tycheon.analysis.cell import time_check
+from tycheon.analysis.dm_family import DMFamily, DMTest, dm_family
 from tycheon.backtest.scoreset import concat_tables
 from tycheon.contract import quantile_column
 from tycheon.errors import InputError
 from tycheon.metrics.aggregate import STEP_LOSS_CHUNK, block_scores, column_values, row_crps, step_loss
 from tycheon.metrics.registry import get_metric
-from tycheon.stats.dm import dm_cross_sectional, dm_panel, dm_pooled, panel_layout, pooled_layout
-from tycheon.stats.multiplicity import benjamini_hochberg
 from tycheon.stats.ranking import rank_by_mean
 
 __all__ = [
@@ -483,109 +481,6 @@ def require_models(unit: UnitScores, models: Sequence[str]) -> None:
     absent = [m for m in models if m not in present]
     if absent:
         raise InputError(f"model(s) {absent} have no rows in unit {unit.unit!r} (models present: {sorted(present)})")
-
-
-DMTest = Literal["panel", "pooled", "cross_sectional"]
-"""Which DM test a family runs: ``panel`` (:func:`tycheon.stats.dm.dm_panel`: nothing assumed independent
-across series), ``pooled`` (:func:`~tycheon.stats.dm.dm_pooled`: **assumes series
-independent**) or ``cross_sectional`` (:func:`~tycheon.stats.dm.dm_cross_sectional`: period averages)."""
-
-
-@dataclass(frozen=True)
-class DMFamily:
-    """DM of every challenger against the baseline on one per-step loss, BH adjusted."""
-
-    n_better: int
-    n_worse: int
-    n_tested: int
-    n_pooled: int  # per-step losses of the baseline pooled by the tests
-    p_value: dict[str, float]
-    p_bh: dict[str, float]
-    statistic: dict[str, float]
-    test: str = "pooled"  # DMTest
-    loss: str = "mae"  # the registry metric whose per-step loss is compared (StepLosses.loss)
-    reason: str | None = None  # why no model was tested (too few time points for the panel test), else None
-
-
-def dm_family(
-    losses: StepLosses,
-    *,
-    baseline: str,
-    horizon: int,
-    stride: int,
-    alpha: float,
-    metric: str = "mae",
-    test: DMTest = "panel",
-    loss: np.ndarray | None = None,
-) -> DMFamily:
-    r"""Two-sided DM of each model against ``baseline`` on the cells both forecast, Benjamini-Hochberg
-    adjusted; a model the test refuses (too few blocks or origins) is left out of the family.
-
-    The loss is :meth:`StepLosses.loss` of ``metric`` (``mae``: unscaled absolute errors, the paper's;
-    a table's metric: the loss that table ranks). ``test``:
-
-    - ``panel``: :func:`tycheon.stats.dm.dm_panel`, the differential averaged over every (series, step)
-      of an origin and tested over the origins; nothing is assumed independent across series. The test
-      wherever a p-value pools series (the default). Run only when the family's origins pass
-      :func:`tycheon.analysis.cell.time_check` (at least :data:`~tycheon.analysis.cell.MIN_TIME_POINTS`);
-      otherwise nothing is tested and ``reason`` says why;
-    - ``pooled`` (the unit inversion's, whose page shows the paper's pooled count beside the
-      cross-sectional one): :func:`~tycheon.stats.dm.dm_pooled` over (series, origin) blocks,
-      **assuming series independent** (oversized when series share calendar shocks);
-    - ``cross_sectional``: :func:`~tycheon.stats.dm.dm_cross_sectional` on target-period averages.
-
-    ``loss`` is ``losses.loss(metric)`` where the caller has already evaluated it (``[cell, model]``).
-    """
-    if test not in ("panel", "pooled", "cross_sectional"):
-        raise InputError(f"test must be 'panel', 'pooled' or 'cross_sectional'; got {test!r}")
-    if baseline not in losses.models:
-        return DMFamily(0, 0, 0, 0, {}, {}, {}, test, metric)
-    b = losses.models.index(baseline)
-    loss = losses.loss(metric) if loss is None else loss  # [cell, model]
-    if loss.shape != losses.point.shape:
-        raise InputError(f"loss must be [cell, model] {losses.point.shape}; got {loss.shape}")
-    base_ok = np.isfinite(loss[:, b])
-    if test == "panel":
-        reason = time_check(int(np.unique(losses.origin[base_ok]).size), horizon=horizon, stride=stride)
-        if reason is not None:
-            return DMFamily(0, 0, 0, int(base_ok.sum()), {}, {}, {}, test, metric, reason)
-    results = {}
-    for j, m in enumerate(losses.models):
-        if j == b:
-            continue
-        both = base_ok & np.isfinite(loss[:, j])
-        if not both.any():
-            continue
-        la, lb = loss[both, j], loss[both, b]
-        try:
-            if test == "cross_sectional":
-                res = dm_cross_sectional(la, lb, period=losses.period[both], horizon=horizon, stride=1)
-            elif test == "pooled":
-                res = dm_pooled(
-                    la, lb, layout=pooled_layout(losses.series[both], losses.origin[both]), horizon=horizon,
-                    stride=stride,
-                )  # fmt: skip
-            else:
-                res = dm_panel(la, lb, layout=panel_layout(losses.origin[both]), horizon=horizon, stride=stride)
-        except InputError:
-            continue
-        if np.isfinite(res.p_value):
-            results[m] = res
-    tested = list(results)
-    p_bh = dict(zip(tested, benjamini_hochberg([results[m].p_value for m in tested]), strict=True)) if tested else {}
-    better = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic < 0)
-    worse = sum(1 for m in tested if p_bh[m] < alpha and results[m].statistic > 0)
-    return DMFamily(
-        better,
-        worse,
-        len(tested),
-        int(base_ok.sum()),
-        {m: results[m].p_value for m in tested},
-        {m: float(p_bh[m]) for m in tested},
-        {m: results[m].statistic for m in tested},
-        test,
-        metric,
-    )
 
 
 def wide(blocks: pd.DataFrame, metric: str) -> pd.DataFrame:
