@@ -150,27 +150,27 @@ def test_when_a_series_or_block_label_is_missing_then_every_block_function_says_
 
 
 def test_inside_shared_weights_an_integer_seed_draws_once_and_every_result_is_unchanged():
-    from tycheon.stats import bootstrap as bs
+    from tycheon.stats import _resample  # where _block_weights is read: patching the re-export patches nothing
 
     a, b, blocks = _data(seed=4)
     alone = [paired_block_bootstrap(a, b * k, blocks=blocks, n_resamples=200, seed=9) for k in (1.0, 2.0)]
     scores = pd.DataFrame({"m1": a, "m2": b})
     rank_alone = ranking_bootstrap(scores, series=blocks, n_resamples=200, seed=9)
     drawn = []
-    real = bs._block_weights
-    bs._block_weights = lambda *args: drawn.append(args[:2]) or real(*args)
+    real = _resample._block_weights
+    _resample._block_weights = lambda *args: drawn.append(args[:2]) or real(*args)
     try:
-        with bs.shared_weights():
+        with _resample.shared_weights():
             shared = [paired_block_bootstrap(a, b * k, blocks=blocks, n_resamples=200, seed=9) for k in (1.0, 2.0)]
             rank_shared = ranking_bootstrap(scores, series=blocks, n_resamples=200, seed=9)
             paired_block_bootstrap(a, b, blocks=blocks, n_resamples=200, seed=np.random.default_rng(9))
     finally:
-        bs._block_weights = real
+        _resample._block_weights = real
     assert len(drawn) == 2  # once for seed 9 (three calls), once for the generator (never shared)
     for x, y in zip(alone, shared, strict=True):
         assert (x.delta, x.ci_low, x.ci_high, x.p_value, x.se) == (y.delta, y.ci_low, y.ci_high, y.p_value, y.se)
     pd.testing.assert_series_equal(rank_alone.keep_fraction, rank_shared.keep_fraction, check_exact=True)
-    assert bs._SHARED.get() is None  # released when the block ends
+    assert _resample._SHARED.get() is None  # released when the block ends
 
 
 @pytest.mark.parametrize("n_blocks", [1, 7, 30, 31])
@@ -178,7 +178,7 @@ def test_block_weights_drawn_in_chunks_are_the_counts_of_one_whole_draw(monkeypa
     """The ``[resample, block]`` weights are drawn a few resamples at a time (no whole integer matrix):
     the same counts as a plain loop over one ``integers(size=(resamples, blocks))`` draw, chunk edges
     inside and between resamples included."""
-    from tycheon.stats import bootstrap as bs
+    from tycheon.stats import _resample  # where _DRAW_CELLS is read
 
     n_resamples = 23
     whole = np.random.default_rng(11).integers(0, n_blocks, size=(n_resamples, n_blocks))
@@ -187,7 +187,7 @@ def test_block_weights_drawn_in_chunks_are_the_counts_of_one_whole_draw(monkeypa
         for j in whole[i]:
             expected[i, j] += 1.0
     for cells in (1, 2 * n_blocks, 5 * n_blocks + 1, 1 << 21):  # one resample a chunk ... all at once
-        monkeypatch.setattr(bs, "_DRAW_CELLS", cells)
-        got = bs._block_weights(n_blocks, n_resamples, np.random.default_rng(11))
+        monkeypatch.setattr(_resample, "_DRAW_CELLS", cells)
+        got = _resample._block_weights(n_blocks, n_resamples, np.random.default_rng(11))
         np.testing.assert_array_equal(got, expected)
         assert got.dtype == np.float64

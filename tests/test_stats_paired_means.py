@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tycheon.errors import StatisticInputError
-from tycheon.stats import bootstrap
+from tycheon.stats import _resample, bootstrap
 from tycheon.stats.bootstrap import paired_block_bootstrap, paired_means_bootstrap
 
 
@@ -62,7 +62,7 @@ def _loop(frame, blocks, draws_per_chunk, reference):
 
 @pytest.mark.parametrize("cells", [1 << 24, 7 * 20])  # one chunk; chunks of 7 resamples (20 blocks)
 def test_when_resampled_by_a_plain_loop_with_missing_values_then_means_cis_and_p_agree(monkeypatch, cells):
-    monkeypatch.setattr(bootstrap, "_WEIGHT_CELLS", cells)
+    monkeypatch.setattr(_resample, "_WEIGHT_CELLS", cells)  # read by _weight_chunks there
     frame, blocks = _frame(seed=1, missing=0.2)
     n_res = 150
     res = paired_means_bootstrap(frame, blocks=blocks, reference="base", n_resamples=n_res, seed=9)
@@ -124,7 +124,7 @@ def _same(a, b):
 
 
 def test_when_tables_share_their_blocks_then_one_draw_gives_each_its_own_call_bit_for_bit(monkeypatch):
-    monkeypatch.setattr(bootstrap, "_WEIGHT_CELLS", 700)  # several chunks of resamples, as at scale
+    monkeypatch.setattr(_resample, "_WEIGHT_CELLS", 700)  # several chunks of resamples, as at scale
     first, blocks = _frame(seed=1, n_blocks=30, missing=0.2)
     second = first * 1.7 + 0.1  # another metric of the same blocks
     alone = [

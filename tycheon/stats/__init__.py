@@ -3,12 +3,9 @@ bootstraps and ranking comparison."""
 
 from tycheon.stats.bootstrap import (
     BootstrapResult,
-    RankingBootstrap,
     paired_block_bootstrap,
     paired_means_bootstrap,
     panel_means_bootstrap,
-    panel_ranking_bootstrap,
-    ranking_bootstrap,
 )
 from tycheon.stats.dm import (
     DMResult,
@@ -23,6 +20,7 @@ from tycheon.stats.dm import (
 )
 from tycheon.stats.friedman import FriedmanResult, conservative_cd, critical_difference, friedman_nemenyi, nemenyi_q
 from tycheon.stats.multiplicity import benjamini_hochberg, holm
+from tycheon.stats.rank_bootstrap import RankingBootstrap, panel_ranking_bootstrap, ranking_bootstrap
 from tycheon.stats.ranking import (
     TOSTResult,
     kendall_tau_b,

@@ -45,6 +45,10 @@ shocks the intervals are far too narrow (the same test shows it). They remain fo
 their own blocks (the across-datasets summary, the protocol-sensitivity audit) and as labelled variants of
 the leaderboard's uncertainty.
 
+This module holds the bootstraps of means (paired and panel). The ranking bootstraps live in
+:mod:`tycheon.stats.rank_bootstrap`, the draws (block weights, circular time blocks, the few-groups
+factor, :func:`shared_weights`) in ``tycheon.stats._resample``; both are re-exported here.
+
 References
 ----------
 Politis, D. N. & Romano, J. P. (1992). A circular block-resampling procedure for stationary data. In
@@ -59,22 +63,26 @@ the Bootstrap*, ch. 6 and 13.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.stats import rankdata
 
 from tycheon._typing import as_generator
 from tycheon._validate import as_float_array, check_finite, label_codes, same_shape
-from tycheon.contract import overlap_lags
 from tycheon.errors import StatisticInputError
-from tycheon.stats._kernels import row_ranks
-from tycheon.stats.dm import panel_df
+from tycheon.stats._resample import (
+    _check_confidence,
+    _check_n_resamples,
+    _circular_block_weights,
+    _seeded_weights,
+    _time_blocks,
+    _weight_chunks,
+    few_groups_factor,
+    shared_weights,
+)
+from tycheon.stats.rank_bootstrap import RankingBootstrap, panel_ranking_bootstrap, ranking_bootstrap
 
 __all__ = [
     "BootstrapResult",
@@ -92,9 +100,6 @@ __all__ = [
     "shared_weights",
 ]
 
-_WEIGHT_CELLS = 1 << 24  # draws per chunk of resamples: bounds the [resample, block] weights at ~128 MiB
-_DRAW_CELLS = 1 << 21  # integer draws made at once inside one weight matrix (16 MiB)
-
 
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
@@ -108,74 +113,6 @@ class BootstrapResult:
     n_resamples: int
     n_blocks: int
     confidence: float
-
-
-def _block_weights(n_blocks: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``[resample, block]`` counts (as float64) of each block in a draw of ``n_blocks`` blocks with replacement.
-
-    The draws are made :data:`_DRAW_CELLS` at a time (whole resamples), not as one ``[resample, block]``
-    integer matrix: the generator gives the same stream either way (pinned in the tests), and at M5 size
-    the whole matrix was 488 MB beside the 488 MB of weights."""
-    out = np.empty((n_resamples, n_blocks), dtype=np.float64)
-    rows = max(1, _DRAW_CELLS // max(n_blocks, 1))
-    for start in range(0, n_resamples, rows):
-        draws = rng.integers(0, n_blocks, size=(min(rows, n_resamples - start), n_blocks))
-        for i in range(len(draws)):  # row by row: a bincount over one row stays in cache (3-4x faster than
-            out[start + i] = np.bincount(draws[i], minlength=n_blocks)  # one over the whole matrix's rows)
-        del draws
-    return out
-
-
-_SHARED: ContextVar[dict[tuple[int, int, int], np.ndarray] | None] = ContextVar("tycheon_shared_weights", default=None)
-
-
-@contextmanager
-def shared_weights() -> Iterator[None]:
-    """Inside the block, whole ``[resample, block]`` weight matrices drawn from an integer seed are drawn
-    once per ``(n_blocks, n_resamples, seed)`` and reused (read-only), then released when it ends.
-
-    An integer seed starts a fresh generator, so every call with the same three numbers draws the same
-    matrix: sharing it changes no value. The protocol-sensitivity audit bootstraps 15 means over the same
-    30,490 series with one seed, each drawing (and paging in) the same 488 MB of weights; inside this
-    block they are drawn once. A generator or None as the seed is never shared (its draws depend on
-    what was drawn before)."""
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
-def _seeded_weights(n_blocks: int, n_resamples: int, seed: int | np.random.Generator | None) -> np.ndarray:
-    """:func:`_block_weights` of a fresh generator of ``seed``; shared inside :func:`shared_weights` when
-    ``seed`` is an integer (never written to: the callers only multiply by it)."""
-    shared = _SHARED.get()
-    if shared is None or not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        return _block_weights(n_blocks, n_resamples, as_generator(seed))
-    key = (int(n_blocks), int(n_resamples), int(seed))
-    if key not in shared:
-        w = _block_weights(n_blocks, n_resamples, as_generator(seed))
-        w.setflags(write=False)
-        shared[key] = w
-    return shared[key]
-
-
-def _weight_chunks(n_blocks: int, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """:func:`_block_weights` in chunks of resamples (one chunk, the same draws, when they fit in
-    ``_WEIGHT_CELLS``), so that a panel of many blocks never holds all ``[resample, block]`` counts."""
-    step = max(1, min(n_resamples, _WEIGHT_CELLS // max(n_blocks, 1)))
-    for start in range(0, n_resamples, step):
-        yield _block_weights(n_blocks, min(step, n_resamples - start), rng)
-
-
-def _check_n_resamples(n_resamples: int) -> None:
-    if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise StatisticInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
-
-
-def _check_confidence(confidence: float) -> None:
-    if not 0.0 < confidence < 1.0:
-        raise StatisticInputError(f"confidence must be in (0, 1); got {confidence}")
 
 
 def paired_block_bootstrap(
@@ -431,63 +368,6 @@ def _nan_quantiles(boot: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarra
     return lo, hi
 
 
-def few_groups_factor(n_groups: int, confidence: float) -> float:
-    r"""The few-clusters spread :math:`c = \sqrt{G/(G-1)}\,t_{G-1,1-a/2}/z_{1-a/2}`, :math:`a = 1 -`
-    ``confidence``, of the panel bootstraps (module docstring): the bootstrap's variance divisor :math:`G`
-    made :math:`G - 1`, and its normal quantiles made those of :math:`t_{G-1}`.
-
-    References
-    ----------
-    Bester, Conley & Hansen (2011): with :math:`G` fixed, the cluster-robust :math:`t` statistic (variance
-    divisor :math:`G`) tends to :math:`\sqrt{G/(G-1)}\,t_{G-1}`; Cameron & Miller (2015), section VI.C.
-    """
-    _check_confidence(confidence)
-    if int(n_groups) != n_groups or n_groups < 2:
-        raise StatisticInputError(f"the few-groups factor needs at least 2 groups; got {n_groups!r}")
-    q = 1.0 - (1.0 - confidence) / 2.0
-    return float(np.sqrt(n_groups / (n_groups - 1.0)) * stats.t.ppf(q, n_groups - 1) / stats.norm.ppf(q))
-
-
-def _circular_block_weights(n_times: int, n_resamples: int, block_length: int, rng: np.random.Generator) -> np.ndarray:
-    """``[resample, time]`` counts (float64) of each time point in a circular block bootstrap draw: per
-    resample ``ceil(T / l)`` starts drawn uniformly (one ``integers`` call, ``[resample, run]``), each run
-    the ``l`` time points from its start on, wrapping past the last to the first, the concatenation cut
-    to ``T`` (Politis & Romano 1992)."""
-    runs = -(-n_times // block_length)
-    starts = rng.integers(0, n_times, size=(n_resamples, runs))
-    pos = (starts[:, :, None] + np.arange(block_length)) % n_times  # [resample, run, l]
-    pos = pos.reshape(n_resamples, runs * block_length)[:, :n_times]
-    pos += (np.arange(n_resamples) * n_times)[:, None]
-    counts = np.bincount(pos.ravel(), minlength=n_resamples * n_times)
-    return counts.reshape(n_resamples, n_times).astype(np.float64)
-
-
-@dataclass(frozen=True, eq=False)
-class _TimeBlocks:
-    """The panel bootstraps' design: each row's origin (codes in time order), the block length and the
-    few-groups spread."""
-
-    codes: np.ndarray  # [obs] origin code; origins with no row are absent, their neighbours adjacent
-    n_times: int
-    block_length: int
-    scale: float  # the few-groups factor of G = ceil(T / l) groups
-
-
-def _time_blocks(origin: object, *, n_obs: int, horizon: int, stride: int, confidence: float) -> _TimeBlocks:
-    o = np.asarray(origin)
-    if o.shape != (n_obs,):
-        raise StatisticInputError(f"origin must label each of the {n_obs} rows; got shape {o.shape}")
-    codes, t = label_codes(o, "origin")
-    length = overlap_lags(horizon, stride) + 1
-    groups = panel_df(t, length - 1) + 1  # G = ceil(T / l), the groups the DM test's df counts
-    if groups < 2:
-        raise StatisticInputError(
-            f"{t} origin(s) make {groups} group(s) of ceil(h/stride) = {length} consecutive origins; a "
-            "bootstrap over time needs at least 2"
-        )
-    return _TimeBlocks(codes, t, length, few_groups_factor(groups, confidence))
-
-
 def panel_means_bootstrap(
     values: pd.DataFrame,
     *,
@@ -577,145 +457,3 @@ def panel_means_bootstraps(
                                  n_resamples=int(n_resamples), confidence=confidence, scale=design.scale,
                                  block_length=design.block_length))  # fmt: skip
     return out
-
-
-@dataclass(frozen=True, eq=False)
-class RankingBootstrap:
-    """How often each method keeps its full-sample place when the panel (or the series) is resampled."""
-
-    rank: pd.Series  # full-sample rank (1 = best), index = method
-    keep_fraction: pd.Series  # share of resamples with the same rank
-    rank_counts: pd.DataFrame  # [method, rank] counts over resamples
-    n_resamples: int
-    block_length: int = 1  # origins per run (panel), 1 for the series bootstrap
-    scale: float = 1.0  # few-groups spread of the resampled means (panel), 1 for the series bootstrap
-
-
-def _ranking_arrays(scores: pd.DataFrame, labels: object, name: str, by: str) -> tuple[np.ndarray, np.ndarray]:
-    """The scores as ``[block, method]`` (within-block ranks for ``by="mean_rank"``), checked, and the labels."""
-    if not isinstance(scores, pd.DataFrame):
-        raise StatisticInputError("scores must be a DataFrame with one column per method")
-    arr = scores.to_numpy(dtype=np.float64)
-    check_finite(arr, "scores")
-    s = np.asarray(labels)
-    if s.shape != (arr.shape[0],):
-        raise StatisticInputError(f"{name} must label each of the {arr.shape[0]} blocks")
-    if by == "mean_rank":
-        arr = row_ranks(arr)
-    elif by != "mean_score":
-        raise StatisticInputError(f"by must be 'mean_score' or 'mean_rank'; got {by!r}")
-    return arr, s
-
-
-def _ranking(
-    scores: pd.DataFrame, arr: np.ndarray, sums: np.ndarray, count: np.ndarray, w: np.ndarray, *, scale: float,
-    block_length: int,
-) -> RankingBootstrap:  # fmt: skip
-    """Ranks of the resampled means ``(w @ sums) / (w @ count)``, spread about the full-sample means by
-    ``scale``; ties take the lowest rank (``min``)."""
-    k = arr.shape[1]
-    mean = sums.sum(axis=0) / count.sum()
-    full = rankdata(mean, method="min")
-    means = (w @ sums) / (w @ count)[:, None]  # [resample, method]
-    if scale != 1.0:
-        means = mean + scale * (means - mean)
-    ranks = rankdata(means, axis=1, method="min").astype(np.int64)
-    names = [str(c) for c in scores.columns]
-    counts = np.stack([np.bincount(ranks[:, j], minlength=k + 1)[1:] for j in range(k)])
-    return RankingBootstrap(
-        pd.Series(full.astype(np.int64), index=names, name="rank"),
-        pd.Series(np.mean(ranks == full[None, :], axis=0), index=names, name="keep_fraction"),
-        pd.DataFrame(counts, index=names, columns=range(1, k + 1)),
-        len(w),
-        block_length,
-        scale,
-    )
-
-
-def ranking_bootstrap(
-    scores: pd.DataFrame,
-    *,
-    series: object,
-    n_resamples: int = 2000,
-    by: str = "mean_score",
-    seed: int | np.random.Generator | None,
-) -> RankingBootstrap:
-    r"""Series-level bootstrap of the leaderboard order (a label bootstrap: **assumes series independent**).
-
-    Resample series with replacement (all blocks of a drawn series come along), rank the methods by mean
-    score (``by="mean_score"``) or by mean within-block rank (``by="mean_rank"``, Friedman style), and
-    count how often each method lands on its full-sample rank:
-
-    .. math:: \mathrm{keep}_j = \frac1B\sum_b \mathbb 1\{r^*_{b,j} = \hat r_j\}
-
-    Ties in the ordering get the lowest rank (``min``) so a tie never counts as a move for both. Where
-    series share calendar shocks use :func:`panel_ranking_bootstrap`.
-
-    Parameters
-    ----------
-    scores : DataFrame, shape (block, method)
-        Block scores, lower is better, complete rows only (drop incomplete blocks first).
-    series : array, shape (block,)
-
-    References
-    ----------
-    Evaluation-choices paper, section 4 (buyer-level bootstrap of Table 2); Efron, B. & Tibshirani, R.
-    (1993). An Introduction to the Bootstrap, ch. 6.
-    """
-    _check_n_resamples(n_resamples)
-    arr, s = _ranking_arrays(scores, series, "series", by)
-    codes, g = label_codes(s, "series")
-    sums = np.zeros((g, arr.shape[1]))
-    np.add.at(sums, codes, arr)  # [series, method]
-    count = np.bincount(codes, minlength=g).astype(np.float64)
-    w = _seeded_weights(g, int(n_resamples), seed)  # [resample, series], float64
-    return _ranking(scores, arr, sums, count, w, scale=1.0, block_length=1)
-
-
-def panel_ranking_bootstrap(
-    scores: pd.DataFrame,
-    *,
-    origin: object,
-    horizon: int,
-    stride: int = 1,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    by: str = "mean_score",
-    seed: int | np.random.Generator | None,
-) -> RankingBootstrap:
-    r"""Panel (time-block) bootstrap of the leaderboard order: :func:`ranking_bootstrap` with the origins
-    drawn in circular blocks of :math:`\ell = \lceil h/\text{stride}\rceil` (module docstring), each drawn
-    origin bringing every series' block.
-
-    The resampled means are spread about the full-sample means by the few-groups factor :math:`c` of
-    ``confidence`` before they are ranked, so a rank interval and the :func:`panel_means_bootstrap`
-    intervals of the same draw agree:
-
-    .. math::
-
-        \bar x^*_{c,j} = \hat{\bar x}_j + c\,\Big(\frac{\sum_o w^*_o S_{oj}}{\sum_o w^*_o C_o}
-        - \hat{\bar x}_j\Big), \qquad \mathrm{keep}_j = \frac1B\sum_b \mathbb 1\{r^*_{b,j} = \hat r_j\}
-
-    **Assumed independent:** origins more than :math:`\lceil h/\text{stride}\rceil - 1` apart; nothing
-    across series. With the same seed and origins it draws the same origins as
-    :func:`panel_means_bootstrap`.
-
-    Parameters
-    ----------
-    scores : DataFrame, shape (block, method)
-        Block scores, lower is better, complete rows only.
-    origin : array, shape (block,)
-        Origin of each block (sortable in time order).
-
-    References
-    ----------
-    Politis & Romano (1992); Bester, Conley & Hansen (2011); evaluation-choices paper, section 4.
-    """
-    _check_n_resamples(n_resamples)
-    arr, o = _ranking_arrays(scores, origin, "origin", by)
-    design = _time_blocks(o, n_obs=len(o), horizon=horizon, stride=stride, confidence=confidence)
-    sums = np.zeros((design.n_times, arr.shape[1]))
-    np.add.at(sums, design.codes, arr)  # [origin, method]
-    count = np.bincount(design.codes, minlength=design.n_times).astype(np.float64)
-    w = _circular_block_weights(design.n_times, int(n_resamples), design.block_length, as_generator(seed))
-    return _ranking(scores, arr, sums, count, w, scale=design.scale, block_length=design.block_length)
