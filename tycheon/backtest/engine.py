@@ -22,6 +22,10 @@ What the engine owns (DESIGN.md, ADR-0006 decisions 1-4, evaluation-choices pape
   same row-wise kernels, so bit-identical to whole-unit values); the main process only assembles the
   score set, into columns a background thread allocates and touches while the tasks run (:mod:`.columns`).
 
+This module runs the steps; the tasks are planned in :mod:`.planning` (chunk sizes, per-unit eligibility,
+one task per chunk or global model), their results become each model's status and the forecast blocks in
+:mod:`.blocks`, and :mod:`.records` writes the blocks into the score set.
+
 ``meta["guard_checks"]`` counts hand-overs: one fit, one embargo and one predict check per (model, chunk,
 origin) where the model was fitted / asked to forecast, whether or not the history it got was shared with
 another model (a shared history is checked for each model it is handed to; its cell scan is done once
@@ -50,85 +54,36 @@ import numpy as np
 
 from tycheon._typing import Backend
 from tycheon.backtest.assembly import PlannedModel, StreamingAssembly, plan_rows
+from tycheon.backtest.blocks import Block, _block, _blocks, _model_status, _support
 from tycheon.backtest.calibration import calibrated_run
 from tycheon.backtest.columns import ColumnBuffers, code_dtypes, known_constant
 from tycheon.backtest.conformal import expected_band_levels
-from tycheon.backtest.execution import BACKENDS, run_tasks, task_seed
-from tycheon.backtest.factories import Factory, factory_availability, factory_capabilities, factory_unfitted
+from tycheon.backtest.execution import BACKENDS, run_tasks
+from tycheon.backtest.factories import Factory, factory_capabilities, factory_unfitted
 from tycheon.backtest.guards import GuardCounter
 from tycheon.backtest.heap import release_free_memory
+from tycheon.backtest.planning import (
+    DEFAULT_CHUNK_SIZE,
+    _availability,
+    _plan_tasks,
+    _UnitState,
+    default_chunk_size,
+    worker_chunk_size,
+)
 from tycheon.backtest.protocol import Origin, RollingOrigin, StaticSplit
-from tycheon.backtest.records import Block, ScoreSetWriter, build_scoreset
+from tycheon.backtest.records import ScoreSetWriter, build_scoreset
 from tycheon.backtest.scoreset import ScoreSet
-from tycheon.backtest.slices import UnitData, eligibility
-from tycheon.backtest.tasks import ChunkTask, ModelSpec, OriginOutput, TaskResult
+from tycheon.backtest.tasks import OriginOutput, TaskResult
 from tycheon.backtest.units import cached_unit, parse_unit
 from tycheon.data.demand import CLASSES
 from tycheon.data.panel import Panel
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "default_chunk_size", "run"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "default_chunk_size", "run", "worker_chunk_size"]
 
-DEFAULT_CHUNK_SIZE = 4096
-"""Series per task when the caller names none. Every task step (a model at an origin) pays the guards,
-the history views and a block's bookkeeping once whatever its size, so larger chunks cost less: warm, in
-process, 30,490 series x 8 baselines x 8 origins took 2.9 s in 1,024-series chunks (1,920 steps) and
-2.35 s in 4,096 (512 steps), the same forecasts; 16,384 gained nothing more. Cold (fresh whole processes,
-``python -m benchmarks.perf``, median of 3) the one-shot run went 6.25 -> 5.91 s. Eight tasks at that size
-still give ``auto`` its probe and two workers a share each. The chunks of a unit are made equal
-(:func:`default_chunk_size`)."""
-
-
-def default_chunk_size(n_series: int) -> int:
-    """Series per task of a unit when the caller names none: as few chunks as :data:`DEFAULT_CHUNK_SIZE`
-    allows, of equal size (``ceil(n / ceil(n / 4096))``): 30,490 series give 8 chunks of 3,812, not 7 of
-    4,096 and one of 1,802, so that two workers get equal work and finish together. A unit of at most
-    4,096 series is one chunk either way."""
-    n = max(1, int(n_series))
-    return -(-n // -(-n // DEFAULT_CHUNK_SIZE))
-
-
-_CLASS_NAMES = np.asarray(CLASSES, dtype=object)
-_ROWS_CACHED = 256  # (rows, classes) pairs whose gathered ids, weights and class names a unit keeps
 # backends whose rows are written as each task's result arrives (rows planned before the tasks run): with
 # workers the main process is otherwise idle; in process the writing costs the same either way, and
 # streaming lets go of each task's forecasts once written instead of holding every task's next to the table
 STREAMING_BACKENDS = ("sequential", "joblib", "dask", "auto")
-
-
-class _UnitState:
-    """Per-unit facts computed once for all models: eligibility and abstention counts per origin (the
-    per-origin series features, demand class and scales, are computed inside the tasks)."""
-
-    def __init__(self, data: UnitData, origins: list[Origin], *, min_history: int) -> None:
-        self.data = data
-        n_s, n_o = data.n_series, len(origins)
-        self.eligible = np.zeros((n_s, n_o), dtype=bool)  # [series, origin]
-        self.n_obs = np.zeros((n_s, n_o), dtype=np.int64)  # [series, origin]
-        self.abstained: dict[str, dict[str, int]] = {}
-        for j, o in enumerate(origins):
-            ok, counts, n_obs = eligibility(
-                data, index=o.index, origin=o.timestamp, horizon=o.horizon, min_history=min_history
-            )
-            self.eligible[:, j], self.n_obs[:, j] = ok, n_obs
-            self.abstained[str(o.timestamp.date())] = counts
-        # the target periods of each origin, one index shared by the blocks of every model and chunk
-        self.targets = {o.index: data.periods[o.index : o.index + o.horizon] for o in origins}
-        self._rows: dict[tuple[int, int], tuple[Any, ...]] = {}
-
-    def per_rows(self, rows: np.ndarray, demand_code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Series ids, weights and class names of a task output's series: gathered once per rows and class
-        arrays (a task hands the same ones to every model that shares a target array), so the blocks of
-        those models share them and the writer sees the same inputs (:mod:`.records`)."""
-        key = (id(rows), id(demand_code))
-        got = self._rows.get(key)
-        if got is None:
-            if len(self._rows) >= _ROWS_CACHED:  # a task's outputs come together: older ones are done
-                self._rows.clear()
-            data = self.data
-            # the arrays are kept with the entry, so their ids cannot be reused while it lives
-            got = (rows, demand_code, data.series_ids[rows], data.weight[rows], _CLASS_NAMES[demand_code])
-            self._rows[key] = got
-        return got[2], got[3], got[4]
 
 
 def _validate(
@@ -408,206 +363,6 @@ def run(
         band_levels=band_levels,
         text_bounds=text_bounds,
     )
-
-
-def worker_chunk_size(n_series: int, *, n_jobs: int, backend: Backend) -> int | None:
-    """Series per task when a run uses worker processes: one chunk per worker (at least 32 series), so that
-    every core is busy; a function of the run's settings alone, so results stay deterministic. ``None``
-    (the engine's default) for the sequential backend."""
-    return None if backend == "sequential" else max(32, -(-int(n_series) // int(n_jobs)))
-
-
-def _availability(factories: Mapping[str, Factory]) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """The models that can run here, and the skip record (with its reason) of each that cannot."""
-    models_meta: dict[str, dict[str, Any]] = {}
-    runnable: list[str] = []
-    for name, factory in factories.items():
-        avail = factory_availability(factory)
-        if not avail.ok:
-            models_meta[name] = {"status": "skipped", "reason": avail.reason}
-        else:
-            runnable.append(name)
-    return runnable, models_meta
-
-
-def _plan_tasks(
-    states: list[_UnitState],
-    runnable: list[str],
-    factories: Mapping[str, Factory],
-    protocol: RollingOrigin | StaticSplit,
-    origins: list[Origin],
-    *,
-    chunk_of: Callable[[int], int],
-    seed: int,
-    task_args: dict[str, Any],
-) -> list[ChunkTask]:
-    """One task per (unit, chunk of series) for the local models together, one per unit for each global
-    model; ``task_args`` are the run-wide settings every task carries."""
-    tasks: list[ChunkTask] = []
-    local = [name for name in runnable if not factory_capabilities(factories[name]).is_global]
-    glob = [name for name in runnable if factory_capabilities(factories[name]).is_global]
-    for state in states:
-        data = state.data
-        # local models share a task per chunk (one set of histories per origin); a global model gets
-        # the whole unit to itself, so a slow global fit never holds up the local models
-        groups = [(local, chunk_of(data.n_series))] + [([name], data.n_series) for name in glob]
-        for names, step in groups:
-            if not names:
-                continue
-            for c, start in enumerate(range(0, data.n_series, step)):
-                rows = np.arange(start, min(start + step, data.n_series))
-                specs = tuple(ModelSpec(name, factories[name], task_seed(seed, name, data.unit, c)) for name in names)
-                tasks.append(
-                    ChunkTask(
-                        models=specs,
-                        data=data.chunk(start, start + len(rows)),
-                        rows=rows,
-                        chunk=c,
-                        origins=origins,
-                        eligible=state.eligible[rows],
-                        n_obs=state.n_obs[rows],
-                        periods=data.periods,
-                        embargo=protocol.embargo,
-                        static=isinstance(protocol, StaticSplit),
-                        horizon=protocol.horizon,
-                        **task_args,
-                    )
-                )
-    return tasks
-
-
-def _model_status(
-    results: list[TaskResult],
-    runnable: list[str],
-    models_meta: dict[str, dict[str, Any]],
-    time_budget: float | None,
-    *,
-    units: list[str],
-) -> set[tuple[str, str]]:
-    """Each model's status into ``models_meta``; returns the failed ``(model, unit)`` pairs (every unit of
-    a model that failed as a whole)."""
-    failed: set[tuple[str, str]] = set()
-    for name in runnable:
-        mine = [r for r in results if r.model == name]
-        fit_s = float(sum(r.fit_seconds for r in mine))
-        predict_s = float(sum(r.predict_seconds for r in mine))
-        failed_units: dict[str, dict[str, str]] = {}
-        for r in mine:  # task order: the first failure of a unit is the one recorded
-            if r.failed and r.unit not in failed_units:
-                failed_units[r.unit] = {"reason": r.reason, "traceback": r.traceback}
-        if failed_units and len(failed_units) == len(units):
-            first = failed_units[units[0]]
-            models_meta[name] = {"status": "failed", "reason": first["reason"], "traceback": first["traceback"]}
-        elif time_budget is not None and fit_s + predict_s > time_budget:
-            models_meta[name] = {
-                "status": "failed",
-                "traceback": "",
-                "reason": f"exceeded its time budget of {time_budget:g} s "
-                f"(used {fit_s + predict_s:.3g} s; a soft budget)",
-            }
-        else:
-            models_meta[name] = {
-                "status": "ran",
-                "fit_seconds": fit_s,
-                "predict_seconds": predict_s,
-                "support": 0,
-                "support_by_unit": {},
-                "below_model_min_history": int(sum(r.below_model_min_history for r in mine)),
-            }
-            if failed_units:
-                models_meta[name]["failed_units"] = failed_units
-            failed.update((name, unit) for unit in failed_units)
-            continue
-        failed.update((name, unit) for unit in units)
-    return failed
-
-
-def _support(
-    states: list[_UnitState],
-    runnable: list[str],
-    failed: set[tuple[str, str]],
-    results: list[TaskResult],
-    models_meta: dict[str, dict[str, Any]],
-) -> None:
-    """Series forecast per model (all units, origins) and per unit, into ``models_meta``."""
-    counts: dict[tuple[str, str], int] = {}
-    for r in results:
-        counts[(r.unit, r.model)] = counts.get((r.unit, r.model), 0) + sum(len(o.rows) for o in r.outputs)
-    for state in states:
-        for name in runnable:
-            if models_meta[name]["status"] == "ran" and (name, state.data.unit) not in failed:
-                support = counts.get((state.data.unit, name), 0)
-                models_meta[name]["support"] += support
-                models_meta[name]["support_by_unit"][state.data.unit] = support
-
-
-def _block(
-    state: _UnitState,
-    unit_key: int,
-    name: str,
-    origin: Origin,
-    part: OriginOutput,
-    *,
-    with_q: bool = True,
-    with_s: bool = True,
-) -> Block:
-    """The block of one task output (one model, chunk and origin of a unit)."""
-    data, rows, features = state.data, part.rows, part.features
-    assert features is not None  # the engine's tasks always attach them
-    ids, weight, classes = state.per_rows(rows, features.demand_code)
-    return Block(
-        model=name,
-        unit=data.unit,
-        unit_key=unit_key,
-        n_unit_series=data.n_series,
-        origin=origin.timestamp,
-        series_rows=rows,
-        series_ids=ids,
-        unit_series_ids=data.series_ids,
-        target_periods=state.targets[origin.index],
-        actual=part.actual,  # type: ignore[arg-type]  # set on every output the tasks return
-        available_at=part.available_at,  # type: ignore[arg-type]
-        point=part.point,
-        quantiles=part.quantiles if with_q else None,
-        samples=part.samples if with_s else None,
-        demand_class=classes,
-        demand_code=features.demand_code,
-        season_length=features.season_length,
-        scale_mae=features.scale_mae,
-        scale_rmse=features.scale_rmse,
-        weight=weight,
-        radii=part.radii,  # every output of a model that ran has them
-    )
-
-
-def _blocks(
-    states: list[_UnitState],
-    runnable: list[str],
-    failed: set[tuple[str, str]],
-    results: list[TaskResult],
-    origins: list[Origin],
-) -> list[Block]:
-    """Assemble blocks in (unit, model, origin) order, chunks in series order: deterministic."""
-    by_key: dict[tuple[str, str], list[TaskResult]] = {}
-    for r in results:  # results are in task order: chunk order within (unit, model)
-        by_key.setdefault((r.unit, r.model), []).append(r)
-    blocks: list[Block] = []
-    for u, state in enumerate(states):
-        for m, name in enumerate(runnable):
-            if (name, state.data.unit) in failed:  # a unit's rows are all or none
-                continue
-            outputs = [o for r in by_key.get((state.data.unit, name), []) for o in r.outputs]
-            for j, origin in enumerate(origins):
-                parts = [o for o in outputs if o.origin_pos == j]
-                # one block per chunk part, in chunk order: the rows come out as if the parts were
-                # concatenated, without the copy; quantiles and samples are all-or-nothing per
-                # (model, unit, origin)
-                flags = {
-                    "with_q": all(p.quantiles is not None for p in parts),
-                    "with_s": all(p.samples is not None for p in parts),
-                }
-                blocks.extend(_block(state, u * len(runnable) + m, name, origin, p, **flags) for p in parts)
-    return blocks
 
 
 def _streaming(

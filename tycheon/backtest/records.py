@@ -1,6 +1,6 @@
 """The one builder of the score set (ADR-0006 decision 1): forecast blocks in, a :class:`ScoreSet` out.
 
-The engine collects one :class:`Block` per (model, unit, origin) holding ``[series, horizon]`` arrays;
+The engine collects one :class:`~.blocks.Block` per (model, unit, origin) holding ``[series, horizon]`` arrays;
 :func:`build_scoreset` (through a :class:`ScoreSetWriter`) flattens them into preallocated columns with
 array operations per block (no per-row Python), keeps the rows whose target was observed, attaches the
 split-conformal bands (:mod:`tycheon.backtest.conformal`) and returns the long record documented in
@@ -16,13 +16,13 @@ in ``meta["conformal"]``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tycheon._typing import BoolArray, FloatArray, IntArray
+from tycheon._typing import IntArray
+from tycheon.backtest.blocks import Block, _cells
 from tycheon.backtest.columns import CONSTANT_COLUMNS, ColumnBuffers, buffer_dtype, code_dtypes
 from tycheon.backtest.conformal import BAND_LEVELS, conformal_radii
 from tycheon.backtest.heap import small_page_array
@@ -36,79 +36,6 @@ __all__ = ["Block", "RowPlanError", "ScoreSetWriter", "build_scoreset"]
 _BAND_COLUMNS = ("lo80", "hi80", "lo95", "hi95")
 _CLASS_NAMES = np.asarray(CLASSES, dtype=object)
 _REMAP_ROWS = 1 << 20  # codes remapped per slice in _Dictionary.categorical (an 8 MiB intp temporary)
-
-
-@dataclass(frozen=True, eq=False)
-class Block:
-    """Forecasts of one model for the eligible series of one unit at one origin.
-
-    Attributes
-    ----------
-    model, unit : str
-    unit_key : int
-        Index of the (unit, model) pair in the run; with ``series_rows`` it identifies a calibration
-        group without string hashing.
-    n_unit_series : int
-        Number of series in the unit (for the calibration key).
-    origin : Timestamp
-    series_rows : ndarray of int, shape (n,)
-        Row of each forecast series in the unit.
-    series_ids : ndarray of str, shape (n,)
-    target_periods : DatetimeIndex, length h
-    actual : ndarray, shape (n, h)
-        NaN where the target is unobserved (such rows are dropped).
-    available_at : ndarray of datetime64[ns], shape (n, h)
-    point : ndarray, shape (n, h)
-    quantiles : ndarray, shape (n, h, Q), optional
-    samples : ndarray, shape (n, h, N), optional
-    demand_class : ndarray of str, shape (n,)
-    season_length : ndarray of int, shape (n,)
-    scale_mae, scale_rmse, weight : ndarray, shape (n,)
-    demand_code : ndarray of int, shape (n,), optional
-        ``demand_class`` as positions in :data:`tycheon.data.demand.CLASSES` (the engine's tasks compute
-        the classes as these codes): the writer then encodes the column from them without hashing a
-        string per series.
-    unit_series_ids : ndarray of str, optional
-        Every series id of the unit (``series_ids`` is ``unit_series_ids[series_rows]``), shared by the
-        unit's blocks: the writer then encodes the unit's ids once instead of once per block.
-    radii : tuple, optional
-        Conformal half-widths already computed (the engine's tasks compute them in the workers): one
-        entry per level of :data:`~.conformal.BAND_LEVELS`, the radii of the kept cells (observed
-        targets, series then step; NaN where no band) or None where no kept cell has a band at that
-        level. When every block has them :func:`build_scoreset` uses them instead of calibrating itself.
-    """
-
-    model: str
-    unit: str
-    unit_key: int
-    n_unit_series: int
-    origin: pd.Timestamp
-    series_rows: IntArray  # [series]
-    series_ids: np.ndarray  # [series]
-    target_periods: pd.DatetimeIndex  # [horizon]
-    actual: FloatArray  # [series, horizon]
-    available_at: np.ndarray  # [series, horizon]
-    point: FloatArray  # [series, horizon]
-    quantiles: FloatArray | None  # [series, horizon, level]
-    samples: FloatArray | None  # [series, horizon, sample]
-    demand_class: np.ndarray  # [series]
-    season_length: IntArray  # [series]
-    scale_mae: FloatArray  # [series]
-    scale_rmse: FloatArray  # [series]
-    weight: FloatArray  # [series]
-    radii: tuple[FloatArray | None, ...] | None = None  # per band level: [kept cell] or None
-    unit_series_ids: np.ndarray | None = None  # [unit series], shared by the unit's blocks
-    demand_code: IntArray | None = None  # [series] positions in CLASSES
-
-    @property
-    def kept(self) -> BoolArray:
-        return np.isfinite(self.actual)  # [series, horizon]
-
-
-def _cells(values: np.ndarray, flat: IntArray | None) -> np.ndarray:
-    """The kept cells of a ``[series, horizon]`` array, in row order (``flat``: their flat positions,
-    None when every cell is kept)."""
-    return values.ravel() if flat is None else values.ravel()[flat]
 
 
 class _Layout:
