@@ -1,10 +1,10 @@
 """One model on one (dataset, protocol): its score set from the cache, or computed under its hard limits.
 
-Each (dataset, protocol, model) runs through :func:`tycheon.backtest.engine.run` on its own, so that its
-score set can be cached and reused by a rerun; the engine derives every task seed from (seed, model,
-unit, chunk) and builds each model's conformal bands from its own errors, so running models one at a
-time gives the same rows as running them together. A model that raises or overruns its time budget is
-recorded as failed and the run continues; a leakage error is never swallowed.
+Each (dataset, protocol, model) runs on its own through :func:`tycheon.backtest.one_model.run_one_model`
+(the per-model run ``tycheon.evaluate`` makes too), so that its score set can be cached and reused by a
+rerun; running models one at a time gives the same rows as running them together. A model that raises or
+overruns its time budget is recorded as failed and the run continues; a leakage error is never swallowed.
+What this module adds around that run is the harness's: the score cache and the hard limits.
 
 Hard limits (:mod:`tycheon.backtest.isolation`): a contributed model (:func:`contributed`: any sktime
 estimator, and any tycheon forecaster with parameters of the config's choosing) runs in a separate
@@ -20,7 +20,6 @@ under a wall-clock alarm. Both limits are the config's time budget plus :data:`H
 from __future__ import annotations
 
 import functools
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,14 +31,8 @@ from benchmarks.provenance import library_sha256
 from benchmarks.run_inputs import LoadedDataset, RunInputs
 from tycheon.backtest import engine
 from tycheon.backtest.factories import forecaster_factory
-from tycheon.backtest.guards import LookaheadError
-from tycheon.backtest.isolation import (
-    IsolatedFailure,
-    Limits,
-    WallClockExceeded,
-    run_isolated_with_layers,
-    wall_clock_limit,
-)
+from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated_with_layers, wall_clock_limit
+from tycheon.backtest.one_model import run_one_model
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import ScoreSet
 
@@ -122,12 +115,11 @@ def run_model(
     # an isolated (contributed) model runs its tasks inside its limited child, which has no cluster client
     # and no /dev/shm for joblib's semaphores; the chunk above is kept, so the task seeds are the same
     backend = "sequential" if contributed(model) else cfg.backend
-    client = inputs.dask_client if backend == "dask" else None
-    run = functools.partial(
-        engine.run,
+    result = run_one_model(
         panel,
         protocol,
-        {model.id: forecaster_factory(forecaster_id, **params)},
+        model.id,
+        forecaster_factory(forecaster_id, **params),
         units=units,
         chunk_size=chunk,
         quantile_levels=quantile_levels,
@@ -135,33 +127,20 @@ def run_model(
         min_history=min_history,
         backend=backend,
         n_jobs=cfg.n_jobs,
-        dask_client=client,
+        dask_client=inputs.dask_client if backend == "dask" else None,
         seed=cfg.seed,
         time_budget=cfg.time_budget_seconds,
         progress=inputs.progress,
+        limit=functools.partial(_execute, model=model, cfg=cfg),
+        traceback_lines=_TRACEBACK_LINES,
     )
-    try:
-        scores = _execute(run, model, cfg)
-    except LookaheadError:
-        raise
-    except IsolatedFailure as err:
+    if result.scores is None:  # the model failed and its status says why (a leak was raised, not recorded)
         if cached is not None:
-            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err.reason}") from err
-        if err.error_type == "LookaheadError":  # leakage found in the isolated process: never swallowed
-            raise LookaheadError(err.reason) from err
-        return ModelOutcome(
-            None,
-            {"status": "failed", "reason": err.reason, "traceback": err.traceback or None, "isolation": err.layers},
-            "computed",
-        )
-    except (Exception, WallClockExceeded, SystemExit) as err:  # noqa: BLE001 - recorded, the run goes on
-        if cached is not None:
-            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {err}") from err
-        return ModelOutcome(
-            None,
-            {"status": "failed", "reason": f"{type(err).__name__}: {err}", "traceback": _short(traceback.format_exc())},
-            "computed",
-        )
+            error = result.error
+            reason = error.reason if isinstance(error, IsolatedFailure) else error
+            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {reason}") from error
+        return ModelOutcome(None, result.status, "computed")
+    scores = result.scores
     status = scores.meta["models"][model.id]
     if cached is not None:  # one of the sampled hits: the recomputation must equal the entry bit for bit
         difference = same_scores(cached, scores) if status["status"] == "ran" else f"recomputed: {status}"
@@ -176,7 +155,7 @@ def run_model(
     return ModelOutcome(scores, status, "computed")
 
 
-def _execute(run: Callable[[], ScoreSet], model: ModelConfig, cfg: BenchmarkConfig) -> ScoreSet:
+def _execute(run: Callable[[], ScoreSet], *, model: ModelConfig, cfg: BenchmarkConfig) -> ScoreSet:
     """``run()`` under the model's hard limits: in a separate limited process for a contributed model,
     in process under a wall-clock alarm for tycheon's own (both at the budget plus the grace)."""
     budget = cfg.time_budget_seconds

@@ -12,6 +12,11 @@ import pandas as pd
 import pytest
 
 import tycheon._harness as handover
+from tycheon.backtest.factories import forecaster_factory
+from tycheon.backtest.guards import LookaheadError
+from tycheon.backtest.isolation import IsolatedFailure
+from tycheon.backtest.one_model import run_one_model
+from tycheon.backtest.protocol import RollingOrigin
 from tycheon.evaluation import (
     DEFAULT_MODELS,
     SLOW_MODELS,
@@ -204,3 +209,47 @@ def test_the_cost_probe_times_a_few_fits_on_the_users_data():
     plan = plan_evaluation(panel, horizon=6, models="ses", n_jobs=1)
     per = probe_seconds_per_fit(panel, plan, "ses", n_series=3)
     assert per is not None and 0 < per < 5
+
+
+def _one_model(**kwargs):
+    panel = toy_panel(n_series=4, n_periods=40, seed=1, ragged=False)
+    options = dict(units=("series",), chunk_size=None, quantile_levels=(0.1, 0.5, 0.9), min_history=13)
+    options.update(backend="sequential", n_jobs=1, seed=3, time_budget=None)
+    protocol = RollingOrigin(horizon=6, stride=6, n_origins=2)
+    return run_one_model(panel, protocol, "naive", forecaster_factory("naive"), **options, **kwargs)
+
+
+def _raises(err):
+    def limit(run):
+        raise err
+
+    return limit
+
+
+def test_the_per_model_run_returns_the_engines_score_set_and_status():
+    result = _one_model()
+    assert result.error is None and result.status["status"] == "ran"
+    assert result.status is result.scores.meta["models"]["naive"]
+    again = _one_model(limit=lambda run: run())  # the harness's hook around the same engine call
+    pd.testing.assert_frame_equal(result.scores.table, again.scores.table, check_exact=True)
+
+
+def test_a_failed_per_model_run_is_recorded_with_its_reason_and_the_tail_of_its_traceback():
+    err = RuntimeError("broke")
+    result = _one_model(limit=_raises(err), traceback_lines=2)
+    assert result.scores is None and result.error is err
+    assert result.status["status"] == "failed" and result.status["reason"] == "RuntimeError: broke"
+    tail = result.status["traceback"].splitlines()
+    assert len(tail) == 2 and tail[-1] == "RuntimeError: broke"
+    full = _one_model(limit=_raises(SystemExit(3)))
+    assert full.status["reason"] == "SystemExit: 3" and len(full.status["traceback"].splitlines()) > 2
+
+
+def test_an_isolated_failure_is_recorded_with_its_layers_and_an_isolated_leak_is_raised():
+    layers = {"seccomp": "on"}
+    result = _one_model(limit=_raises(IsolatedFailure("child died", "tb", error_type="MemoryError", layers=layers)))
+    assert result.status == {"status": "failed", "reason": "child died", "traceback": "tb", "isolation": layers}
+    with pytest.raises(LookaheadError, match="peeked"):
+        _one_model(limit=_raises(IsolatedFailure("peeked", error_type="LookaheadError")))
+    with pytest.raises(LookaheadError, match="in process"):
+        _one_model(limit=_raises(LookaheadError("in process")))
