@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test check test-fast install clean-venv screenshots
+.PHONY: run test check test-fast durations install clean-venv screenshots
 
 # Every version comes from constraints.txt (exact pins), so an install next month gets the same packages.
 $(STAMP): pyproject.toml constraints.txt
@@ -42,10 +42,16 @@ check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## The fast subset (under a minute on 2 cores): no whole-harness runs, no browser, no adversarial probes, and
-## hypothesis' "fast" profile (tests/conftest.py).
+## The fast subset (under a minute on 2 cores): no whole-harness runs, no browser, no adversarial probes, no test
+## that tests/durations.json records at FAST_LIMIT seconds or more, and hypothesis' "fast" profile (tests/conftest.py).
+FAST = -m "not slow and not browser" --ignore=tests/adversarial
+FAST_LIMIT ?= 0.75
 test-fast: $(STAMP)
-	HYPOTHESIS_PROFILE=fast $(PYTEST) -m "not slow and not browser" --ignore=tests/adversarial; $(NO_TESTS_IS_OK)
+	HYPOTHESIS_PROFILE=fast $(PYTEST) $(FAST) --fast-limit $(FAST_LIMIT); $(NO_TESTS_IS_OK)
+
+## Re-measure the fast subset's tests into tests/durations.json (what test-fast selects by); commit the file.
+durations: $(STAMP)
+	HYPOTHESIS_PROFILE=fast $(PYTEST) $(FAST) --record-durations tests/durations.json; $(NO_TESTS_IS_OK)
 
 ## Screenshots of home, a leaderboard, the glossary and the submit page at 1400 and 390 px, from the
 ## committed results, into build/screenshots/ (needs Debian's chromium: apt-get install chromium).
