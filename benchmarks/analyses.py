@@ -2,12 +2,13 @@
 (:mod:`tycheon.analysis`) on each dataset's score set and converts their typed results to the results
 document's models. No statistic is computed here.
 
-Per rolling-origin dataset: the unit inversion (when the dataset has more than one unit), the aggregation
-dial (from the dataset's level and group units, and the ``dial`` group counts its config lists, which an
-extra backtest scores), the
-class winners and the horizon robustness of the series unit, the uncertainty of every (unit, metric)
-leaderboard, and the spikiness sweep of a synthetic dataset whose config lists ``sweep`` settings. Across
-datasets: win rate, verdict cells and relative error against the random walk.
+Each section is declared once, in its module of :mod:`benchmarks.sections` (what it computes, from what,
+and where it is shown); :func:`dataset_analyses` runs every section of one rolling-origin dataset in turn.
+Per dataset: the unit inversion (when the dataset has more than one unit), the aggregation dial (from the
+dataset's level and group units, and the ``dial`` group counts its config lists, which an extra backtest
+scores), the class winners and the horizon robustness of the series unit, the uncertainty of every (unit,
+metric) leaderboard, and the spikiness sweep of a synthetic dataset whose config lists ``sweep`` settings.
+Across datasets: win rate, verdict cells and relative error against the random walk.
 
 The config's minimum cell (``spec.min_cell``, :mod:`tycheon.analysis.cell`) reaches every analysis that
 names a winner: a class winner, a relative error and an across-datasets cell below it name nothing.
@@ -21,58 +22,37 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.results_io import to_json_value
-from benchmarks.results_model import (
-    AcrossTable,
-    ClassWinnersTable,
-    DialTable,
-    HorizonTable,
-    InversionTable,
-    Leaderboard,
-    SweepTable,
-    UncertaintyTable,
-)
-from tycheon.analysis.across import RelativeError, across_datasets, relative_error
-from tycheon.analysis.class_winners import NAMED_CLASSES, class_winners
-from tycheon.analysis.dial import aggregation_dial
-from tycheon.analysis.horizon import horizon_robustness
-from tycheon.analysis.inversion import unit_inversion
+from benchmarks.sections import N_RESAMPLES, Carried, DatasetContext, computed, plain
+from benchmarks.sections.across import across_table
+from benchmarks.sections.dials import dial_unit_names
+from benchmarks.sections.sweeps import sweep_table
 from tycheon.analysis.leaderboard import LeaderboardSpec
 from tycheon.analysis.prepared import PreparedScores
-from tycheon.analysis.sweep import spikiness_sweep
-from tycheon.analysis.uncertainty import leaderboard_uncertainties, leaderboard_uncertainty
-from tycheon.errors import InputError
-from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["N_RESAMPLES", "DatasetAnalyses", "across_table", "dataset_analyses", "dial_unit_names", "sweep_table"]
 
-N_RESAMPLES = 2000  # WP26 section 4.1
-
-
-def _plain(result: Any) -> Any:
-    return to_json_value(dataclasses.asdict(result))
+_plain = plain  # the name tests import
 
 
 @dataclasses.dataclass
 class DatasetAnalyses:
-    inversion: list[InversionTable] = dataclasses.field(default_factory=list)
-    dials: list[DialTable] = dataclasses.field(default_factory=list)
-    class_winners: list[ClassWinnersTable] = dataclasses.field(default_factory=list)
-    uncertainty: list[UncertaintyTable] = dataclasses.field(default_factory=list)
-    horizon: list[HorizonTable] = dataclasses.field(default_factory=list)
-    relative: list[RelativeError] = dataclasses.field(default_factory=list)
-    notes: list[str] = dataclasses.field(default_factory=list)  # analyses that could not run, and why
+    """One dataset's entries of every section (``tables``, by section key; the ``across`` entries are its
+    relative errors), what a restatement carried over (``carried``), and the analyses that could not
+    run, and why (``notes``). A section's entries read as an attribute too (``found.inversion``)."""
 
+    tables: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
+    carried: dict[str, Carried] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)
 
-def dial_unit_names(ks: Sequence[int], n_series: int, *, leaderboard_units: Sequence[str]) -> list[str]:
-    """Units of the dial's extra backtest: ``groups:k`` and ``groups_random:k`` for each configured ``k``
-    below the number of series (``k = 1`` is the total: size groups only), minus units the leaderboard
-    backtest already scores."""
-    kept = sorted({min(int(k), n_series) for k in ks})
-    units = [f"groups:{k}" for k in kept if k < n_series] + [f"groups_random:{k}" for k in kept if 1 < k < n_series]
-    if 1 in kept and "total" in leaderboard_units:
-        units.remove("groups:1")  # the total is the one-group aggregate
-    return [u for u in units if u not in leaderboard_units]
+    def __getattr__(self, key: str) -> list[Any]:
+        if key.startswith("_") or key in ("tables", "carried", "notes"):
+            raise AttributeError(key)
+        return self.tables.get(key, [])
+
+    @property
+    def relative(self) -> list[Any]:
+        """The dataset's relative errors against the random walk (what the across section combines)."""
+        return self.tables.get("across", [])
 
 
 def dataset_analyses(
@@ -86,8 +66,11 @@ def dataset_analyses(
     dial_models: Sequence[str] | None = None,
     n_resamples: int = N_RESAMPLES,
     units: Sequence[str] | None = None,
+    entry: Any = None,
+    rerun: Callable[..., pd.DataFrame | None] | None = None,
+    previous: Any = None,
 ) -> DatasetAnalyses:
-    """Every per-dataset analysis of one rolling-origin score set (see the module docstring).
+    """Every per-dataset section of one rolling-origin score set (:func:`benchmarks.sections.computed`).
 
     ``dial_table``: the score set of the dial's own units (a table, or prepared scores such as the block
     scores a :class:`~tycheon.analysis.prepared.BlockCollector` gathered), or a function that runs their
@@ -98,121 +81,42 @@ def dataset_analyses(
     calling thread (:func:`tycheon.stats.threads.single_thread_blas`); the dial's backtests do not.
     ``units``: the order the per-unit tables are listed in (the config's: those not in the table are
     left out, and any other unit of the table follows them in the order it first appears, which is the
-    order without ``units``)."""
-    tag = {"dataset": dataset, "protocol": protocol}
+    order without ``units``). ``entry``: the dataset's config entry (its ``dial`` and ``sweep``; None:
+    no sweep); ``rerun``: runs the dataset's backtests with other loader options (the sweep's settings);
+    ``previous``: the analyses of a version being restated, whose tables a section that needs backtests
+    the score set does not hold carries over (:class:`benchmarks.sections.Carried`)."""
     # the dial's backtests first, if a function: their workers then run beside the score set only, not
-    # beside the blocks and losses the analyses below prepare and keep (0.45 GiB at M5 size)
+    # beside the blocks and losses the analyses below prepare and keep
     own = dial_table() if callable(dial_table) else dial_table
-    dial_table = None  # from here the dial's rows are referenced by ``own`` only, released below
-    scores = PreparedScores(table)
+    dial_table = None  # from here the dial's rows are referenced by the context only, released by the dial
     present = list(pd.unique(table["unit"]))
     order = [] if units is None else [u for u in units if u in present]
-    leaderboard_units = order + [u for u in present if u not in order]  # a handful of units: lists suffice
-    out = DatasetAnalyses()
-
-    def attempt(what: str, fn: Any) -> Any:
-        try:
-            with single_thread_blas():
-                return fn()
-        except InputError as err:  # e.g. the baseline did not run on this dataset: say so, go on
-            out.notes.append(f"{what}: {err}")
-            return None
-
-    if len(leaderboard_units) > 1:
-        inv = attempt("inversion", lambda: unit_inversion(scores.subset(leaderboard_units), spec=spec))
-        if inv is not None:
-            out.inversion.append(InversionTable.model_validate({**tag, **_plain(inv)}))
-    aggregates = [u for u in leaderboard_units if u.startswith(("level:", "groups"))]
-    extra = () if own is None or not len(own) else (own,)
-    if extra or aggregates:
-        if dial_models is not None:  # the leaderboard units' rows of the dial's models only
-            dial_scores = PreparedScores(table[table["model"].isin(dial_models)]).extended(*extra)
-        else:  # the leaderboard units as prepared above (shared), and the dial's own
-            dial_scores = scores.extended(*extra)
-        dial = attempt("dial", lambda: aggregation_dial(dial_scores, spec=spec, n_series=n_series))
-        del dial_scores
-        if dial is not None:
-            covered = {} if dial_models is None else {"models": list(dial_models)}
-            out.dials.append(DialTable.model_validate({**tag, **_plain(dial), **covered}))
-    del own, extra
-    if "series" in leaderboard_units:
-        metric = spec.metrics[-1] if "rmsse" not in spec.metrics else "rmsse"
-        cw = attempt(
-            "class winners",
-            lambda: class_winners(scores, baseline=spec.baseline, metric=metric, min_cell=spec.min_cell),
-        )
-        if cw is not None:
-            out.class_winners.append(ClassWinnersTable.model_validate({**tag, **_plain(cw)}))
-        step_metric = "mase" if "mase" in spec.metrics else "rmsse"
-        hr = attempt("horizon", lambda: horizon_robustness(scores, metric=step_metric))
-        if hr is not None:
-            out.horizon.append(HorizonTable.model_validate({**tag, **_plain(hr)}))
-        rel = attempt(
-            "relative error",
-            lambda: relative_error(
-                scores,
-                dataset=dataset,
-                metric=spec.metrics[0],
-                random_walk=spec.random_walk,
-                min_cell=spec.min_cell,
-                n_resamples=n_resamples,
-                seed=spec.seed,
-            ),
-        )
-        out.relative.extend(rel or [])
-    for unit in leaderboard_units:  # every leaderboard: unit x demand class x metric
-        present = set(pd.unique(scores[unit].column("demand_class"))) if "demand_class" in table else set()
-        metrics = [m for m in spec.metrics if m != "crps"]  # block metrics of point forecasts
-        for dc in ["all", *[c for c in NAMED_CLASSES if c in present]]:
-            try:  # every metric of the leaderboard from one bootstrap draw (the same values as one by one)
-                with single_thread_blas():
-                    found: list[Any] = leaderboard_uncertainties(
-                        scores, spec=spec, metrics=metrics, unit=unit, demand_class=dc, n_resamples=n_resamples
-                    )
-            except InputError:  # one by one, so that each metric that cannot be computed says why
-                found = [
-                    attempt(
-                        f"uncertainty {unit}/{dc}/{metric}",
-                        lambda u=unit, c=dc, m=metric: leaderboard_uncertainty(
-                            scores, spec=spec, metric=m, unit=u, demand_class=c, n_resamples=n_resamples
-                        ),
-                    )
-                    for metric in metrics
-                ]
-            for unc in found:
-                if unc is not None:
-                    out.uncertainty.append(UncertaintyTable.model_validate({**tag, **_plain(unc)}))
-    return out
-
-
-def sweep_table(
-    tables: dict[float, pd.DataFrame],
-    *,
-    dataset: str,
-    protocol: str,
-    spec: LeaderboardSpec,
-    n_entities: int,
-    models: Sequence[str] | None = None,
-) -> SweepTable:
-    """The spikiness sweep of a synthetic dataset from its per-setting score sets (``models``: the ones
-    they hold when the config restricts the sweep, recorded in the table; None: not restricted)."""
-    res = spikiness_sweep(tables, spec=spec, metric=spec.metrics[0])
-    covered = {} if models is None else {"models": list(models)}
-    return SweepTable.model_validate(
-        {"dataset": dataset, "protocol": protocol, "n_entities": n_entities, **_plain(res), **covered}
+    ctx = DatasetContext(
+        table=table,
+        scores=PreparedScores(table),
+        dataset=dataset,
+        protocol=protocol,
+        spec=spec,
+        n_series=n_series,
+        units=order + [u for u in present if u not in order],  # a handful of units: lists suffice
+        n_resamples=n_resamples,
+        dial_table=own,
+        dial_models=dial_models,
+        entry=entry,
+        rerun=rerun,
+        previous=previous,
     )
-
-
-def across_table(
-    leaderboards: Sequence[Leaderboard], relative: Sequence[RelativeError], *, metric: str, random_walk: str
-) -> AcrossTable | None:
-    """Across the run's rolling-origin datasets, ranking only the models scored in every eligible cell
-    (:func:`tycheon.analysis.across.across_datasets`; the others are listed unranked, with their coverage and
-    reason); None when no leaderboard has ``metric``."""
-    cells = [
-        lb.model_dump(mode="json") for lb in leaderboards if lb.protocol == "rolling_origin" and lb.metric == metric
-    ]
-    if not cells:
-        return None
-    res = across_datasets(cells, metric=metric, random_walk=random_walk, relative=list(relative))
-    return AcrossTable.model_validate(_plain(res))
+    del own
+    out = DatasetAnalyses(notes=ctx.notes)
+    for section in computed():
+        if section.compute is None:
+            continue
+        found = section.compute(ctx)
+        if isinstance(found, Carried):
+            if section.recompute != "own_backtests":
+                raise TypeError(f"analysis section {section.key!r} recomputes from scores but carried its tables")
+            out.carried[section.key] = found
+            out.tables[section.key] = list(found.tables)
+        else:
+            out.tables[section.key] = list(found)
+    return out

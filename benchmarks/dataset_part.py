@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from benchmarks.analyses import DatasetAnalyses, dataset_analyses, dial_unit_names, sweep_table
+from benchmarks.analyses import DatasetAnalyses, dataset_analyses, dial_unit_names
 from benchmarks.config import CompetitionEntry, DatasetEntry
 from benchmarks.perf.memory import mark_stage
 from benchmarks.replay_audit import replay_section, sensitivity_datasets, sensitivity_section
@@ -28,7 +28,6 @@ from benchmarks.results_model import (
     ReplayTable,
     RunWarning,
     SensitivityTable,
-    SweepTable,
 )
 from benchmarks.roster_run import ProtocolRun, _engine_facts, _tagged, run_models
 from benchmarks.run_inputs import LoadedDataset, RunInputs, load_dataset
@@ -44,7 +43,6 @@ from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.protocol import RollingOrigin
 from tycheon.backtest.scoreset import SCORESET_COLUMNS
 from tycheon.contract import is_quantile_column
-from tycheon.data.synthetic import DEFAULT_SPIKINESS
 from tycheon.stats.threads import single_thread_blas
 
 __all__ = ["DatasetPart", "competition_part", "rolling_part"]
@@ -64,7 +62,6 @@ class DatasetPart:
     competition: list[CompetitionTable] = field(default_factory=list)
     horizon: int | None = None
     analyses: DatasetAnalyses = field(default_factory=DatasetAnalyses)
-    sweep: SweepTable | None = None
     replay: list[ReplayTable] = field(default_factory=list)
     sensitivity: list[SensitivityTable] = field(default_factory=list)
     analysis_seconds: dict[str, float] = field(default_factory=dict)
@@ -111,7 +108,7 @@ def rolling_part(
     warnings = [RunWarning(dataset=dataset, kind=c.kind, message=c.message) for c in loaded.caveats]
     leaderboards: list[Leaderboard] = []
     intervals: list[IntervalTable] = []
-    analyses, sweep = DatasetAnalyses(), None
+    analyses = DatasetAnalyses()
     replays: list[ReplayTable] = []
     sensitivity: list[SensitivityTable] = []
     seconds: dict[str, float] = {}
@@ -127,7 +124,7 @@ def rolling_part(
                 del boards, bands
             mark_stage("leaderboards and interval tables")
             with plan.stage(reads=_read_by_analyses(entry)):
-                analyses, sweep = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
+                analyses = _analyses(inputs, entry, loaded, rolling, spec, table, min_history=min_history)
             mark_stage("analyses")
             with single_thread_blas(), plan.stage(reads=_read_by_replay(plan.columns)):
                 replays, seconds["replay"] = replay_section(table, cfg=cfg, dataset=dataset, protocol="rolling_origin")
@@ -165,7 +162,6 @@ def rolling_part(
         leaderboards=leaderboards,
         intervals=intervals,
         analyses=analyses,
-        sweep=sweep,
         replay=replays,
         sensitivity=sensitivity,
         analysis_seconds=seconds,
@@ -203,9 +199,10 @@ def _analyses(
     table: pd.DataFrame,
     *,
     min_history: int,
-) -> tuple[DatasetAnalyses, SweepTable | None]:
-    """The dataset's issue-16 analyses; the dial's and the sweep's extra backtests run here (their model
-    records are not the dataset's: a model that fails there is simply absent from that analysis)."""
+) -> DatasetAnalyses:
+    """The dataset's issue-16 analyses (:mod:`benchmarks.sections`); the dial's and the sweep's extra
+    backtests run here (their model records are not the dataset's: a model that fails there is simply
+    absent from that analysis)."""
     dataset = entry.key
     units = dial_unit_names(entry.dial, loaded.panel.n_series, leaderboard_units=entry.units) if entry.dial else []
 
@@ -231,7 +228,25 @@ def _analyses(
         scored = collected.prepared()
         return scored if len(scored) else None
 
-    analyses = dataset_analyses(  # its statistics run with BLAS on one thread, the dial's backtests do not
+    def rerun(options: dict[str, object], *, units: list[str], part: str) -> pd.DataFrame | None:
+        """The dataset regenerated with other loader ``options`` (a sweep setting), backtested at ``units``."""
+        variant = load_dataset(
+            entry.name, {**dict(entry.options), **options}, entry.subsample, manifest=inputs.manifest
+        )
+        return run_models(
+            inputs,
+            variant,
+            rolling,
+            units=units,
+            min_history=min_history,
+            protocol_id="rolling_origin",
+            dataset=dataset,
+            skip=entry.skip_models,
+            part=part,
+            only=entry.analysis_models,
+        ).table
+
+    return dataset_analyses(  # its statistics run with BLAS on one thread, the dial's backtests do not
         table,
         dataset=dataset,
         protocol="rolling_origin",
@@ -240,52 +255,9 @@ def _analyses(
         dial_table=dial_table if units else None,
         dial_models=entry.analysis_models,
         units=list(entry.units),  # the table is in key order; the tables are listed in the config's
+        entry=entry,
+        rerun=rerun,
     )
-    sweep = None
-    if entry.sweep:
-        tables = {}
-        own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
-        for setting in entry.sweep:
-            if float(setting) == own and {"total", "series"} <= set(entry.units):  # already scored: reuse it
-                keep = table["unit"].isin(["total", "series"])
-                if entry.analysis_models is not None:
-                    keep &= table["model"].isin(entry.analysis_models)
-                tables[own] = table[keep]
-                continue
-            variant = load_dataset(
-                entry.name,
-                {**dict(entry.options), "spikiness": float(setting)},
-                entry.subsample,
-                manifest=inputs.manifest,
-            )
-            t = run_models(
-                inputs,
-                variant,
-                rolling,
-                units=["total", "series"],
-                min_history=min_history,
-                protocol_id="rolling_origin",
-                dataset=dataset,
-                skip=entry.skip_models,
-                part=f"spikiness sweep {float(setting):g}",
-                only=entry.analysis_models,
-            ).table
-            if t is not None:
-                tables[float(setting)] = t
-        with single_thread_blas():  # after the sweep's backtests
-            sweep = (
-                sweep_table(
-                    tables,
-                    dataset=dataset,
-                    protocol="rolling_origin",
-                    spec=spec,
-                    n_entities=loaded.panel.n_series,
-                    models=entry.analysis_models,
-                )
-                if tables
-                else None
-            )
-    return analyses, sweep
 
 
 def competition_part(inputs: RunInputs, centry: CompetitionEntry, display: dict[str, str]) -> DatasetPart:

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 import pandas as pd
 
 import tycheon
-from benchmarks.analyses import across_table
 from benchmarks.config import BenchmarkConfig, CompetitionEntry, ModelConfig
 from benchmarks.dataset_part import DatasetPart, competition_part, rolling_part
 from benchmarks.leaderboard_spec import leaderboard_spec
@@ -20,7 +19,6 @@ from benchmarks.provenance import code_sha256, environment, fingerprint, git_sta
 from benchmarks.results_io import to_json_value
 from benchmarks.results_model import (
     SCHEMA_VERSION,
-    Analyses,
     MetricGlossaryEntry,
     ModelEntry,
     ModelRun,
@@ -31,6 +29,7 @@ from benchmarks.results_model import (
 )
 from benchmarks.roster_run import _SIDECAR_COLUMNS
 from benchmarks.run_inputs import RunInputs, rolling_protocol
+from benchmarks.sections import RunContext, assemble
 from tycheon.backtest.scoreset import concat_tables
 from tycheon.metrics.registry import glossary as metric_glossary
 
@@ -90,16 +89,10 @@ def build_results(inputs: RunInputs) -> tuple[ResultsBody, pd.DataFrame]:
         intervals=[t for p in parts for t in p.intervals],
         competition=[t for p in parts for t in p.competition],
         metric_glossary=[MetricGlossaryEntry.model_validate(g) for g in metric_glossary()],
-        analyses=Analyses(
-            inversion=[t for p in rolling_parts for t in p.analyses.inversion],
-            dials=[t for p in rolling_parts for t in p.analyses.dials],
-            class_winners=[t for p in rolling_parts for t in p.analyses.class_winners],
-            uncertainty=[t for p in rolling_parts for t in p.analyses.uncertainty],
-            horizon=[t for p in rolling_parts for t in p.analyses.horizon],
-            sweeps=[p.sweep for p in rolling_parts if p.sweep is not None],
-            across=across_table(
-                [lb for p in rolling_parts for lb in p.leaderboards],
-                [r for p in rolling_parts for r in p.analyses.relative],
+        analyses=assemble(  # every section of benchmarks.sections
+            [p.analyses.tables for p in rolling_parts],
+            RunContext(
+                leaderboards=[lb for p in rolling_parts for lb in p.leaderboards],
                 metric=cfg.metrics[0],
                 random_walk=cfg.random_walk,
             ),

@@ -54,7 +54,6 @@ from benchmarks.results_model import (
     RunWarning,
     ScoreParts,
     SensitivityTable,
-    SweepTable,
 )
 from tycheon.textsafe import terminal_safe_output
 
@@ -136,15 +135,6 @@ def _table_settings(doc: ResultsDocument, path: Path) -> tuple[dict[str, Any], d
     return config, changed, file_sha256(path)
 
 
-def _sweep_recomputable(entry: Any) -> bool:
-    """Whether the pipeline computed this dataset's sweep from the score set alone: every setting is the
-    dataset's own spikiness and it scores the total and the series (else the sweep ran backtests)."""
-    from tycheon.data.synthetic import DEFAULT_SPIKINESS
-
-    own = float(dict(entry.options).get("spikiness", DEFAULT_SPIKINESS))
-    return all(float(s) == own for s in entry.sweep) and {"total", "series"} <= set(entry.units)
-
-
 def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
     """Every table of ``doc`` recomputed from its score set by the running code, as the pipeline computes them.
 
@@ -165,10 +155,11 @@ def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
         backtests, a sweep with other settings and the sensitivity audits are copied from ``doc``
         (``carried``).
     """
-    from benchmarks.analyses import across_table, dataset_analyses, dial_unit_names, sweep_table
+    from benchmarks.analyses import dataset_analyses
     from benchmarks.leaderboard_spec import leaderboard_spec
     from benchmarks.replay_audit import replay_section
     from benchmarks.results_io import to_json_value
+    from benchmarks.sections import RunContext, assemble, by_key
     from benchmarks.verify import _tables
     from tycheon.stats.threads import single_thread_blas
 
@@ -184,18 +175,13 @@ def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
     every = [c for c in names if c not in ("dataset", "protocol") and not c.startswith("__index_level_")]
     n_series = {d.name: d.n_series for d in doc.datasets}
     out = Tables(leaderboards, intervals, competition, Analyses(), [], [])
-    parts: dict[str, list[Any]] = {k: [] for k in ("inversion", "dials", "class_winners", "uncertainty", "horizon")}
-    sweeps: list[SweepTable] = []
-    relative: list[Any] = []
+    found_parts: list[dict[str, list[Any]]] = []
     for entry in cfg.datasets:
         key = entry.key
         table = source.chunk(dataset=key, protocol="rolling_origin", columns=every, key_order=True)
         if not len(table) or key not in n_series:
             continue
-        extra_units = (
-            dial_unit_names(entry.dial, n_series[key], leaderboard_units=list(entry.units)) if entry.dial else []
-        )
-        found = dataset_analyses(
+        found = dataset_analyses(  # no dial table and no rerun: what needs its own backtests is carried
             table,
             dataset=key,
             protocol="rolling_origin",
@@ -204,53 +190,21 @@ def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
             dial_table=None,
             dial_models=entry.analysis_models,
             units=list(entry.units),
+            entry=entry,
+            previous=doc.analyses,
         )
         notes = list(found.notes)
-        if extra_units:  # the dial's own units were scored by a backtest the score set does not hold
-            found.dials = [t for t in doc.analyses.dials if t.dataset == key]
-            notes = [n for n in notes if not n.startswith("dial:")] + [
-                w.message[len(ANALYSIS_NOTE) :]
-                for w in doc.warnings
-                if w.dataset == key and w.message.startswith(ANALYSIS_NOTE + "dial:")
-            ]
-            out.carried.append(
-                (
-                    key,
-                    f"the aggregation dial of {key}: its own units ({', '.join(extra_units)}) were scored by a "
-                    "backtest that the score set does not hold",
-                )
-            )
-        for name in parts:
-            parts[name].extend(getattr(found, name))
-        relative.extend(found.relative)
-        if entry.sweep:
-            if _sweep_recomputable(entry):
-                keep = table["unit"].isin(["total", "series"])
-                if entry.analysis_models is not None:
-                    keep &= table["model"].isin(entry.analysis_models)
-                own = float(entry.sweep[0])
-                with single_thread_blas():
-                    sweeps.append(
-                        sweep_table(
-                            {own: table[keep]},
-                            dataset=key,
-                            protocol="rolling_origin",
-                            spec=spec,
-                            n_entities=n_series[key],
-                            models=entry.analysis_models,
-                        )
-                    )
-            else:
-                old = [t for t in doc.analyses.sweeps if t.dataset == key]
-                sweeps.extend(old)
-                if old:
-                    out.carried.append(
-                        (
-                            key,
-                            f"the spikiness sweep of {key}: its other settings were scored by backtests that "
-                            "the score set does not hold",
-                        )
-                    )
+        for section_key, carried in found.carried.items():
+            note = by_key(section_key).note
+            if note is not None:  # the notes of the version restated, where it computed the section
+                notes += [
+                    w.message[len(ANALYSIS_NOTE) :]
+                    for w in doc.warnings
+                    if w.dataset == key and w.message.startswith(f"{ANALYSIS_NOTE}{note}:")
+                ]
+            if carried.reason is not None:
+                out.carried.append((key, carried.reason))
+        found_parts.append(found.tables)
         with single_thread_blas():
             replays, _ = replay_section(table, cfg=cfg, dataset=key, protocol="rolling_origin")
         out.replay.extend(replays)
@@ -268,11 +222,7 @@ def recompute_tables(doc: ResultsDocument, source: Any) -> Tables:
             out.notes[key] = notes
         del table, found
     rolling = [lb for lb in leaderboards if lb.protocol == "rolling_origin"]
-    out.analyses = Analyses(
-        **parts,
-        sweeps=sweeps,
-        across=across_table(rolling, relative, metric=cfg.metrics[0], random_walk=cfg.random_walk),
-    )
+    out.analyses = assemble(found_parts, RunContext(rolling, metric=cfg.metrics[0], random_walk=cfg.random_walk))
     return out
 
 

@@ -3,9 +3,9 @@ analysis of :mod:`tycheon.analysis`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, create_model
 
 from benchmarks.results_model.base import DemandClass, Num, Prob, Slug, _Model
 
@@ -296,14 +296,21 @@ class AcrossTable(_Model):
     support: str | None = Field(default=None, description="The cells the ranking is over and the models it ranks.")
 
 
-class Analyses(_Model):
-    """How much the answer moves (issue 16): every analysis is computed by the library from the run's
-    score sets; the site only reads these values."""
+def _analyses_model() -> type[_Model]:
+    """``Analyses``: one field per analysis section (:mod:`benchmarks.sections`), in the sections' order."""
+    from benchmarks.sections import sections  # its section modules read the table classes above
 
-    inversion: list[InversionTable] = Field(default_factory=list)
-    dials: list[DialTable] = Field(default_factory=list)
-    class_winners: list[ClassWinnersTable] = Field(default_factory=list)
-    uncertainty: list[UncertaintyTable] = Field(default_factory=list)
-    horizon: list[HorizonTable] = Field(default_factory=list)
-    sweeps: list[SweepTable] = Field(default_factory=list)
-    across: AcrossTable | None = None
+    fields: dict[str, Any] = {
+        s.key: (list[s.table], Field(default_factory=list)) if s.many else (s.table | None, None) for s in sections()
+    }
+    return create_model(
+        "Analyses",
+        __base__=_Model,
+        __module__=__name__,
+        __doc__="""How much the answer moves (issue 16): every analysis is computed by the library from the run's
+    score sets; the site only reads these values.""",
+        **fields,
+    )
+
+
+Analyses = _analyses_model()

@@ -1,5 +1,6 @@
-"""Pages of the issue-16 analyses: one "how much the answer moves" page per dataset (inversion, dial with
-its chart, spikiness sweep, class winners, horizon, and a link to the uncertainty page), one uncertainty
+"""Pages of the issue-16 analyses: one "how much the answer moves" page per dataset (a partial per section
+of :mod:`benchmarks.sections`: inversion, dial with its chart, spikiness sweep, class winners, a link to
+the uncertainty page, horizon), one uncertainty
 page per dataset (the bootstrap tables: four fifths of the analyses' HTML, kept off the page that loads
 plotly.js), and one across-datasets page. The values are read from the results document; nothing is
 recomputed here."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.results_model import DialTable
+from benchmarks.sections import on_page
 
 from .. import charts
 from ..fmt import safe_label
@@ -92,17 +94,8 @@ def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
     """The dataset's analyses page, or None when the results hold no analysis of it."""
     a = run.data.analyses
 
-    def pick(tables: list) -> list:
-        return [t for t in tables if t.dataset == dataset]
-
-    sections = {
-        "inversion": pick(a.inversion),
-        "dials": pick(a.dials),
-        "sweeps": pick(a.sweeps),
-        "class_winners": pick(a.class_winners),
-        "uncertainty": pick(a.uncertainty),
-        "horizon": pick(a.horizon),
-    }
+    shown = on_page()  # every section with a partial on this page (benchmarks.sections), in page order
+    sections = {s.key: [t for t in getattr(a, s.key) if t.dataset == dataset] for s in shown}
     if not any(sections.values()):
         return None
     names = {mid: m.display_name for mid, m in site.models(run).items()}
@@ -114,6 +107,7 @@ def robustness_page(site: SiteModel, run: Run, dataset: str) -> Page | None:
         context={
             "run": run,
             "dataset": dataset,
+            "partials": [s.template for s in shown],
             **sections,
             "names": names,
             "figures": figures,

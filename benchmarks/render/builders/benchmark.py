@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from benchmarks.results_model import Leaderboard
+from benchmarks.sections import on_page
 
 from .. import charts
 from ..fmt import safe_label
@@ -205,6 +206,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                     "matrices": matrices,
                     "class_counts": _class_counts(run, lbs, dataset),
                     **typed.links,
+                    "robustness_topics": [s.topic for s in on_page() if s.topic],  # what the link names
                     "warnings": site.warnings_for(run, dataset),
                     "not_ran": site.not_ran(run, dataset=dataset),
                     "provenance": site.provenance(run),
