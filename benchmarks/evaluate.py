@@ -3,10 +3,11 @@
 ``tycheon evaluate FILE`` and :meth:`tycheon.evaluation.Evaluation.to_results` / ``.to_site`` arrive here
 through the library's one hand-over (:func:`tycheon._harness.load_harness`). Nothing here computes a
 statistic: a benchmark config with one user-file dataset (``[datasets.file]``) is written under
-``OUT/config/``, run by :func:`benchmarks.pipeline.build_results` (the published benchmark's pipeline),
-written by :func:`benchmarks.results_io.write_results` as an append-only version under ``OUT/results/``,
-rendered by :func:`benchmarks.render.site.render_site` into ``OUT/site/docs`` and built with
-``mkdocs build --strict`` into ``OUT/site/site``.
+``OUT/config/``, run by :func:`benchmarks.pipeline.build_results` (the published benchmark's pipeline;
+for an :class:`~tycheon.evaluation.Evaluation` it is handed the score sets the evaluation already has, see
+:func:`write_evaluation`), written by :func:`benchmarks.results_io.write_results` as an append-only
+version under ``OUT/results/``, rendered by :func:`benchmarks.render.site.render_site` into
+``OUT/site/docs`` and built with ``mkdocs build --strict`` into ``OUT/site/site``.
 
 Layout of ``OUT`` (default ``./tycheon-results``)::
 
@@ -36,7 +37,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,9 @@ from benchmarks.pipeline import RunInputs, build_results
 from benchmarks.render.site import RenderTargetError, build_html, render_site
 from benchmarks.results_io import RESULTS_DIR, existing_versions, write_results
 from benchmarks.run_guard import CannotRankError, ResultsLocked, require_ranking, results_lock
+from benchmarks.run_inputs import GivenRun
+from tycheon.backtest.scoreset import ScoreSet
+from tycheon.data.manifest import content_hash
 from tycheon.data.userfile import DEFAULT_MAX_ROWS
 from tycheon.evaluation import DataSpec, Evaluation, EvaluationPlan, summary_lines
 
@@ -278,6 +282,7 @@ def _run_owned(
     plan: EvaluationPlan,
     build_site: bool,
     progress: bool,
+    given: Mapping[str, GivenRun] | None = None,
 ) -> Written:
     out = folder.root
     name = slug(data.name)
@@ -291,7 +296,7 @@ def _run_owned(
     folder.record([config_path])
     try:
         path, cfg, models = resolve_benchmark_config(config_path)
-        inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress)
+        inputs = RunInputs(path, cfg, models, ScoreCache(out / "cache"), progress, given=given or {})
         body, sidecar = build_results(inputs)
         require_ranking(body, random_walk=cfg.random_walk, production_baseline=cfg.production_baseline)
         results = write_results(body, sidecar, results_dir=out / "results")
@@ -335,12 +340,22 @@ def _build_site(folder: OwnedFolder) -> Path:
     return site / "site"
 
 
-def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = False) -> Written:
+def write_evaluation(
+    evaluation: Evaluation,
+    out: Path,
+    *,
+    build_site: bool = False,
+    given: Mapping[str, ScoreSet] | None = None,
+) -> Written:
     """Write an :class:`~tycheon.evaluation.Evaluation` of the Python API as a results version (and site).
 
-    A DataFrame source is saved as ``OUT/data/<name>.parquet``, the file the generated config names;
-    the pipeline then runs the same engine calls with the same seed. ``out`` is claimed and locked as
-    in :func:`run_file`."""
+    A DataFrame source is saved as ``OUT/data/<name>.parquet``, the file the generated config names (the
+    config is written as for ``tycheon evaluate``, the provenance of the version). ``given``: the
+    evaluation's score sets per model (what :meth:`~tycheon.evaluation.Evaluation.to_results` passes);
+    the pipeline uses each where the run it would make from the config is the one that made it (the
+    panel it reads from the file has the same content; :func:`benchmarks.model_run.given_scores`) and
+    runs the others, so without ``given`` every model runs again, with the same seed. ``out`` is claimed
+    and locked as in :func:`run_file`."""
     out = _check_out(Path(out))
     with _owned_out(out) as folder:
         source = evaluation.source
@@ -366,7 +381,29 @@ def write_evaluation(evaluation: Evaluation, out: Path, *, build_site: bool = Fa
             plan=evaluation.plan,
             build_site=build_site,
             progress=False,
+            given=_given_runs(evaluation, given or {}),
         )
+
+
+def _given_runs(evaluation: Evaluation, scores: Mapping[str, ScoreSet]) -> dict[str, GivenRun]:
+    """The evaluation's score sets with what made them beyond their ``meta``: its panel's content, and
+    the settings :func:`tycheon.evaluation.run_plan` ran every model under, each model built from its
+    forecaster id at the constructor's defaults (``forecaster_factory(model)``)."""
+    if not scores:
+        return {}
+    s = evaluation.plan.settings
+    dataset = content_hash(evaluation.panel)
+    return {
+        model: GivenRun(
+            scores=score_set,
+            dataset=dataset,
+            factory=(model, {}),
+            backend=s.backend,
+            n_jobs=s.n_jobs,
+            time_budget=s.time_budget,
+        )
+        for model, score_set in scores.items()
+    }
 
 
 def seconds_per_fit(results_dir: Path = RESULTS_DIR) -> dict[str, float]:

@@ -1,10 +1,14 @@
-"""One model on one (dataset, protocol): its score set from the cache, or computed under its hard limits.
+"""One model on one (dataset, protocol): its score set as given, from the cache, or computed under its
+hard limits.
 
 Each (dataset, protocol, model) runs on its own through :func:`tycheon.backtest.one_model.run_one_model`
 (the per-model run ``tycheon.evaluate`` makes too), so that its score set can be cached and reused by a
 rerun; running models one at a time gives the same rows as running them together. A model that raises or
 overruns its time budget is recorded as failed and the run continues; a leakage error is never swallowed.
-What this module adds around that run is the harness's: the score cache and the hard limits.
+What this module adds around that run is the harness's: the score cache and the hard limits, and the
+score sets a caller already has (``RunInputs.given``: an :class:`~tycheon.evaluation.Evaluation` written
+with ``to_results``), each used in place of a run only where it was made as this run would make it
+(:func:`given_scores`).
 
 Hard limits (:mod:`tycheon.backtest.isolation`): a contributed model (:func:`contributed`: any sktime
 estimator, and any tycheon forecaster with parameters of the config's choosing) runs in a separate
@@ -19,6 +23,7 @@ under a wall-clock alarm. Both limits are the config's time budget plus :data:`H
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,7 +33,7 @@ import tycheon
 from benchmarks.cache import CacheMismatchError, cache_key, forecast_packages, harness_code_sha256, same_scores
 from benchmarks.config import BenchmarkConfig, ModelConfig
 from benchmarks.provenance import library_sha256
-from benchmarks.run_inputs import LoadedDataset, RunInputs
+from benchmarks.run_inputs import GivenRun, LoadedDataset, RunInputs
 from tycheon.backtest import engine
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.isolation import IsolatedFailure, Limits, run_isolated_with_layers, wall_clock_limit
@@ -42,6 +47,7 @@ __all__ = [
     "ISOLATED_WALL_SECONDS",
     "ModelOutcome",
     "contributed",
+    "given_scores",
     "run_model",
 ]
 
@@ -65,7 +71,9 @@ class ModelOutcome:
 
     scores: ScoreSet | None
     status: dict[str, Any]
-    source: str  # "cache", "cache (verified)", "computed" or "skipped" (left out by the config)
+    # "cache", "given" (RunInputs.given), either with " (verified)", "computed" or "skipped" (left out by
+    # the config)
+    source: str
 
 
 def run_model(
@@ -79,13 +87,15 @@ def run_model(
     label: str,
     point_only: bool = False,
 ) -> ModelOutcome:
-    """``model`` on ``loaded`` under ``protocol``: from the cache where it holds the run (recomputed and
-    compared bit for bit where the cache samples the hit), else computed under the model's hard limits
-    (:func:`_execute`) and cached if it ran. ``point_only``: no quantiles, sample paths or calibration
-    origins (see :func:`benchmarks.roster_run.run_models`)."""
+    """``model`` on ``loaded`` under ``protocol``: the score set given for it where that was made as this
+    run would be (:func:`given_scores`; cached then), else from the cache where it holds the run, else
+    computed under the model's hard limits (:func:`_execute`) and cached if it ran. A given or cached score
+    set whose key the cache samples is recomputed and compared bit for bit. ``point_only``: no quantiles,
+    sample paths or calibration origins (see :func:`benchmarks.roster_run.run_models`)."""
     cfg = inputs.config
     panel = loaded.panel
     quantile_levels = () if point_only else tuple(cfg.quantile_levels)
+    n_samples = 0 if point_only else cfg.n_samples
     if point_only and isinstance(protocol, RollingOrigin) and protocol.n_calibration_origins:
         protocol = replace(protocol, n_calibration_origins=0)  # calibration origins only serve the bands
     forecaster_id, params = model.factory_spec()
@@ -98,7 +108,7 @@ def run_model(
         n_jobs=cfg.n_jobs,
         min_history=min_history,
         quantiles=list(quantile_levels),
-        n_samples=0 if point_only else cfg.n_samples,
+        n_samples=n_samples,
         seed=cfg.seed,
         time_budget=cfg.time_budget_seconds,
         library=library_sha256(),
@@ -106,11 +116,25 @@ def run_model(
         tycheon=tycheon.__version__,
         packages=forecast_packages(),
     )
-    cached = inputs.cache.get(key)
+    given = given_scores(
+        inputs.given.get(model.id),
+        loaded=loaded,
+        protocol=protocol,
+        model=model,
+        cfg=cfg,
+        units=units,
+        min_history=min_history,
+        quantile_levels=quantile_levels,
+        n_samples=n_samples,
+    )
+    origin = "cache" if given is None else "given"
+    cached = given if given is not None else inputs.cache.get(key)
     if cached is not None and not isinstance(cached.meta["models"].get(model.id), dict):
         cached = None  # an entry for another model under this key cannot be this model's result
     if cached is not None and not inputs.cache.should_verify(key):
-        return ModelOutcome(cached, cached.meta["models"][model.id], "cache")
+        if given is not None:  # a rerun into the same folder finds it, as it would a run of its own
+            inputs.cache.put(key, given)
+        return ModelOutcome(cached, cached.meta["models"][model.id], origin)
     chunk = engine.worker_chunk_size(panel.n_series, n_jobs=cfg.n_jobs, backend=cfg.backend)
     # an isolated (contributed) model runs its tasks inside its limited child, which has no cluster client
     # and no /dev/shm for joblib's semaphores; the chunk above is kept, so the task seeds are the same
@@ -123,7 +147,7 @@ def run_model(
         units=units,
         chunk_size=chunk,
         quantile_levels=quantile_levels,
-        n_samples=0 if point_only else cfg.n_samples,
+        n_samples=n_samples,
         min_history=min_history,
         backend=backend,
         n_jobs=cfg.n_jobs,
@@ -138,21 +162,88 @@ def run_model(
         if cached is not None:
             error = result.error
             reason = error.reason if isinstance(error, IsolatedFailure) else error
-            raise CacheMismatchError(f"{label}: a sampled cache entry could not be recomputed: {reason}") from error
+            what = "cache entry" if given is None else "given score set"
+            raise CacheMismatchError(f"{label}: a sampled {what} could not be recomputed: {reason}") from error
         return ModelOutcome(None, result.status, "computed")
     scores = result.scores
     status = scores.meta["models"][model.id]
     if cached is not None:  # one of the sampled hits: the recomputation must equal the entry bit for bit
         difference = same_scores(cached, scores) if status["status"] == "ran" else f"recomputed: {status}"
         if difference is not None:
+            what = "cached score set" if given is None else "given score set"
             raise CacheMismatchError(
-                f"{label}: the cached score set (key {key[:12]}...) differs from a fresh "
+                f"{label}: the {what} (key {key[:12]}...) differs from a fresh "
                 f"computation: {difference}; delete the cache and rerun"
             )
-        return ModelOutcome(cached, cached.meta["models"][model.id], "cache (verified)")
+        if given is not None:
+            inputs.cache.put(key, given)
+        return ModelOutcome(cached, cached.meta["models"][model.id], f"{origin} (verified)")
     if status["status"] == "ran":
         inputs.cache.put(key, scores)
     return ModelOutcome(scores, status, "computed")
+
+
+def given_scores(
+    given: GivenRun | None,
+    *,
+    loaded: LoadedDataset,
+    protocol: RollingOrigin,
+    model: ModelConfig,
+    cfg: BenchmarkConfig,
+    units: list[str],
+    min_history: int,
+    quantile_levels: tuple[float, ...],
+    n_samples: int,
+) -> ScoreSet | None:
+    """A copy of ``given``'s score set where it was made as :func:`run_model` would make this run (else
+    None): on the same panel content, by the same forecaster and parameters, under the same protocol,
+    units, ``min_history``, quantile levels, sample count, seed, backend, workers and time budget, and the
+    model ran. What the engine ran is read from the score set's own ``meta``, the rest from ``given``.
+
+    The copy (table, samples and meta) is the pipeline's to park and release as it does a run's own,
+    while the caller's score set stays whole.
+    """
+    if given is None:
+        return None
+    scores = given.scores
+    meta = scores.meta
+    ran_as = {
+        "dataset": given.dataset,
+        "factory": given.factory,
+        "protocol": meta.get("protocol"),
+        "units": meta.get("units"),
+        "min_history": meta.get("min_history"),
+        "quantile_levels": tuple(scores.quantile_levels),
+        "n_samples": 0 if scores.samples is None else scores.samples.shape[1],
+        "seed": meta.get("seed"),
+        "backend": given.backend,
+        "n_jobs": given.n_jobs,
+        "time_budget": given.time_budget,
+        "status": (meta.get("models", {}).get(model.id) or {}).get("status"),
+    }
+    asked = {
+        "dataset": loaded.info["content_hash"],
+        "factory": model.factory_spec(),
+        "protocol": protocol.describe(),
+        "units": list(units),
+        "min_history": int(min_history),
+        "quantile_levels": tuple(quantile_levels),
+        "n_samples": int(n_samples),
+        "seed": cfg.seed,
+        "backend": cfg.backend,
+        "n_jobs": cfg.n_jobs,
+        "time_budget": cfg.time_budget_seconds,
+        "status": "ran",
+    }
+    if ran_as != asked:
+        return None
+    return ScoreSet(
+        scores.table.copy(),
+        scores.quantile_levels,
+        None if scores.samples is None else scores.samples.copy(),
+        copy.deepcopy(meta),
+        conformed=True,
+    )
 
 
 def _execute(run: Callable[[], ScoreSet], *, model: ModelConfig, cfg: BenchmarkConfig) -> ScoreSet:

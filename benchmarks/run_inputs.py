@@ -1,11 +1,11 @@
-"""What a benchmark run starts from: its resolved config (:class:`RunInputs`), its datasets as loaded
-through the manifest's hash check (:func:`load_dataset`) and its rolling-origin protocol
-(:func:`rolling_protocol`)."""
+"""What a benchmark run starts from: its resolved config (:class:`RunInputs`), the score sets computed
+before it that it may use in place of runs (:class:`GivenRun`), its datasets as loaded through the
+manifest's hash check (:func:`load_dataset`) and its rolling-origin protocol (:func:`rolling_protocol`)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,16 +14,35 @@ from benchmarks.cache import ScoreCache
 from benchmarks.config import BenchmarkConfig, ModelConfig, UserFile
 from benchmarks.results_model import ModelRun
 from tycheon.backtest.protocol import RollingOrigin
+from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data import datasets as catalogue
 from tycheon.data.caveats import Caveat, dataset_caveats
 from tycheon.data.manifest import content_hash, load_verified
 from tycheon.data.panel import Panel
 from tycheon.data.userfile import load_user_file
 
-__all__ = ["MANIFEST", "LoadedDataset", "RunInputs", "load_dataset", "rolling_protocol", "subsample"]
+__all__ = ["MANIFEST", "GivenRun", "LoadedDataset", "RunInputs", "load_dataset", "rolling_protocol", "subsample"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "datasets.toml"
+
+
+@dataclass(frozen=True)
+class GivenRun:
+    """One model's score set computed before the run, in this process (by :func:`tycheon.evaluate`), with
+    what decided its rows that its ``meta`` does not record.
+
+    :func:`benchmarks.model_run.run_model` uses it in place of running the model only where the run it
+    would make is the same: the same panel content, model, protocol, units, ``min_history``, quantile
+    levels, samples, seed, backend, workers and time budget (:func:`benchmarks.model_run.given_scores`).
+    """
+
+    scores: ScoreSet
+    dataset: str  # content hash (tycheon.data.manifest.content_hash) of the panel it ran on
+    factory: tuple[str, dict[str, Any]]  # (forecaster id, params) it was built from (ModelConfig.factory_spec)
+    backend: str
+    n_jobs: int
+    time_budget: float | None
 
 
 @dataclass
@@ -38,8 +57,11 @@ class RunInputs:
     manifest: Path = MANIFEST
     dask_client: Any = None  # a distributed.Client for backend = "dask" (benchmarks.cluster.dask_client)
     # called once per finished (dataset, protocol, model) with its label, run record and source
-    # ("cache", "computed", "skipped"): the runner prints a progress line from it
+    # ("cache", "given", "computed", "skipped"): the runner prints a progress line from it
     on_model_done: Callable[[str, ModelRun, str], None] | None = None
+    # per model id, its score set from a run made before this one (tycheon.evaluate's), used where this
+    # run's would be the same (benchmarks.model_run.given_scores); the others run as usual
+    given: Mapping[str, GivenRun] = field(default_factory=dict)
 
 
 def subsample(panel: Panel, n: int) -> Panel:

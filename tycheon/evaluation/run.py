@@ -2,7 +2,8 @@
 through the engine one model at a time (:func:`run_plan`, with :func:`tycheon.backtest.one_model.run_one_model`,
 the per-model run the benchmark harness calls too) and ends as an :class:`Evaluation` holding the
 leaderboard tables of :func:`tycheon.analysis.leaderboard.leaderboard_tables`; :func:`evaluate` does all of
-it from a DataFrame."""
+it from a DataFrame. The :class:`Evaluation` keeps each model's score set, so that writing it as a results
+version (:meth:`Evaluation.to_results`) hands those to the harness instead of running every model again."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tycheon.analysis.leaderboard import (
 from tycheon.backtest import engine
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.one_model import run_one_model
+from tycheon.backtest.scoreset import ScoreSet
 from tycheon.data.panel import Panel
 from tycheon.data.userfile import nested_columns, panel_from_frame
 from tycheon.evaluation.plan import (
@@ -51,6 +53,9 @@ class Evaluation:
     tables: list[dict[str, Any]] = field(repr=False)
     intervals: list[dict[str, Any]] = field(repr=False)
     source: pd.DataFrame | Path = field(repr=False)
+    # each model that ran, its score set as the engine returned it (``scores`` is their rows joined): the
+    # runs :meth:`to_results` hands to the harness, which uses them where its own run would be the same
+    _score_sets: dict[str, ScoreSet] = field(default_factory=dict, repr=False, compare=False)
 
     def leaderboard(self, *, unit: str = "series", demand_class: str = "all", metric: str = "mase") -> pd.DataFrame:
         """One leaderboard (rank, model, mean, median, mean rank, DM and verdict columns) as a DataFrame.
@@ -90,20 +95,22 @@ class Evaluation:
     def to_results(self, directory: str | Path) -> Path:
         """Write a results version under ``directory`` through the benchmark pipeline; returns its path.
 
-        The pipeline runs the same engine calls with the same seed again (its own run, recorded with
-        provenance), so the file's tables equal this object's. Needs the source checkout (see
-        :func:`tycheon._harness.load_harness`).
+        The pipeline is handed this evaluation's score sets: a model whose run the pipeline would make
+        on the same panel content with the same protocol, settings and seed takes its score set from
+        here (recorded as ``given`` in the provenance's ``cache``) instead of running again; any other
+        run (its own analyses' backtests among them) is computed as usual. So the file's tables equal
+        this object's. Needs the source checkout (see :func:`tycheon._harness.load_harness`).
         """
         from tycheon._harness import load_harness
 
-        return load_harness().write_evaluation(self, Path(directory)).results
+        return load_harness().write_evaluation(self, Path(directory), given=self._score_sets).results
 
     def to_site(self, directory: str | Path) -> Path:
         """Write results and build the static site under ``directory`` (``mkdocs build --strict``);
         returns the folder of the built site's ``index.html``."""
         from tycheon._harness import load_harness
 
-        return load_harness().write_evaluation(self, Path(directory), build_site=True).site
+        return load_harness().write_evaluation(self, Path(directory), build_site=True, given=self._score_sets).site
 
 
 def evaluate(
@@ -277,7 +284,7 @@ def run_plan(
     protocol = s.protocol()
     chunk = engine.worker_chunk_size(panel.n_series, n_jobs=s.n_jobs, backend=s.backend)
     status: dict[str, dict[str, Any]] = {}
-    ran = []
+    ran: dict[str, ScoreSet] = {}
     for model in s.models:  # one at a time, the harness's way: a failure is recorded, a leak is raised
         result = run_one_model(
             panel,
@@ -296,10 +303,10 @@ def run_plan(
         )
         status[model] = result.status
         if result.scores is not None and result.status["status"] == "ran":
-            ran.append(result.scores.table)
+            ran[model] = result.scores
     if not ran:
         raise EvaluationError("no model ran: " + "; ".join(f"{m}: {st.get('reason')}" for m, st in status.items()))
-    scores = pd.concat(ran, ignore_index=True)
+    scores = pd.concat([r.table for r in ran.values()], ignore_index=True)
     spec = s.spec()
     if tuple(spec.quantile_levels) == tuple(s.quantile_levels):  # one pass over the units for both
         tables, intervals = leaderboard_and_interval_tables(scores, spec=spec, point_metric=s.metrics[0])
@@ -315,4 +322,5 @@ def run_plan(
         tables=tables,
         intervals=intervals,
         source=source,
+        _score_sets=ran,
     )
