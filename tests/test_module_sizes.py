@@ -14,11 +14,7 @@ ALLOWED: dict[str, str] = {}  # "path/from/root.py": "why it stays whole"
 
 
 def _modules() -> list[Path]:
-    return sorted(
-        p
-        for package in ("tycheon", "benchmarks")
-        for p in (ROOT / package).rglob("*.py")
-    )
+    return sorted(p for package in ("tycheon", "benchmarks") for p in (ROOT / package).rglob("*.py"))
 
 
 def _lines(path: Path) -> int:
@@ -26,15 +22,9 @@ def _lines(path: Path) -> int:
 
 
 def test_no_module_is_over_the_limit_unless_allowed_with_a_reason():
-    over = {
-        str(p.relative_to(ROOT)): _lines(p) for p in _modules() if _lines(p) > LIMIT
-    }
+    over = {str(p.relative_to(ROOT)): _lines(p) for p in _modules() if _lines(p) > LIMIT}
     assert {path: n for path, n in over.items() if path not in ALLOWED} == {}
-    assert {
-        path: why
-        for path, why in ALLOWED.items()
-        if path not in over or not why.strip()
-    } == {}, (
+    assert {path: why for path, why in ALLOWED.items() if path not in over or not why.strip()} == {}, (
         "an allowed module is back under the limit (drop it from ALLOWED) or gives no reason"
     )
 
