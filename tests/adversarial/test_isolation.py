@@ -24,10 +24,11 @@ def test_a_hanging_model_is_stopped_at_its_budget_and_recorded(bench, hostile):
     budget = 2.0
     t0 = time.monotonic()
     assert bench.run(bench.config(["naive", "snaive_momentum", "hang"], budget=budget)) == 0
-    # stopped, not left to hang: the reason below says it was killed at its 7 s limit (budget + grace); the
-    # bound leaves the rest of the run (imports, two models, statistics, results) room on a loaded 2-core
-    # machine, where it took 14.5 s in all (a fresh-clone CI, 2026-12-01)
-    assert time.monotonic() - t0 < budget + 25
+    # stopped, not left to hang (the model never returns, so an unstopped run never ends): the reason below
+    # says it was killed at its 7 s limit (budget + grace). The bound only has to be finite and leave the rest
+    # of the run (imports, two models, statistics, results) room on a loaded 2-core machine: 14.5 s in all in a
+    # fresh-clone CI, 28.8 s beside a full xdist suite and four other jobs
+    assert time.monotonic() - t0 < budget + 120
     (run,) = _runs(bench)["hang"]
     assert run["status"] == "failed"
     assert run["reason"] == "WallClockExceeded: hang: stopped at its wall-clock limit of 7 s"
