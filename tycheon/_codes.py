@@ -1,9 +1,10 @@
 """Integer codes of keys without hashing or sorting all rows where the keys allow it.
 
 At M5 size a leaderboard table has 11 million rows whose (series, origin, step) keys take about 1.5
-million distinct values. ``np.unique(key, return_inverse=True)`` sorts all 11 million (4 s);
-:func:`unique_inverse` marks the present values in a table of the key space instead (0.15 s) when that
-space is not much larger than the rows, with the same result. :func:`sorted_codes` is
+million distinct values. ``np.unique(key, return_inverse=True)`` sorts all 11 million;
+:func:`unique_inverse` marks the present values in a table of the key space instead (over an order of
+magnitude faster: benchmarks/perf/MEASUREMENTS.md) when that space is not much larger than the rows,
+with the same result. :func:`sorted_codes` is
 ``pd.factorize(values, sort=True)`` read off a categorical's codes when its categories are sorted (no
 hashing of the labels).
 """

@@ -23,7 +23,7 @@ def row_slice(table: pd.DataFrame, start: int, stop: int) -> pd.DataFrame:
 def drop_columns(table: pd.DataFrame, columns: list[str]) -> None:
     """Remove ``columns`` from ``table`` in place, one ``del`` each: the other columns' arrays stay as
     they are (``DataFrame.drop(..., inplace=True)`` builds a new frame, copying every remaining block:
-    1 GB more at the peak for a score set at M5 size)."""
+    a second copy of the score set's other columns at the peak, see benchmarks/perf/MEASUREMENTS.md)."""
     for c in columns:
         del table[c]
 

@@ -2,12 +2,12 @@
 
 The leaderboards (``pivot_table``, Friedman/Nemenyi) and the analyses (``set_index(...).unstack``) read
 block scores as one row per (series, origin) block and one column per model. At M5 size those pandas
-reshapes hash 2.5 million text keys and took 4-5 s per table set. :func:`block_grid` builds the same
-frame from the categoricals' codes: the blocks' (series, origin) pairs are coded in sorted label order
-(:func:`tycheon._codes.factorize_sorted`, :func:`~tycheon._codes.unique_inverse`) and each score is
-written into its cell. It answers None where the reshape would do something the scatter does not (a key
-that is not a categorical with sorted categories, a missing key, two rows of one block), and the caller
-then runs the reshape itself.
+reshapes hash 2.5 million text keys, seconds per table set (benchmarks/perf/MEASUREMENTS.md).
+:func:`block_grid` builds the same frame from the categoricals' codes: the blocks' (series, origin) pairs
+are coded in sorted label order (:func:`tycheon._codes.factorize_sorted`,
+:func:`~tycheon._codes.unique_inverse`) and each score is written into its cell. It answers None where the
+reshape would do something the scatter does not (a key that is not a categorical with sorted categories, a
+missing key, two rows of one block), and the caller then runs the reshape itself.
 """
 
 from __future__ import annotations

@@ -146,10 +146,10 @@ def pooled_bands(
     target origin is one ``searchsorted``, and :math:`s_{(r)}` is the r-th smallest of those :math:`n`
     (``np.partition``: the same value a full sort gives, ties included). The rows then gather their
     factor. The loop runs over the cells holding a target row times the distinct target origins, which
-    the engine keeps few (cells are (model, unit kind, step), origins a protocol's): at M5 size 30
-    cells, 8 origins and 2 million residuals, one model's bands (:func:`attach_pooled_bands`) took 1.0 s
-    warm with one sort of the whole pool by (cell, score) and a cumulative count per origin, and take
-    0.44-0.65 s this way (the first call in a fresh process: 3.2-3.7 s against 1.1-2.6 s).
+    the engine keeps few (cells are (model, unit kind, step), origins a protocol's): at M5 size (30
+    cells, 8 origins and 2 million residuals) one model's bands (:func:`attach_pooled_bands`) are faster
+    this way than with one sort of the whole pool by (cell, score) and a cumulative count per origin,
+    warm and cold (timings: benchmarks/perf/MEASUREMENTS.md).
     """
     check_levels(tuple(levels_percent))
     cell = np.asarray(cell, dtype=np.int64)

@@ -1,8 +1,8 @@
 """Hand the memory the process has freed back to the operating system before the score set is allocated.
 
 glibc's allocator keeps freed heap memory for reuse: after a caller has read a long frame, built a panel
-from it and dropped the frame, the temporaries' pages stay resident (about 90 MB for a 10,000-series
-frame of 630,000 rows, measured with ``/proc/self/statm``). The score-set columns are far larger than
+from it and dropped the frame, the temporaries' pages stay resident (tens of megabytes for a
+10,000-series frame: benchmarks/perf/MEASUREMENTS.md). The score-set columns are far larger than
 the allocator's mmap threshold, so they are mapped afresh and never reuse those pages: without a trim a
 one-shot run holds both. ``malloc_trim(0)`` returns the free pages (values are untouched: only memory no
 object uses is released). Elsewhere (another libc, macOS, Windows) this does nothing.
@@ -14,13 +14,13 @@ transparent huge pages, and where the kernel then compacts memory to find one on
 
 Touching such memory ahead of time (:func:`touch_pages`) asks the kernel to fault every page in at once
 (``MADV_POPULATE_WRITE``, Linux 5.14) instead of taking one fault per page from a loop that writes zeros:
-on the benchmarks' VM a fresh GiB took 0.38-0.45 s that way against 0.67-0.76 s by ``ndarray.fill``
-(six alternating trials, 0 and 5 s idle between them).
+faster than ``ndarray.fill`` on the benchmarks' VM (benchmarks/perf/MEASUREMENTS.md).
 
 Arrow has its own allocator (mimalloc or jemalloc), which glibc's trim does not reach: after
-``pandas.read_parquet`` of the 30,490-series long frame (1.9M rows) it kept about 110 MB of freed buffers
-resident, given back by ``MemoryPool.release_unused()``. That pool is only asked when pyarrow is
-already imported (the caller read a parquet file); releasing never imports it.
+``pandas.read_parquet`` of the 30,490-series long frame (1.9M rows) it kept about a hundred megabytes of
+freed buffers resident (benchmarks/perf/MEASUREMENTS.md), given back by ``MemoryPool.release_unused()``.
+That pool is only asked when pyarrow is already imported (the caller read a parquet file); releasing never
+imports it.
 """
 
 from __future__ import annotations
@@ -102,12 +102,10 @@ def small_page_array(shape: int | tuple[int, ...], dtype: str | np.dtype) -> np.
 
     numpy advises huge pages for every allocation of 4 MiB or more (``NUMPY_MADVISE_HUGEPAGE``); under
     the kernel's ``defrag=madvise`` setting each first touch of such memory may stall in direct
-    compaction. On the 2-core VM of the benchmarks, touching a fresh GiB after 20 s idle took 2.9 s with
-    huge pages and 1.0-1.3 s without, and the cold one-shot backtest of 30,490 series x 8 baselines
-    (``python -m benchmarks.perf``) spent 4.7-5.4 s in ``run`` with its score-set columns on huge pages
-    and 3.1-3.4 s on small ones. Warm, 30,490-series runs in one process took 2.6-2.8 s either way in
-    process; alternating the two in one process, joblib runs took 2.2-2.7 s on small pages and 3.1-4.1 s
-    on huge ones.
+    compaction. On the 2-core VM of the benchmarks a fresh GiB was touched faster on small pages, and
+    the cold one-shot backtest of 30,490 series x 8 baselines (``python -m benchmarks.perf``) and warm
+    joblib runs spent less time in ``run`` with the score-set columns on small pages than on huge ones
+    (warm in-process runs the same either way); timings: benchmarks/perf/MEASUREMENTS.md.
     """
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     dtype = np.dtype(dtype)
@@ -148,8 +146,8 @@ def advise_huge_pages(enabled: bool) -> bool | None:
     tycheon itself never calls it: an application decides its process's memory policy. The benchmark
     harness turns the advice off (:mod:`benchmarks.memory_policy`), because under the kernel's
     ``defrag=madvise`` setting every fresh huge page may stall in direct compaction: on the 2-core VM of
-    the benchmarks, filling a fresh 1 GiB array took 6.3-8.5 s of kernel time with the advice and
-    0.55-2.5 s without (three alternations, 3 s idle before each).
+    the benchmarks, filling a fresh 1 GiB array took several times the kernel time with the advice as
+    without (benchmarks/perf/MEASUREMENTS.md).
     """
     from numpy._core import multiarray
 

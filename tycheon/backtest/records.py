@@ -154,7 +154,8 @@ class _Dictionary:
             rank = np.empty(len(values), dtype=codes.dtype)
             rank[order] = np.arange(len(values), dtype=codes.dtype)
             # np.take casts its indices to intp: on the whole column that is an 8-byte-per-row temporary
-            # (89 MB for 11M int8 codes, the peak of a large run), so the codes are remapped a slice at a time
+            # (11M int8 codes x 8 B = 89 MB, a large run's peak: benchmarks/perf/MEASUREMENTS.md), so the
+            # codes are remapped a slice at a time
             for start in range(0, len(codes), _REMAP_ROWS):
                 part = codes[start : start + _REMAP_ROWS]
                 np.take(rank, part, out=part)

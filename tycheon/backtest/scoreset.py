@@ -332,7 +332,7 @@ def _concat(frames: list[pd.DataFrame], *, sort_keys: bool, release: bool) -> tu
                 del f[name]
             # the inputs' columns are below glibc's mmap threshold (heap memory, kept for reuse when freed)
             # while the joined column is mapped afresh: without a trim the freed heap stays resident and
-            # the peak is two tables again (m5scale: 4.2 GiB for a 2.3 GiB table)
+            # the peak is two tables again (m5scale's peak: benchmarks/perf/MEASUREMENTS.md)
             release_free_memory()
         out[name] = col
         del col

@@ -3,9 +3,8 @@
 A joblib (loky) worker hands its result back by pickling it into the pipe it shares with the calling
 process, which reads it in pipe-sized pieces. At panel scale a task's result is tens of megabytes (the
 forecasts, targets and band radii of 4,096 series at 8 origins for 8 models: 29 MB), and on the 2-core
-benchmark VM a pipe moved 30 MB in 0.12-0.23 s (measured between two processes, nothing else running)
-while the caller stalled on it; written to a file in ``/dev/shm`` and mapped by the caller, the same
-30 MB arrived in 0.03-0.05 s.
+benchmark VM a pipe moved such a result several times slower than a file in ``/dev/shm`` mapped by the
+caller, while the caller stalled on it (timings: benchmarks/perf/MEASUREMENTS.md).
 
 So a worker pickles its result with protocol 5, whose large contiguous buffers (every numeric numpy
 array) are kept out of band (:pep:`574`), writes those buffers into one file under :data:`SHARED_DIR` and

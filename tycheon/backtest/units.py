@@ -85,8 +85,9 @@ def _aggregate(panel: Panel, unit: str, codes: np.ndarray, names: np.ndarray, cu
     avail = np.full((n_agg, n_t), lowest, dtype=np.int64)
     # members of each aggregate as one run of rows, in series order (a stable sort). The float sums add
     # the k-th member of every aggregate at step k, so each aggregate adds its members one after another
-    # in series order, as ``np.add.at`` does (the same floats), without its per-element loop (8.5 s of
-    # the dial's 10,000-series backtests); counts and maxima are exact in any order
+    # in series order, as ``np.add.at`` does (the same floats), without its per-element loop (seconds of the
+    # dial's 10,000-series backtests: benchmarks/perf/MEASUREMENTS.md); counts and maxima are exact in any
+    # order
     order = np.argsort(codes, kind="stable")
     members = np.bincount(codes, minlength=n_agg)
     has = np.flatnonzero(members)
@@ -181,10 +182,10 @@ def cached_unit(panel: Panel, unit: str, *, first_fit_end: int, seed: int = 0) -
     """:func:`build_unit`, built once per panel and arguments and kept on the panel (as its dense view is).
 
     A benchmark runs the engine once per model on one panel (twice with calibration origins), and every
-    run built the same units again: at M5 size 0.2-0.3 s a run, ``groups:k`` sorting 30,490 series by
-    volume each time. The unit depends only on the panel and these arguments (``seed`` only for
-    ``groups_random``), and its arrays are made read-only before it is shared, so a cached unit is the one
-    :func:`build_unit` would give."""
+    run built the same units again (at M5 size a measurable part of a run, ``groups:k`` sorting 30,490
+    series by volume each time: benchmarks/perf/MEASUREMENTS.md). The unit depends only on the panel and
+    these arguments (``seed`` only for ``groups_random``), and its arrays are made read-only before it is
+    shared, so a cached unit is the one :func:`build_unit` would give."""
     kind, _ = parse_unit(unit, panel)
     key = (unit, int(first_fit_end), int(seed) if kind == "groups_random" else None)
     cache: dict[tuple[str, int, int | None], UnitData] = panel.__dict__.setdefault("_units", {})

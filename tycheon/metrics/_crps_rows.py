@@ -13,7 +13,8 @@ quantiles), an insertion sort of the row's few values puts them in the same orde
 values cannot be told apart by value).
 
 At M5 size the leaderboards' band CRPS (about 2 million rows, five quantiles each, once for every
-unit and demand class) took 4.7 s of the 25 s of the leaderboards stage in the array form.
+unit and demand class) was about a fifth of the leaderboards stage in the array form
+(benchmarks/perf/MEASUREMENTS.md).
 """
 
 from __future__ import annotations

@@ -415,7 +415,8 @@ def block_scores(
 def block_scores_by_model(table: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
     """:func:`block_scores` of ``table``, one model at a time: the blocks and values of one call on every
     model (each block's rows are one model's, and a model's rows keep their order), with the
-    temporaries of one model's rows (one call on the series unit at M5 size held 1.2 GB of them). The
+    temporaries of one model's rows (one call on the series unit at M5 size held over a gigabyte of them:
+    benchmarks/perf/MEASUREMENTS.md). The
     scales are checked across models once, as that one call does. Blocks come model by model in sorted
     model order; a model whose rows are one contiguous run (a table in key order) is read as a slice of
     the table's arrays, any other as a gather of its rows. ``kwargs`` are :func:`block_scores`' (a
@@ -552,7 +553,7 @@ def step_loss(table: pd.DataFrame, metric: str, *, crps: np.ndarray | None = Non
         return np.asarray(spec.step_loss(StepTerms(step_terms(table, spec.terms, crps=crps), scales)), dtype=np.float64)
     # every term and loss is elementwise, so a block of rows at a time gives the same values with the
     # temporaries of one block (the terms, the scale and the formula's intermediates were five [row]
-    # arrays at once: 0.6 GB for the series unit at M5 size)
+    # arrays at once: 5 x 117 MB for the series unit at M5 size)
     out = np.empty(n, dtype=np.float64)
     for a, b in row_spans(n, STEP_LOSS_CHUNK):
         out[a:b] = step_loss(row_slice(table, a, b), metric, crps=None if crps is None else crps[a:b])

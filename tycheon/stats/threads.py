@@ -2,11 +2,11 @@
 
 The statistics of a leaderboard make thousands of small BLAS calls (a dot product per Diebold-Mariano
 test, a product of bootstrap weights per family). With OpenBLAS's own threads each call wakes them and
-they then spin waiting for the next, taking a core from the work itself (2-core m5scale study: its
-re-verified leaderboards took 71 s with them and 47 s without). A multi-threaded dot product also sums
-in an order that depends on the number of threads, so on the calling thread the statistics no longer
-depend on the machine's core count. ``threadpoolctl`` comes with statsforecast and scikit-learn; where
-it is missing this does nothing.
+they then spin waiting for the next, taking a core from the work itself (the 2-core m5scale study's
+re-verified leaderboards were markedly faster without them: benchmarks/perf/MEASUREMENTS.md). A
+multi-threaded dot product also sums in an order that depends on the number of threads, so on the calling
+thread the statistics no longer depend on the machine's core count. ``threadpoolctl`` comes with
+statsforecast and scikit-learn; where it is missing this does nothing.
 """
 
 from __future__ import annotations
