@@ -2,10 +2,10 @@
 new entry gets every check below without editing this file.
 
 For each metric: a one-step block's value is its per-step value; a scaled metric is unit-free and divided by
-its own scale column, an unscaled one is homogeneous (degree 0 or 1) in the series' units; it has a per-step
-loss exactly when a test can compare models on it, with the words a table publishes for it; a leaderboard of
-it runs and publishes those words; a benchmark config accepts it exactly when it ranks; the glossary page
-prints its row with the registry's direction and scale wording.
+its own scale column (to its declared ``scale_power``), an unscaled one is homogeneous (degree 0 or 1) in the
+series' units; it has a per-step loss exactly when a test can compare models on it, with the words a table
+publishes for it; a leaderboard of it runs and publishes those words; a benchmark config accepts it exactly
+when it ranks; the glossary page prints its row with the registry's direction and scale wording.
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ def test_a_scaled_metric_is_unit_free_and_divided_by_its_own_scale_column(name):
         np.testing.assert_array_equal(_block_values(spec, _scaled(a, 2.0, tuple(SCALE_TEXT))), base)
         return
     np.testing.assert_allclose(rescaled, base, rtol=1e-9)
-    np.testing.assert_allclose(_block_values(spec, _scaled(a, 2.0, (spec.scale_column,))), base / 2.0, rtol=1e-12)
+    halved = base / 2.0**spec.scale_power  # the scale column divides it spec.scale_power times
+    np.testing.assert_allclose(_block_values(spec, _scaled(a, 2.0, (spec.scale_column,))), halved, rtol=1e-12)
     others = tuple(c for c in SCALE_TEXT if c != spec.scale_column)
     np.testing.assert_array_equal(_block_values(spec, _scaled(a, 2.0, others)), base)
 

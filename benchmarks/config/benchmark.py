@@ -12,7 +12,7 @@ from pydantic import Field, StrictBool, StrictInt
 
 from benchmarks.config.models import SLUG, Scalar, _Strict
 from tycheon.data.userfile import DEFAULT_MAX_ROWS
-from tycheon.metrics.registry import metric_names
+from tycheon.metrics.registry import SCALED_STEP_LOSSES, metric_names
 
 __all__ = [
     "UNIT",
@@ -29,6 +29,16 @@ __all__ = [
 UNIT = r"^(series|total|level:[A-Za-z0-9_]+|groups:[1-9][0-9]*|groups_random:[1-9][0-9]*)$"
 
 CompetitionMetric = Literal["smape", "mape", "mase"]
+
+DEFAULT_STEP_LOSS = "rmsse"
+"""The default metric of the selection-rule replay and the protocol-sensitivity audit."""
+if DEFAULT_STEP_LOSS not in SCALED_STEP_LOSSES:  # pragma: no cover - a registry edit that drops it
+    raise RuntimeError(f"the default step loss {DEFAULT_STEP_LOSS!r} is not in {SCALED_STEP_LOSSES}")
+_STEP_LOSS_CHOICES = (DEFAULT_STEP_LOSS, *(m for m in SCALED_STEP_LOSSES if m != DEFAULT_STEP_LOSS))
+ScaledStepLoss = Literal[_STEP_LOSS_CHOICES]  # type: ignore[valid-type]
+"""A metric the replay and the audit rank on: one of the registry's
+:data:`~tycheon.metrics.registry.SCALED_STEP_LOSSES` (derived, never listed here), the default first (the
+order a config error lists them in)."""
 
 SkipModels = dict[Annotated[str, Field(pattern=SLUG)], Annotated[str, Field(min_length=1, max_length=300)]]
 _SKIP_DESCRIPTION = (
@@ -170,7 +180,7 @@ class ReplayConfig(_Strict):
     paper, section 7; :class:`tycheon.analysis.replay.ReplaySpec`). The floor is ``production_baseline``."""
 
     enabled: StrictBool = True
-    metric: Literal["rmsse", "mase"] = "rmsse"
+    metric: ScaledStepLoss = DEFAULT_STEP_LOSS
     min_fold_share: Annotated[float, Field(gt=0, le=1)] = 0.5
     bias_threshold: Annotated[float, Field(ge=0)] = 0.5
     top_k: Annotated[StrictInt, Field(ge=1)] = 3
@@ -188,7 +198,7 @@ class SensitivityConfig(_Strict):
 
     datasets: list[Annotated[str, Field(pattern=SLUG)]] | None = None
     models: list[Annotated[str, Field(pattern=SLUG)]] | None = None
-    metric: Literal["rmsse", "mase"] = "rmsse"
+    metric: ScaledStepLoss = DEFAULT_STEP_LOSS
     static_gap: Annotated[StrictInt, Field(ge=0)] = 3
     boundary_shifts: list[StrictInt] = Field(default_factory=lambda: [-3, -1, 1, 3])
     refit_shift: Annotated[StrictInt, Field(ge=0)] = 2

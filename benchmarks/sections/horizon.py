@@ -5,12 +5,14 @@ from __future__ import annotations
 from benchmarks.results_model.analyses import HorizonTable
 from benchmarks.sections import DatasetContext, Section, plain
 from tycheon.analysis.horizon import horizon_robustness
+from tycheon.metrics.registry import SCALED_STEP_LOSSES
 
 
 def compute(ctx: DatasetContext) -> list[HorizonTable]:
     if "series" not in ctx.units:
         return []
-    step_metric = "mase" if "mase" in ctx.spec.metrics else "rmsse"
+    # the first of the registry's scaled per-step losses that the config ranks (mase before rmsse)
+    step_metric = next((m for m in SCALED_STEP_LOSSES if m in ctx.spec.metrics), "rmsse")
     hr = ctx.attempt("horizon", lambda: horizon_robustness(ctx.scores, metric=step_metric))
     return [] if hr is None else [HorizonTable.model_validate({**ctx.tag, **plain(hr)})]
 

@@ -100,6 +100,10 @@ class MetricSpec:
     scale_column : str or None
         The score-set column that divides it (``scale_mae`` / ``scale_rmse``), the only place a
         denominator is chosen.
+    scale_power : int
+        The power of the scale column in the denominator: 1 (the default) for a loss in the series' units
+        over the scale (MASE, RMSSE), 2 for a squared loss over the squared scale (MSSE = RMSSE²), so a
+        block's value times ``scale ** scale_power`` is free of the scale. Read by the registry's tests.
     definition : str
         One line, formula and plain meaning, for the glossary.
     terms : tuple of str
@@ -134,6 +138,7 @@ class MetricSpec:
     lower_is_better: bool
     scale_column: str | None
     definition: str
+    scale_power: int = 1
     terms: tuple[str, ...]
     block: Callable[[BlockTerms], np.ndarray]
     step: Callable[[StepTerms], np.ndarray] | None = None
@@ -149,6 +154,8 @@ class MetricSpec:
                 f"metric {self.name!r}: scale column {self.scale_column!r} is not a scale of "
                 f"tycheon.metrics.scale.SCALE_TEXT (scales: {sorted(SCALE_TEXT)}); declare a new scale there"
             )
+        if self.scale_power < 1:
+            raise MetricInputError(f"metric {self.name!r}: scale_power must be >= 1, got {self.scale_power}")
         if not self.better:
             object.__setattr__(self, "better", self.default_better(self.lower_is_better))
 

@@ -1,6 +1,6 @@
 """The verdict against the random walk (ADR-0006 decision 6): hard to win, hard to lose.
 
-One path for every caller: :func:`verdict_vs_random_walk` states the rule; :func:`family_verdicts` applies
+One rule, one function for every caller: :func:`verdict_vs_random_walk` states it; :func:`family_verdicts` applies
 it to a table's family of challengers with the one-sided p-values adjusted for multiplicity (the
 leaderboard calls it); :func:`verdict_from_scores` runs the two one-sided DM tests on score-set rows of one
 pair and applies the same rule. The tests are panel-robust by default (:func:`tycheon.stats.dm.dm_panel`:
@@ -37,16 +37,28 @@ VerdictLabel = Literal["beats", "worse", "indistinguishable"]
 Adjustment = Literal["bh", "holm", "none"]
 
 
+def _verdict_rule(p_better: Sequence[float], p_worse: Sequence[float], *, alpha: float) -> VerdictLabel:
+    """The rule of :func:`verdict_vs_random_walk` on each leg's p-values of "better" and of "worse"."""
+    if all(p < alpha for p in p_better):
+        return "beats"
+    if all(p < alpha for p in p_worse):
+        return "worse"
+    return "indistinguishable"
+
+
 def verdict_vs_random_walk(p_squared_error: float, p_crps: float, *, alpha: float = 0.05) -> VerdictLabel:
     r"""Combine the two one-sided DM p-values (challenger more accurate than the random walk).
+
+    The rule, the one formula every verdict applies (:func:`family_verdicts` applies it to adjusted p-values):
 
     .. math::
 
         \text{beats} \iff p_{\mathrm{SE}} < \alpha \wedge p_{\mathrm{CRPS}} < \alpha, \qquad
-        \text{worse} \iff p_{\mathrm{SE}} > 1-\alpha \wedge p_{\mathrm{CRPS}} > 1-\alpha
+        \text{worse} \iff (1-p)_{\mathrm{SE}} < \alpha \wedge (1-p)_{\mathrm{CRPS}} < \alpha
 
     and ``"indistinguishable"`` otherwise. Both p-values are for the alternative "the challenger's
-    expected loss is lower", so a p-value above :math:`1-\alpha` is evidence of the reverse.
+    expected loss is lower", so :math:`1-p`, the p-value of the reverse, below :math:`\alpha` is evidence
+    that the challenger is worse.
 
     References
     ----------
@@ -57,11 +69,7 @@ def verdict_vs_random_walk(p_squared_error: float, p_crps: float, *, alpha: floa
             raise StatisticInputError(f"{name} must be a p-value in [0, 1]; got {p!r}")
     if not 0.0 < alpha < 0.5:
         raise StatisticInputError(f"alpha must be in (0, 0.5); got {alpha}")
-    if p_squared_error < alpha and p_crps < alpha:
-        return "beats"
-    if p_squared_error > 1.0 - alpha and p_crps > 1.0 - alpha:
-        return "worse"
-    return "indistinguishable"
+    return _verdict_rule((p_squared_error, p_crps), (1.0 - p_squared_error, 1.0 - p_crps), alpha=alpha)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,17 +108,19 @@ def family_verdicts(
 ) -> dict[str, FamilyVerdict]:
     r"""The verdict of every challenger of one table, with its one-sided p-values adjusted in the family.
 
-    The family is the challengers that have both p-values. Each leg's p-values (:math:`p` for "better",
-    :math:`1-p` for "worse") are adjusted across the family with Benjamini-Hochberg (default) or Holm,
-    and the rule of :func:`verdict_vs_random_walk` is applied to the adjusted values:
+    The family is the challengers :math:`1..m` that have both p-values. Each leg's p-values (:math:`p` for
+    "better", :math:`1-p` for "worse") are adjusted across the family with Benjamini-Hochberg (default) or
+    Holm,
 
     .. math::
 
-        \text{beats} \iff \tilde p_{\mathrm{SE}} < \alpha \wedge \tilde p_{\mathrm{CRPS}} < \alpha, \qquad
-        \text{worse} \iff \widetilde{(1-p)}_{\mathrm{SE}} < \alpha \wedge \widetilde{(1-p)}_{\mathrm{CRPS}} < \alpha
+        \tilde p_{\ell,i} = \mathrm{adj}(p_{\ell,1}, \dots, p_{\ell,m})_i, \qquad
+        \widetilde{(1-p)}_{\ell,i} = \mathrm{adj}(1-p_{\ell,1}, \dots, 1-p_{\ell,m})_i, \qquad
+        \ell \in \{\mathrm{SE}, \mathrm{CRPS}\}
 
-    With ``adjust="none"`` this is exactly :func:`verdict_vs_random_walk` (``1 - p < alpha`` is
-    ``p > 1 - alpha``).
+    and the rule of :func:`verdict_vs_random_walk` (stated there only) is applied to challenger :math:`i`
+    with :math:`\tilde p` in place of :math:`p` and :math:`\widetilde{(1-p)}` in place of :math:`1-p`.
+    With ``adjust="none"`` this is exactly :func:`verdict_vs_random_walk`.
 
     Parameters
     ----------
@@ -138,12 +148,7 @@ def family_verdicts(
     worse = {leg: _adjust(1.0 - p, adjust) for leg, p in raw.items()}
     out = {}
     for i, m in enumerate(family):
-        if better["se"][i] < alpha and better["crps"][i] < alpha:
-            label: VerdictLabel = "beats"
-        elif worse["se"][i] < alpha and worse["crps"][i] < alpha:
-            label = "worse"
-        else:
-            label = "indistinguishable"
+        label = _verdict_rule((better["se"][i], better["crps"][i]), (worse["se"][i], worse["crps"][i]), alpha=alpha)
         out[m] = FamilyVerdict(
             verdict=label,
             p_se=float(raw["se"][i]),
