@@ -82,59 +82,93 @@ def test_when_another_module_registers_a_taken_key_or_path_then_it_is_refused(fr
         registry.page_part("other", path="benchmarks/{name}/{dataset}/intervals.md", module="elsewhere")
 
 
+# the order the committed site lists its page types in: a new type may go anywhere, these keep their order
+_PUBLISHED_ORDER = {
+    "site": ["home", "benchmark", "models", "glossary", "methodology", "submit"],
+    "benchmark": ["across", "history", "published"],
+    "dataset": ["intervals", "replay", "sensitivity", "competition", "robustness", "uncertainty"],
+}
+# and the order of the dataset page's "Other tables" links
+_PUBLISHED_LINK_ORDER = ["robustness", "uncertainty", "intervals", "competition", "replay", "sensitivity"]
+
+
+def _keep_order(keys: list[str], published: list[str]) -> list[str]:
+    return [k for k in keys if k in published]
+
+
 def test_every_builder_module_registers_its_types_and_each_scope_lists_them_in_order():
-    assert [t.key for t in registry.page_types("site")] == [
-        "home",
-        "benchmark",
-        "models",
-        "glossary",
-        "methodology",
-        "submit",
-    ]
-    assert [t.key for t in registry.page_types("benchmark")] == ["across", "history", "published"]
+    registry.page_types("site")  # loads every builder module
+    kinds = list(registry._REGISTRY.values())
+    package = Path(registry.__file__).parent
+    modules = {f"{registry.__package__}.{f.stem}" for f in package.glob("*.py")} - {
+        f"{registry.__package__}.__init__",
+        registry.__name__,
+    }
+    assert modules <= {t.module for t in kinds}  # every builder module registers at least one type
+    assert len({t.key for t in kinds}) == len(kinds)
+    assert len({t.path for t in kinds}) == len(kinds)
+    for scope, published in _PUBLISHED_ORDER.items():
+        scoped = registry.page_types(scope)  # type: ignore[arg-type]
+        assert all(t.build is not None for t in scoped)
+        assert [(t.order, t.key) for t in scoped] == sorted((t.order, t.key) for t in scoped)
+        assert len({t.order for t in scoped}) == len(scoped)  # no tie left to the keys' spelling
+        assert _keep_order([t.key for t in scoped], published) == published
     dataset = registry.page_types("dataset")
-    assert [t.key for t in dataset] == [
-        "intervals",
-        "replay",
-        "sensitivity",
-        "competition",
-        "robustness",
-        "uncertainty",
-    ]
-    assert all(t.build is not None for t in dataset)
-    assert len({t.link for t in dataset}) == len(dataset)  # one dataset-page key each
+    linked = [t.link for t in dataset if t.link is not None]
+    assert len(set(linked)) == len(linked)  # one dataset-page key each
+    listed = sorted((t.order if t.link_order is None else t.link_order, t.key) for t in dataset if t.link_text)
+    assert len({order for order, _ in listed}) == len(listed)
+    assert _keep_order([key for _, key in listed], _PUBLISHED_LINK_ORDER) == _PUBLISHED_LINK_ORDER
 
 
 def test_a_new_dataset_page_type_is_built_listed_and_linked_without_touching_the_frame(fresh_registry, site):
     built: list[str] = []
 
-    @registry.page_type("notes", path="benchmarks/{name}/{dataset}/notes.md", scope="dataset", order=5, link="notes")
-    def notes(site: SiteModel, run, dataset: str) -> registry.Built:
+    @registry.page_type(
+        "_probe",
+        path="benchmarks/{name}/{dataset}/_probe.md",
+        scope="dataset",
+        order=5,
+        link="_probe",
+        link_text="Probe: a page no real type would take",
+        link_order=1,
+    )
+    def probe(site: SiteModel, run, dataset: str) -> registry.Built:
         built.append(dataset)
-        path = registry.page_path("notes", name=run.name, dataset=dataset)
-        return registry.in_nav(Page(path=path, template="notes.md.j2", title="Notes"))
+        path = registry.page_path("_probe", name=run.name, dataset=dataset)
+        return registry.in_nav(Page(path=path, template="_probe.md.j2", title="Probe"))
 
     pages, nav = build_pages(site, root=ROOT)
     run = site.latest(site.names[0])
     assert built == [d.name for d in run.data.datasets]  # once for every dataset
     for dataset, ds_nav in zip(built, nav[1].children[0].children[: len(built)], strict=True):
-        path = registry.page_path("notes", name=run.name, dataset=dataset)
+        path = registry.page_path("_probe", name=run.name, dataset=dataset)
         assert path in {p.path for p in pages}
         (dataset_page,) = [p for p in pages if p.path == site.dataset_page(run.name, dataset)]
-        assert dataset_page.context["notes"] == path
+        assert dataset_page.context["_probe"] == path
+        # first among the dataset page's other tables (link order 1), in the words it declares
+        assert dataset_page.context["other_tables"][0] == ("Probe: a page no real type would take", path)
         # listed after the dataset's units (their pages are index.md), before the types of a later order
         kinds = ["unit" if c.page.endswith("/index.md") else c.title for c in ds_nav.children]
         units = kinds.count("unit")
-        assert kinds[: units + 1] == ["unit"] * units + ["Notes"]
+        assert kinds[: units + 1] == ["unit"] * units + ["Probe"]
 
 
 def test_a_type_that_builds_nothing_leaves_its_link_empty_and_adds_no_entry(fresh_registry, site):
-    @registry.page_type("never", path="benchmarks/{name}/{dataset}/never.md", scope="dataset", order=99, link="never")
+    @registry.page_type(
+        "_never",
+        path="benchmarks/{name}/{dataset}/_never.md",
+        scope="dataset",
+        order=99,
+        link="_never",
+        link_text="Never",
+    )
     def never(site: SiteModel, run, dataset: str) -> registry.Built:
         return registry.in_nav(None)
 
     run = site.latest(site.names[0])
     scoped = registry.build_scope("dataset", site, run, run.data.datasets[0].name)
-    assert scoped.links["never"] is None
+    assert scoped.links["_never"] is None
+    assert "Never" not in [text for text, _ in scoped.listed]
     assert all(node.title for node in scoped.nav)
-    assert not any(p.path.endswith("never.md") for p in scoped.pages)
+    assert not any(p.path.endswith("_never.md") for p in scoped.pages)

@@ -109,7 +109,11 @@ def test_the_robustness_page_includes_every_partial_and_the_dataset_link_names_t
     assert "{% include partial %}" in page
     for s in on_page():
         assert s.template is not None and s.template not in page  # no hand list on the page either
-    assert "robustness_topics" in (TEMPLATES / "dataset.md.j2").read_text(encoding="utf-8")
+    from benchmarks.render.builders import registry
+
+    (robustness,) = [t for t in registry.page_types("dataset") if t.key == "robustness"]
+    assert callable(robustness.link_text)
+    assert robustness.link_text() == "How much the answer moves: " + ", ".join(s.topic for s in on_page() if s.topic)
     topics = [s.topic for s in on_page() if s.topic]
     assert [t for t in topics if t in {"unit inversion", "aggregation dial", "class winners", "horizon"}] == [
         "unit inversion",

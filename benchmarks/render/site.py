@@ -125,7 +125,8 @@ def _prepare(out: Path) -> None:
 def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNode]]:
     """Every page of the site and its navigation: the site's page types in their order
     (:mod:`benchmarks.render.builders`). Raises :class:`ResultsFileError` when two pages share a path."""
-    pages, nav, _ = build_scope("site", site, root=root)
+    typed = build_scope("site", site, root=root)
+    pages, nav = typed.pages, typed.nav
     paths = [p.path for p in pages]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:

@@ -184,15 +184,34 @@ def across_page(site: SiteModel, run: Run) -> Page | None:
     )
 
 
+def _robustness_link() -> str:
+    """The dataset page's words for the robustness page: the topics of its sections (benchmarks.sections)."""
+    return "How much the answer moves: " + ", ".join(s.topic for s in on_page() if s.topic)
+
+
 @page_type(
-    "robustness", path="benchmarks/{name}/{dataset}/robustness.md", scope="dataset", order=50, link="robustness_page"
+    "robustness",
+    path="benchmarks/{name}/{dataset}/robustness.md",
+    scope="dataset",
+    order=50,
+    link="robustness_page",
+    link_text=_robustness_link,
+    link_order=10,
 )
 def _robustness(site: SiteModel, run: Run, dataset: str) -> Built:
     return in_nav(robustness_page(site, run, dataset))
 
 
 @page_type(
-    "uncertainty", path="benchmarks/{name}/{dataset}/uncertainty.md", scope="dataset", order=60, link="uncertainty_page"
+    "uncertainty",
+    path="benchmarks/{name}/{dataset}/uncertainty.md",
+    scope="dataset",
+    order=60,
+    link="uncertainty_page",
+    link_text=(
+        "Uncertainty of every ranking: bootstrap intervals, rank intervals, adjusted p-values, model confidence set"
+    ),
+    link_order=20,
 )
 def _uncertainty(site: SiteModel, run: Run, dataset: str) -> Built:
     return in_nav(uncertainty_pages(site, run, dataset))  # the index, its units as children

@@ -2,7 +2,7 @@
 
 These are the frame of the site's Benchmarks section; the other pages of a dataset and of a benchmark are
 page types of those scopes (:func:`~.registry.build_scope`), listed in the navigation after the units
-and the datasets, and linked from the dataset page under their ``link`` key.
+and the datasets, and linked from the dataset page under their ``link_text`` (its "Other tables" list).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from benchmarks.results_model import Leaderboard
-from benchmarks.sections import on_page
 
 from .. import charts
 from ..fmt import safe_label
@@ -206,7 +205,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                     "matrices": matrices,
                     "class_counts": _class_counts(run, lbs, dataset),
                     **typed.links,
-                    "robustness_topics": [s.topic for s in on_page() if s.topic],  # what the link names
+                    "other_tables": typed.listed,  # (text, page) of each dataset page type with a link text
                     "warnings": site.warnings_for(run, dataset),
                     "not_ran": site.not_ran(run, dataset=dataset),
                     "provenance": site.provenance(run),

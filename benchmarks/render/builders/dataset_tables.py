@@ -181,7 +181,13 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[Compe
 
 
 @page_type(
-    "intervals", path="benchmarks/{name}/{dataset}/intervals.md", scope="dataset", order=10, link="intervals_page"
+    "intervals",
+    path="benchmarks/{name}/{dataset}/intervals.md",
+    scope="dataset",
+    order=10,
+    link="intervals_page",
+    link_text="Interval quality: coverage and MSIS by demand class",
+    link_order=30,
 )
 def _intervals(site: SiteModel, run: Run, dataset: str) -> Built:
     tables = [t for t in run.data.intervals if t.dataset == dataset]
@@ -189,7 +195,13 @@ def _intervals(site: SiteModel, run: Run, dataset: str) -> Built:
 
 
 @page_type(
-    "replay", path="benchmarks/{name}/{dataset}/selection-rule.md", scope="dataset", order=20, link="replay_page"
+    "replay",
+    path="benchmarks/{name}/{dataset}/selection-rule.md",
+    scope="dataset",
+    order=20,
+    link="replay_page",
+    link_text="What a selection rule is worth: floor, served and oracle per demand class",
+    link_order=50,
 )
 def _replay(site: SiteModel, run: Run, dataset: str) -> Built:
     tables = [t for t in run.data.replay if t.dataset == dataset]
@@ -197,7 +209,13 @@ def _replay(site: SiteModel, run: Run, dataset: str) -> Built:
 
 
 @page_type(
-    "sensitivity", path="benchmarks/{name}/{dataset}/sensitivity.md", scope="dataset", order=30, link="sensitivity_page"
+    "sensitivity",
+    path="benchmarks/{name}/{dataset}/sensitivity.md",
+    scope="dataset",
+    order=30,
+    link="sensitivity_page",
+    link_text="How stable is this order: the ranking under other legitimate protocols",
+    link_order=60,
 )
 def _sensitivity(site: SiteModel, run: Run, dataset: str) -> Built:
     audit = next((t for t in run.data.sensitivity if t.dataset == dataset), None)
@@ -205,7 +223,13 @@ def _sensitivity(site: SiteModel, run: Run, dataset: str) -> Built:
 
 
 @page_type(
-    "competition", path="benchmarks/{name}/{dataset}/competition.md", scope="dataset", order=40, link="competition_page"
+    "competition",
+    path="benchmarks/{name}/{dataset}/competition.md",
+    scope="dataset",
+    order=40,
+    link="competition_page",
+    link_text="Competition holdout as published",
+    link_order=40,
 )
 def _competition(site: SiteModel, run: Run, dataset: str) -> Built:
     tables = [t for t in run.data.competition if t.dataset == dataset]

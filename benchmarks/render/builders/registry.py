@@ -77,8 +77,10 @@ class PageType:
 
     ``path`` is the page's docs-relative path as a format string (``"benchmarks/{name}/{dataset}/
     intervals.md"``); ``order`` places the type's navigation entries among the other types of its scope;
-    ``link`` is the context key under which the dataset page links the type's first page (None when the
-    type was not built for that dataset).
+    ``link`` is the context key under which the dataset page's context holds the type's first page (None
+    when the type was not built for that dataset); ``link_text``, where given, lists that page among the
+    dataset page's other tables under those words (a callable is asked for them when the page is built),
+    at ``link_order`` among the listed types (default: ``order``).
     """
 
     key: str
@@ -88,6 +90,8 @@ class PageType:
     build: Builder | None = None
     order: int = 0
     link: str | None = None
+    link_text: str | Callable[[], str] | None = None
+    link_order: int | None = None
 
     @functools.cached_property
     def parts(self) -> tuple[str, ...]:
@@ -109,13 +113,30 @@ def _register(kind: PageType) -> None:
 
 
 def page_type(
-    key: str, *, path: str, scope: Literal["site", "benchmark", "dataset"], order: int, link: str | None = None
+    key: str,
+    *,
+    path: str,
+    scope: Literal["site", "benchmark", "dataset"],
+    order: int,
+    link: str | None = None,
+    link_text: str | Callable[[], str] | None = None,
+    link_order: int | None = None,
 ) -> Callable[[B], B]:
     """Decorator: register a builder of the pages of type ``key`` (see :class:`PageType`)."""
 
     def decorate(build: B) -> B:
         _register(
-            PageType(key=key, path=path, scope=scope, module=build.__module__, build=build, order=order, link=link)
+            PageType(
+                key=key,
+                path=path,
+                scope=scope,
+                module=build.__module__,
+                build=build,
+                order=order,
+                link=link,
+                link_text=link_text,
+                link_order=link_order,
+            )
         )
         return build
 
@@ -177,11 +198,13 @@ class Scoped(NamedTuple):
     pages: list[Page]
     nav: list[NavNode]
     links: dict[str, str | None]  # each linking type's context key -> its first page, None where not built
+    listed: list[tuple[str, str]]  # (link text, first page) of each built type with a link text, in link order
 
 
 def build_scope(scope: Literal["site", "benchmark", "dataset"], site: SiteModel, *args: Any, **kwargs: Any) -> Scoped:
     """Build every type of ``scope``, each builder called with ``site, *args, **kwargs``."""
-    done = Scoped([], [], {})
+    done = Scoped([], [], {}, [])
+    listed: list[tuple[int, str, str, str]] = []  # link order, key, text, page
     for kind in page_types(scope):
         assert kind.build is not None  # only a part has no builder, and a part has no scope to build
         pages, entries = kind.build(site, *args, **kwargs)
@@ -189,6 +212,11 @@ def build_scope(scope: Literal["site", "benchmark", "dataset"], site: SiteModel,
         done.nav.extend(entries)
         if kind.link is not None:
             done.links[kind.link] = pages[0].path if pages else None
+        if kind.link_text is not None and pages:
+            text = kind.link_text if isinstance(kind.link_text, str) else kind.link_text()
+            order = kind.order if kind.link_order is None else kind.link_order
+            listed.append((order, kind.key, text, pages[0].path))
+    done.listed.extend((text, page) for _, _, text, page in sorted(listed))
     return done
 
 
