@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.perf.page_weight import CHART_LIMIT, LOAD_LIMIT_MS, NO_CHART_LIMIT
+from benchmarks.perf.page_weight import CHART_LIMIT, LOAD_LIMIT_MS, NO_CHART_LIMIT, fastest_load
 from benchmarks.render.serve import GzipHandler, QuietHandler, weigh
 from tests._shared import HOSTILE_SCRIPT, CommittedSite
 
@@ -277,14 +277,8 @@ def _chart_pages(html: Path) -> dict[str, str]:
 
 
 def _fastest_load(browser, url: str, first: dict, tries: int = 5) -> float:  # type: ignore[no-untyped-def]
-    """The fastest load event (ms) of ``first`` and up to ``tries - 1`` more cold loads of ``url``,
-    stopping at the first under the limit."""
-    best = float(first["load"])
-    for _ in range(tries - 1):
-        if best < LOAD_LIMIT_MS:
-            break
-        best = min(best, float(weigh(browser, url)["load"]))
-    return best
+    """Up to five cold loads, stopping at the first under the limit (the perf script's own measure)."""
+    return fastest_load(browser, url, first, tries, stop_below=LOAD_LIMIT_MS)
 
 
 def test_page_weight_and_load_targets(browser, committed, committed_server):
@@ -293,8 +287,8 @@ def test_page_weight_and_load_targets(browser, committed, committed_server):
     load event; the search index and worker wait for a search); every page fires its load event within
     0.8 s, the fastest of up to five cold loads (one load on a shared 2-core machine can be held up by
     its neighbours). Tables away from the screen are laid out only when a reader nears them (tycheon.css);
-    before that, full's largest uncertainty page's best of five was 811 ms in CI and 851 ms here; since
-    then 428 ms here (best of 7; the home page 885 -> 387 ms).
+    before that, full's largest uncertainty page's best of five was 811 ms in CI
+    (benchmarks/perf/MEASUREMENTS.md has the before/after measurements).
     ``python -m benchmarks.perf.page_weight`` weighs every page the same way."""
     plain = ["index.html", "glossary.html", "methodology.html", "submit.html", "benchmarks/small/history.html"]
     # the longest tables: every unit's uncertainty page of the dataset with the most

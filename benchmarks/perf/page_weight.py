@@ -19,7 +19,7 @@ from pathlib import Path
 from benchmarks.render.load import ROOT
 from benchmarks.render.serve import serve, weigh
 
-__all__ = ["CHART_LIMIT", "LOAD_LIMIT_MS", "NO_CHART_LIMIT", "main", "weigh_site"]
+__all__ = ["CHART_LIMIT", "LOAD_LIMIT_MS", "NO_CHART_LIMIT", "fastest_load", "main", "weigh_site"]
 
 CHART_LIMIT = 1_600_000  # bytes decoded by a page with a chart
 NO_CHART_LIMIT = 300_000  # bytes transferred by a page without a chart
@@ -32,8 +32,20 @@ def pages(html: Path) -> list[str]:
     return sorted(str(p.relative_to(html)) for p in html.rglob("*.html") if p.name != "404.html")
 
 
-def weigh_site(html: Path, *, only: list[str] | None = None) -> dict[str, dict]:
-    """``path -> weight`` (see :func:`benchmarks.render.serve.weigh`) for every page, or those in ``only``."""
+def fastest_load(browser, url: str, first: dict, tries: int, *, stop_below: float | None = None) -> float:  # type: ignore[no-untyped-def]
+    """The fastest load event (ms) of ``first`` (a :func:`~benchmarks.render.serve.weigh` of ``url``) and up
+    to ``tries - 1`` more cold loads of ``url``, stopping early once one is under ``stop_below``."""
+    best = float(first["load"])
+    for _ in range(tries - 1):
+        if stop_below is not None and best < stop_below:
+            break
+        best = min(best, float(weigh(browser, url)["load"]))
+    return best
+
+
+def weigh_site(html: Path, *, only: list[str] | None = None, tries: int = 1) -> dict[str, dict]:
+    """``path -> weight`` (see :func:`benchmarks.render.serve.weigh`) for every page, or those in ``only``;
+    with ``tries`` > 1 each page's ``load`` is the fastest of that many cold loads."""
     from playwright.sync_api import sync_playwright
 
     weights = {}
@@ -41,6 +53,7 @@ def weigh_site(html: Path, *, only: list[str] | None = None) -> dict[str, dict]:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
         for path in only or pages(html):
             weights[path] = weigh(browser, f"{base}/{path}")
+            weights[path]["load"] = fastest_load(browser, f"{base}/{path}", weights[path], tries)
         browser.close()
     return weights
 
@@ -57,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.page_weight", description=__doc__)
     parser.add_argument("--html", type=Path, default=ROOT / "site" / "site", help="built site (default: site/site)")
     parser.add_argument("--top", type=int, default=5, help="list this many of the heaviest chart pages")
+    parser.add_argument("--tries", type=int, default=1, help="each page's load: the fastest of this many cold loads")
     parser.add_argument("pages", nargs="*", help="weigh only these pages (paths inside the built site)")
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():
@@ -65,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if not CHROMIUM.exists():
         print(f"page_weight: no Chromium at {CHROMIUM}; install Debian's 'chromium' package", file=sys.stderr)
         return 2
-    weights = weigh_site(args.html, only=args.pages or None)
+    weights = weigh_site(args.html, only=args.pages or None, tries=args.tries)
     chart = {p: w for p, w in weights.items() if w["charts"]}
     plain = {p: w for p, w in weights.items() if not w["charts"]}
     ok = True
