@@ -33,8 +33,11 @@ PYTEST = $(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope $(PYTEST_ARGS)
 NO_TESTS_IS_OK = rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
 ## Command 2: set up, check lint, formatting and types, and run the full test suite.
+## Tests marked `timing` assert a wall-clock target (a page's load event): they run after the parallel suite, alone
+## on the machine, since beside another worker a load can miss its target with the page unchanged.
 test: $(STAMP) check
-	$(PYTEST); $(NO_TESTS_IS_OK)
+	$(PYTEST) -m "not timing"; $(NO_TESTS_IS_OK)
+	$(BIN)/python -m pytest -q -m timing $(PYTEST_ARGS); $(NO_TESTS_IS_OK)
 
 ## Lint (ruff), formatting (ruff format --check) and types (mypy on tycheon/, settings in pyproject.toml).
 check: $(STAMP)

@@ -281,6 +281,7 @@ def _fastest_load(browser, url: str, first: dict, tries: int = 5) -> float:  # t
     return fastest_load(browser, url, first, tries, stop_below=LOAD_LIMIT_MS)
 
 
+@pytest.mark.timing
 def test_page_weight_and_load_targets(browser, committed, committed_server):
     """Pages without a chart never fetch plotly.js and stay under 300 KB transferred; a page of every kind
     with a chart decodes under 1.6 MB (plotly.js is the site's scatter+bar build, 0.92 MB, fetched after the
