@@ -164,8 +164,13 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
         written.append(assets / source.name)
     shutil.copyfile(plotly_bundle(), assets / "plotly.min.js")
     written.append(assets / "plotly.min.js")
+    repo_url = repository_url(root)
     config = env.get_template("mkdocs.yml.j2").render(
-        header=MKDOCS_HEADER, docs_dir=out.name, nav="\n".join(_nav_yaml(nav))
+        header=MKDOCS_HEADER,
+        docs_dir=out.name,
+        nav="\n".join(_nav_yaml(nav)),
+        repo_url=repo_url,
+        repo_name=repo_url.split("://", 1)[-1].split("/", 1)[-1] if repo_url else None,  # owner/name
     )
     mkdocs_yml.write_text(config, encoding="utf-8")
     written.append(mkdocs_yml)

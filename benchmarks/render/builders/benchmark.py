@@ -169,6 +169,94 @@ def _class_counts(run: Run, lbs: list[Leaderboard], dataset: str) -> dict[str, i
     return class_counts
 
 
+class Scored(NamedTuple):
+    """One protocol that scored a dataset: at which horizon, on how many series."""
+
+    protocol: str
+    kind: str
+    horizon: int
+    n_series: int | None
+
+
+class DatasetAbout(NamedTuple):
+    """What a dataset is, as its page states it: the results file's own description where it has one, the
+    dataset catalogue's (the manifest ``benchmarks/datasets.toml`` and the loaders' declarations) otherwise.
+    Counts come only from the results file; a field neither records is None."""
+
+    description: str | None
+    source: str | None
+    licence: str | None
+    frequency: str | None
+    season_length: int | None
+    n_series: int | None
+    n_series_total: int | None
+    series: str | None  # what one series is
+    scored: list[Scored]
+
+
+def _series_definition(dataset: str, horizon: int | None) -> str | None:
+    """What one series of a catalogue dataset is, from its loader's declaration (None off the catalogue)."""
+    from tycheon.data import competitions, fpp3
+    from tycheon.data.datasets import UnknownDatasetError, spec
+
+    try:
+        entry = spec(dataset)
+    except UnknownDatasetError:
+        return None
+    if entry.loader is fpp3.load_fpp3:
+        declared = fpp3.FPP3_DATASETS[entry.fixed["name"]]
+        value = next(iter(declared["values"].values()))
+        return (
+            f"one {' x '.join(declared['levels'])} combination, the bottom of the hierarchy (the other units "
+            f"sum it up); its value: {value} per period"
+        )
+    if entry.loader is competitions.load_competition:
+        title = competitions.COMPETITIONS[entry.fixed["competition"]]["title"]
+        test = f"its test part, the last {horizon} periods" if horizon else "its published test part"
+        subset = entry.fixed["subset"]
+        return f"one {subset} series of the {title} competition as published: its training part, then {test}"
+    if entry.synthetic:
+        return "one buying entity of the generated marketplace: its demand per period"
+    return None
+
+
+def dataset_about(run: Run, dataset: str) -> DatasetAbout:
+    """The dataset page's description of ``dataset`` (see :class:`DatasetAbout`)."""
+    from benchmarks.run_inputs import MANIFEST
+    from tycheon.data.manifest import ManifestError, read_manifest
+
+    from .dataset_tables import competition_horizons
+
+    info = next((d for d in run.data.datasets if d.name == dataset), None)
+    try:
+        manifest = read_manifest(MANIFEST)
+    except ManifestError:
+        manifest = None
+    entry = manifest.entries.get(dataset) if manifest is not None else None
+    horizon = competition_horizons(run).get(dataset)
+    scored: list[Scored] = []
+    for p in run.data.protocols:
+        if p.kind == "competition":
+            tables = [t for t in run.data.competition if t.dataset == dataset and t.protocol == p.id]
+            if tables:
+                n = max((r.n_series for t in tables for r in t.rows if r.status == "ran"), default=None)
+                scored.append(Scored(p.id, p.kind, tables[0].horizon, n))
+        elif dataset in p.origins or any(lb.dataset == dataset and lb.protocol == p.id for lb in run.data.leaderboards):
+            scored.append(Scored(p.id, p.kind, p.horizon, info.n_series if info else None))
+    competition_series = next((s.n_series for s in scored if s.kind == "competition" and s.n_series), None)
+    return DatasetAbout(
+        description=info.description if info else (entry.description or None) if entry else None,
+        source=entry.source if entry else None,
+        licence=entry.licence if entry else None,
+        frequency=info.freq if info else entry.frequency if entry else None,
+        season_length=info.season_length if info else entry.season_length if entry else None,
+        n_series=info.n_series if info else competition_series,
+        n_series_total=info.n_series_total if info else None,
+        series=_series_definition(dataset, horizon),
+        scored=scored,
+    )
+
+
 def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     """The pages of benchmark ``name`` (its latest version) and its navigation entry: a node per dataset
     (its units, then the dataset page types), then the benchmark page types."""
@@ -202,6 +290,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                     "run": run,
                     "name": dataset,
                     "info": info,
+                    "about": dataset_about(run, dataset),
                     "matrices": matrices,
                     "class_counts": _class_counts(run, lbs, dataset),
                     **typed.links,

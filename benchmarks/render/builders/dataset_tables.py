@@ -154,7 +154,15 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
     )
 
 
+def competition_horizons(run: Run) -> dict[str, int]:
+    """Each dataset's own competition horizon, as its competition tables record it (the competition
+    protocol's single ``horizon`` is only the longest of them: M3 monthly is scored at 18, not 24)."""
+    return {t.dataset: t.horizon for t in run.data.competition}
+
+
 def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[CompetitionTable], path: str) -> Page:
+    """The competition holdout of one dataset: a table per (competition, metric) at the dataset's own
+    horizon, and the protocol as it applied to this dataset."""
     sections = []
     for t in sorted(tables, key=lambda t: (t.competition, t.metric, t.protocol)):
         sections.append(
@@ -173,6 +181,8 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[Compe
             "run": run,
             "dataset": dataset,
             "sections": sections,
+            "protocols": [p for p in run.data.protocols if p.id in {t.protocol for t in tables}],
+            "horizon": competition_horizons(run).get(dataset),
             "warnings": site.warnings_for(run, dataset),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, dataset),

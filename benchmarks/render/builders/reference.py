@@ -4,8 +4,11 @@ model."""
 
 from __future__ import annotations
 
+import fnmatch
+import re
+import tomllib
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from benchmarks.results_model import IntervalRow, LeaderboardRow, LeaderboardTests, ModelSource
 from tycheon.metrics.registry import METRICS, MetricSpec
@@ -14,6 +17,8 @@ from tycheon.metrics.scale import SCALE_TEXT
 from ..definitions import model_columns, read_package, registry_glossary
 from ..pages import Page, SiteModel
 from .registry import Built, in_nav, page_path, page_type
+
+MODELS_DIR = "benchmarks/models"  # where a submission's model config goes
 
 
 def methodology_page(site: SiteModel, *, root: Path) -> Page:
@@ -137,10 +142,161 @@ def _contributing_markdown(text: str) -> str:
     return "\n".join(out).strip() + "\n"
 
 
+class CiRun(NamedTuple):
+    """One workflow job that runs the benchmark, as its workflow file declares it."""
+
+    workflow: str  # the workflow's name
+    file: str  # its file under .github/workflows/
+    job: str
+    runs_on: str
+    timeout_minutes: int | None  # the job's limit
+    step_timeout_minutes: int | None  # the limit of the step that runs the benchmark
+    python: str | None  # actions/setup-python's python-version
+    install: str | None  # the install step's command
+    commands: list[str]  # the commands that run a benchmark config, as run
+    configs: list[str]  # the benchmark configs those commands name (--config)
+    then: list[str]  # the workflow's later jobs (commit, publish, ...)
+
+
+class CiFacts(NamedTuple):
+    """What CI runs on a model submission and after its merge, read from the repository's own files."""
+
+    pull_request: list[CiRun]  # jobs a pull request changing the models folder starts
+    merge: list[CiRun]  # jobs a push to the default branch changing the models folder starts
+    branch: str | None  # the branch a merge lands on
+    time_budget_seconds: float | None  # per (dataset, model), of the pull request's benchmark config
+    n_jobs: int | None  # worker processes of that config
+    packages: list[str]  # the library's dependencies as constraints.txt pins them ("numpy==2.3.4")
+    n_pins: int  # every pin of constraints.txt
+    not_rerun: list[str]  # benchmark configs a merge does not re-run
+
+
+def _commands(script: str, module: str) -> list[str]:
+    """The ``python -m <module>...`` commands of a step's shell script, as ``python -m ...``: the
+    interpreter's path and the words naming shell variables dropped, each cut before its first
+    redirection or shell operator."""
+    commands = []
+    for line in script.replace("\\\n", " ").splitlines():
+        words = line.split()
+        for i, word in enumerate(words[:-2]):
+            if word.endswith("python") and words[i + 1] == "-m" and words[i + 2].startswith(module):
+                kept = ["python"]
+                for w in words[i + 1 :]:
+                    if w[0] in "<>|;&" or w[:2] == "2>":
+                        break
+                    if "$" in w:  # a runner's path or a shell list: dropped, with the option that names it
+                        kept = kept[:-1] if kept[-1].startswith("--") else kept
+                    else:
+                        kept.append(w.rstrip(";"))
+                    if w.endswith(";"):
+                        break
+                commands.append(" ".join(kept))
+    return commands
+
+
+def _ci_runs(workflows: Path, *, event: str, changed: str, module: str) -> tuple[list[CiRun], str | None]:
+    """Every job of ``workflows/*.yml`` that ``event`` starts for a change of the file ``changed`` and that
+    runs ``python -m <module>``; and the branch the event is limited to, if the workflows name one."""
+    import yaml
+
+    runs, branch = [], None
+    for file in sorted(workflows.glob("*.yml")):
+        doc = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads the bare key `on` as true
+        if isinstance(triggers, (str, list)):
+            triggers = {t: None for t in ([triggers] if isinstance(triggers, str) else triggers)}
+        if not isinstance(triggers, dict) or event not in triggers:
+            continue
+        trigger = triggers[event] or {}
+        paths = trigger.get("paths")
+        if paths is not None and not any(fnmatch.fnmatch(changed, p) for p in paths):
+            continue
+        jobs = doc.get("jobs", {})
+        for i, (job_id, job) in enumerate(jobs.items()):
+            steps = job.get("steps", [])
+            bench = [st for st in steps if _commands(st.get("run", ""), module)]
+            if not bench:
+                continue
+            branch = branch or next(iter(trigger.get("branches", [])), None)
+            python = next(
+                (st["with"].get("python-version") for st in steps if "setup-python" in st.get("uses", "")), None
+            )
+            install = next(
+                (st["run"].strip() for st in steps if "run" in st and "install" in st.get("name", "").lower()), None
+            )
+            commands = [c for st in bench for c in _commands(st["run"], module) if "--config " in c]
+            main = next((st for st in bench if any("--config " in c for c in _commands(st["run"], module))), bench[0])
+            runs.append(
+                CiRun(
+                    workflow=str(doc.get("name", file.stem)),
+                    file=file.name,
+                    job=str(job_id),
+                    runs_on=str(job.get("runs-on")),
+                    timeout_minutes=job.get("timeout-minutes"),
+                    step_timeout_minutes=main.get("timeout-minutes"),
+                    python=None if python is None else str(python),
+                    install=install,
+                    commands=commands,
+                    configs=list(
+                        dict.fromkeys(c.split("--config ", 1)[1].split()[0] for c in commands if "--config " in c)
+                    ),
+                    then=[str(j) for j in list(jobs)[i + 1 :]],
+                )
+            )
+    return runs, branch
+
+
+def _pins(root: Path) -> tuple[list[str], int]:
+    """The library's dependencies (``[project] dependencies``) as ``constraints.txt`` pins them, and the
+    number of pins in that file."""
+    normal = lambda name: re.sub(r"[-_.]+", "-", name).lower()  # noqa: E731  (PEP 503 names)
+    pins = {}
+    for line in (root / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            name, version = line.split("#")[0].strip().split("==", 1)
+            pins[normal(name)] = f"{name}=={version}"
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = [re.split(r"[\s<>=!~;\[]", d, maxsplit=1)[0] for d in project.get("dependencies", [])]
+    return [pins[normal(n)] for n in names if normal(n) in pins], len(pins)
+
+
+def ci_facts(root: Path) -> CiFacts | None:
+    """What CI runs on a pull request that adds a model config and after its merge, from the repository's
+    ``.github/workflows/*.yml``, the benchmark config they name and ``constraints.txt``; None without
+    workflows."""
+    workflows = root / ".github" / "workflows"
+    if not workflows.is_dir():
+        return None
+    changed = f"{MODELS_DIR}/model.toml"
+    pull_request, _ = _ci_runs(workflows, event="pull_request", changed=changed, module="benchmarks.")
+    merge, branch = _ci_runs(workflows, event="push", changed=changed, module="benchmarks.")
+    configs = root / "benchmarks" / "configs"
+    rerun = {c for r in merge for c in r.configs}
+    config = next((c for r in pull_request for c in r.configs), None)
+    settings = {}
+    if config is not None and (configs / f"{config}.toml").exists():
+        settings = tomllib.loads((configs / f"{config}.toml").read_text(encoding="utf-8"))
+    packages, n_pins = _pins(root) if (root / "constraints.txt").exists() else ([], 0)
+    return CiFacts(
+        pull_request=pull_request,
+        merge=merge,
+        branch=branch,
+        time_budget_seconds=settings.get("time_budget_seconds"),
+        n_jobs=settings.get("n_jobs"),
+        packages=packages,
+        n_pins=n_pins,
+        not_rerun=sorted(p.stem for p in configs.glob("*.toml") if p.stem not in rerun),
+    )
+
+
 def submit_page(*, root: Path) -> Page:
+    """How to submit a model: the steps, the config fields, an example, what CI runs and CONTRIBUTING.md."""
+    from ..site import repository_url  # the site module imports the builders: read at call time
+
     contributing = root / "CONTRIBUTING.md"
-    examples = sorted((root / "benchmarks" / "models").glob("*.toml"))
+    examples = sorted((root / MODELS_DIR).glob("*.toml"))
     example = examples[0] if examples else None
+    ci = ci_facts(root)
     return Page(
         path=page_path("submit"),
         template="submit.md.j2",
@@ -153,6 +309,10 @@ def submit_page(*, root: Path) -> Page:
             "source_kinds": list(get_args(ModelSource.model_fields["kind"].annotation)),
             "example_name": example.name if example else None,
             "example": example.read_text(encoding="utf-8") if example else None,
+            "ci": ci,
+            "repository": repository_url(root),
+            "branch": (ci.branch if ci else None) or "main",
+            "models_dir": MODELS_DIR,
         },
     )
 
