@@ -3,16 +3,21 @@
 Docstrings of the public functions in ``tycheon/metrics`` and ``tycheon/stats`` are read with ``ast``
 (the renderer never imports library internals), and column meanings come from the descriptions in the
 results model (:mod:`benchmarks.results_model`). A module that is missing or has no documented public function is
-reported as such.
+reported as such. The site's citations (project documents, method sources, publications) are declared once in
+``references.toml`` beside this module and read with :func:`load_references`.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 @dataclass(frozen=True)
@@ -123,3 +128,112 @@ def forecaster_docs(root: Path) -> dict[str, str]:
                 ):
                     found[str(deco.args[0].value)] = doc
     return found
+
+
+# --- References: the site's citations, declared once in references.toml -------------------------------------
+
+REFERENCES_PATH = Path(__file__).with_name("references.toml")
+ReferenceGroup = Literal["project", "methods", "statistics", "competitions", "textbooks"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Reference(_Strict):
+    """One cited work: a publication (with its DOI, or a URL where it has none) or a project document."""
+
+    key: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    group: ReferenceGroup
+    authors: str
+    year: str
+    title: str
+    container: str
+    doi: str | None = Field(default=None, pattern=r"^10\.\d{4,9}/\S+$")
+    url: str | None = Field(default=None, pattern=r"^https://")
+    summary: str | None = None  # the project's own summary, for readers (project documents)
+    short: str | None = None  # how the pages name it in running text, where author-year would not do
+
+    @property
+    def anchor(self) -> str:
+        return f"ref-{self.key}"
+
+    @property
+    def link(self) -> str | None:
+        return f"https://doi.org/{self.doi}" if self.doi else self.url
+
+    @property
+    def cite(self) -> str:
+        """Author-year, e.g. "Croston (1972)", "Syntetos & Boylan (2005)", "Teunter et al. (2011)"."""
+        if self.short:
+            return self.short
+        names = re.findall(r"(?:^|, |& )([^\W\d_][\w'-]*),", self.authors)
+        if len(names) > 2 or "et al." in self.authors:
+            who = f"{names[0]} et al."
+        else:
+            who = " & ".join(names)
+        return f"{who} ({self.year})"
+
+
+class ModelCitation(_Strict):
+    """Where a forecaster comes from: its method's source, or the textbook that describes a baseline."""
+
+    basis: Literal["paper", "textbook"]
+    cites: tuple[str, ...] = Field(min_length=1)
+    note: str | None = None
+
+
+class PublishedCitation(_Strict):
+    """The publication behind a source of the "Published vs ours" page, and how its numbers reached us."""
+
+    cites: str
+    via: str | None = None
+
+
+class References(_Strict):
+    references: tuple[Reference, ...]
+    models: dict[str, ModelCitation] = Field(default_factory=dict)
+    published: dict[str, PublishedCitation] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> References:
+        keys = [r.key for r in self.references]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"references declared twice: {dupes}")
+        for r in self.references:
+            if r.group != "project" and not r.link:
+                raise ValueError(f"reference {r.key!r} has neither a DOI nor a URL")
+            if r.group == "project" and not r.summary:
+                raise ValueError(f"project document {r.key!r} has no summary for readers")
+        cited = [(f"models.{m}", k) for m, c in self.models.items() for k in c.cites]
+        cited += [(f"published.{s}", c.cites) for s, c in self.published.items()]
+        unknown = [f"{where} -> {k!r}" for where, k in cited if k not in keys]
+        if unknown:
+            raise ValueError(f"citations of undeclared references ({', '.join(unknown)}); known: {sorted(keys)}")
+        for model, c in self.models.items():
+            works = [self.get(k) for k in c.cites]
+            if c.basis == "paper" and not any(w.doi for w in works):
+                raise ValueError(f"models.{model}: a method's source needs a DOI; a baseline is basis = 'textbook'")
+            if c.basis == "textbook" and not any(w.group == "textbooks" for w in works):
+                raise ValueError(f"models.{model}: a textbook baseline cites a textbook")
+        return self
+
+    def get(self, key: str) -> Reference:
+        """The reference ``key``; an unknown key is an error that lists the known ones."""
+        found = next((r for r in self.references if r.key == key), None)
+        if found is None:
+            raise KeyError(f"no reference {key!r}; known: {sorted(r.key for r in self.references)}")
+        return found
+
+    def group(self, name: ReferenceGroup) -> list[Reference]:
+        return [r for r in self.references if r.group == name]
+
+
+@functools.lru_cache(maxsize=4)
+def load_references(path: Path = REFERENCES_PATH) -> References:
+    """The references file, checked: unique keys, a DOI or URL for every publication, a summary for every
+    project document, every citation of a model or published source naming a declared reference, a DOI for
+    every method's source and a textbook for every textbook baseline."""
+    with path.open("rb") as f:
+        return References.model_validate(tomllib.load(f))

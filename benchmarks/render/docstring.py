@@ -1,18 +1,23 @@
-r"""A numpydoc/reST docstring as readable HTML, offline and without a math renderer.
+r"""A numpydoc/reST docstring as readable HTML, offline and without a script.
 
 The methodology page quotes the library's docstrings. Shown raw they read as markup (``.. math::``,
 ``:func:`x```, "References" over a row of dashes); this module turns them into paragraphs, lists,
-formulas in plain Unicode monospace (``\frac{a}{b}`` -> ``(a)/(b)``, ``\hat y`` -> ``ŷ``, ``\sum`` -> ``Σ``)
-and a reference list whose DOIs and URLs are links. Everything is escaped before any markup is added, so
-a docstring can never inject HTML. It reads text only: nothing is imported or evaluated.
+formulas as MathML (converted here, at render time, by ``latex2mathml``; browsers draw MathML natively, so
+the site loads no math script) and a reference list whose DOIs and URLs are links. A formula the converter
+cannot read falls back to plain Unicode (:func:`plain_math`: ``\frac{a}{b}`` -> ``(a)/(b)``, ``\hat y`` ->
+``ŷ``). Everything is escaped before any markup is added, so a docstring can never inject HTML. It reads
+text only: nothing is imported or evaluated.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from latex2mathml import exceptions as _tex_errors
+from latex2mathml.converter import convert as _to_mathml
 from markupsafe import Markup
 
 _SYMBOLS = {
@@ -118,6 +123,48 @@ def plain_math(tex: str) -> str:
     return re.sub(r"[ \t]+", " ", text).strip()
 
 
+# What latex2mathml does not read as the docstrings mean it: operator names it would print as a raw
+# command, and a sized brace (``\Big\{``) whose delimiter it would leave escaped.
+_TEX_REWRITES = (
+    (re.compile(r"\\arg\s*\\min"), r"\\operatorname{argmin}"),
+    (re.compile(r"\\arg\s*\\max"), r"\\operatorname{argmax}"),
+    (re.compile(r"\\argmin(?![A-Za-z])"), r"\\operatorname{argmin}"),
+    (re.compile(r"\\argmax(?![A-Za-z])"), r"\\operatorname{argmax}"),
+    (re.compile(r"\\arg(?![A-Za-z])"), r"\\operatorname{arg}"),
+    (re.compile(r"\\clip(?![A-Za-z])"), r"\\operatorname{clip}"),
+)
+_BRACE_FIXES = {">\\{<": ">{<", ">\\}<": ">}<", ">\\lbrace<": ">{<", ">\\rbrace<": ">}<"}
+_TEX_ERRORS = tuple(e for e in vars(_tex_errors).values() if isinstance(e, type) and issubclass(e, Exception)) + (
+    IndexError,
+    KeyError,
+    ValueError,
+    AttributeError,
+)
+_TEXT_NODE = re.compile(r">([^<]*)<")
+
+
+def mathml(tex: str, *, display: bool = False) -> Markup:
+    """LaTeX as a MathML ``<math>`` element (``display="block"`` for a displayed formula).
+
+    Falls back to :func:`plain_math` in a ``<code>`` (inline) or ``<pre>`` (display) when the converter
+    fails or would leave a LaTeX command in the text, so a reader never sees raw LaTeX.
+    """
+    source = tex.strip()
+    for pattern, replacement in _TEX_REWRITES:
+        source = pattern.sub(replacement, source)
+    try:
+        out = _to_mathml(source, display="block" if display else "inline")
+    except _TEX_ERRORS:
+        out = None
+    if out is not None:
+        for raw, fixed in _BRACE_FIXES.items():
+            out = out.replace(raw, fixed)
+        if not any(re.search(r"\\[A-Za-z]", text) for text in _TEXT_NODE.findall(out)):
+            return Markup(out)
+    tag = "pre" if display else "code"
+    return Markup(f'<{tag} class="tyc-math">{html.escape(plain_math(tex))}</{tag}>')
+
+
 _ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|obj|exc|py:\w+):`~?([^`]+)`")
 _MATH_ROLE = re.compile(r":math:`([^`]+)`")
 _LINK = re.compile(
@@ -126,15 +173,18 @@ _LINK = re.compile(
 )
 
 
-def inline(text: str) -> Markup:
-    """One paragraph's inline markup (roles, literals, math, links) as escaped HTML."""
+def inline(text: str, links: Mapping[str, str] | None = None) -> Markup:
+    """One paragraph's inline markup (roles, literals, math, links) as escaped HTML.
+
+    ``links`` maps phrases of the running text (e.g. ``"ADR-0006"``) to the address they link to.
+    """
     pieces: list[str] = []
     pos = 0
     pattern = re.compile(_MATH_ROLE.pattern + "|" + _ROLE.pattern + r"|``([^`]+)``|`([^`]+)`|\*\*([^*]+)\*\*")
     for m in pattern.finditer(text):
-        pieces.append(_links(text[pos : m.start()]))
+        pieces.append(_links(text[pos : m.start()], links))
         if m.group(1) is not None:
-            pieces.append(f'<code class="tyc-math">{html.escape(plain_math(m.group(1)))}</code>')
+            pieces.append(str(mathml(m.group(1))))
         elif m.group(5) is not None:
             pieces.append(f"<strong>{html.escape(m.group(5))}</strong>")
         else:
@@ -143,16 +193,30 @@ def inline(text: str) -> Markup:
                 target = target.split(".")[-1] if m.group(0).split("`")[1].startswith("~") else target
             pieces.append(f"<code>{html.escape(target)}</code>")
         pos = m.end()
-    pieces.append(_links(text[pos:]))
+    pieces.append(_links(text[pos:], links))
     return Markup("".join(pieces))
 
 
-def _links(text: str) -> str:
+def _links(text: str, links: Mapping[str, str] | None = None) -> str:
     out, pos = [], 0
     for m in _LINK.finditer(text):
-        out.append(html.escape(text[pos : m.start()]))
+        out.append(_phrases(text[pos : m.start()], links))
         url = m.group(1) or f"https://doi.org/{m.group(2) or m.group(3)}"
         out.append(f'<a href="{html.escape(url)}">{html.escape(m.group(0))}</a>')
+        pos = m.end()
+    out.append(_phrases(text[pos:], links))
+    return "".join(out)
+
+
+def _phrases(text: str, links: Mapping[str, str] | None) -> str:
+    """``text`` escaped, each phrase of ``links`` in it a link to its address (longest phrase first)."""
+    if not links:
+        return html.escape(text)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(links, key=len, reverse=True)) + r")\b")
+    out, pos = [], 0
+    for m in pattern.finditer(text):
+        out.append(html.escape(text[pos : m.start()]))
+        out.append(f'<a class="tyc-cite" href="{html.escape(links[m.group(1)])}">{html.escape(m.group(1))}</a>')
         pos = m.end()
     out.append(html.escape(text[pos:]))
     return "".join(out)
@@ -178,9 +242,9 @@ _HIDDEN = {
 _SECTION = re.compile(r"^(" + "|".join(sorted(_HIDDEN | {"Notes", "References"})) + r")$")
 
 
-def blocks(doc: str) -> list[Block]:
+def blocks(doc: str, links: Mapping[str, str] | None = None) -> list[Block]:
     """The docstring's prose, formulas and references as blocks; argument sections are left out (the
-    signature is shown beside it)."""
+    signature is shown beside it). ``links`` maps phrases of the prose to addresses (:func:`inline`)."""
     lines = doc.splitlines()
     out: list[Block] = []
     section = None
@@ -190,10 +254,10 @@ def blocks(doc: str) -> list[Block]:
 
     def flush() -> None:
         if para:
-            out.append(Block("p", inline(" ".join(s.strip() for s in para))))
+            out.append(Block("p", inline(" ".join(s.strip() for s in para), links)))
             para.clear()
         if items:
-            lis = "".join(f"<li>{inline(i)}</li>" for i in items)
+            lis = "".join(f"<li>{inline(i, links)}</li>" for i in items)
             out.append(Block("list", Markup(f"<ul>{lis}</ul>")))
             items.clear()
 
@@ -213,18 +277,10 @@ def blocks(doc: str) -> list[Block]:
             continue
         if stripped.startswith(".. math::"):
             flush()
-            indent = len(line) - len(line.lstrip())
-            formula = [stripped[len(".. math::") :].strip()]
-            i += 1
-            if not formula[0]:  # the formula is the indented block below the directive
-                while i < len(lines) and not lines[i].strip():
-                    i += 1
-            while i < len(lines) and lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) > indent:
-                if not lines[i].strip().startswith(":"):  # directive options such as :label:
-                    formula.append(lines[i].strip())
-                i += 1
-            text = plain_math(" ".join(f for f in formula if f))
-            out.append(Block("math", Markup(f'<pre class="tyc-math">{html.escape(text)}</pre>')))
+            i, formulas = _math_directive(lines, i)
+            for formula in formulas:
+                shown = mathml(formula, display=True)
+                out.append(Block("math", Markup(f'<div class="tyc-math" style="overflow-x: auto">{shown}</div>')))
             continue
         if section == "References":  # one item per paragraph, blank lines between items
             if not stripped:
@@ -249,3 +305,26 @@ def blocks(doc: str) -> list[Block]:
         i += 1
     flush()
     return out
+
+
+def _math_directive(lines: list[str], i: int) -> tuple[int, list[str]]:
+    """The formulas of the ``.. math::`` directive on line ``i`` (one per blank-line-separated group of
+    its indented body, as reST reads them) and the index of the first line after it."""
+    line = lines[i]
+    indent = len(line) - len(line.lstrip())
+    groups: list[list[str]] = [[line.strip()[len(".. math::") :].strip()]]
+    i += 1
+    while i < len(lines):
+        if not lines[i].strip():
+            nxt = next((j for j in range(i, len(lines)) if lines[j].strip()), None)
+            if nxt is None or len(lines[nxt]) - len(lines[nxt].lstrip()) <= indent:
+                break
+            groups.append([])
+            i = nxt
+            continue
+        if len(lines[i]) - len(lines[i].lstrip()) <= indent:
+            break
+        if not lines[i].strip().startswith(":"):  # directive options such as :label:
+            groups[-1].append(lines[i].strip())
+        i += 1
+    return i, [" ".join(p for p in g if p) for g in groups if any(g)]

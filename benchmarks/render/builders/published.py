@@ -1,12 +1,15 @@
-"""The "Published vs ours" page of a benchmark: every competition category of its latest run, with the
-published values stored as cited data in ``benchmarks/published/competitions.toml`` beside ours from the
-run (:func:`benchmarks.published.compare.compare`); a category without a published table says so."""
+"""The "Published vs ours" page of a benchmark: every competition category of its latest run with a
+published value, the values stored as cited data in ``benchmarks/published/competitions.toml`` beside ours
+from the run (:func:`benchmarks.published.compare.compare`), each cited as the publication it comes from
+(the References page's entry, :func:`~benchmarks.render.definitions.load_references`); the categories
+without a published table are named in a closing note."""
 
 from __future__ import annotations
 
 from benchmarks.published.catalogue import PUBLISHED_PATH, load_published
 from benchmarks.published.compare import NO_TABLE, compare
 
+from ..definitions import load_references
 from ..load import Run
 from ..pages import Page, SiteModel
 from .registry import Built, in_nav, page_path, page_type
@@ -36,6 +39,10 @@ def published_page(site: SiteModel, run: Run) -> Page | None:
     if not run.data.competition:
         return None
     catalogue = load_published(PUBLISHED_PATH)
+    refs = load_references()
+    unmapped = sorted({s.id for s in catalogue.sources} - set(refs.published))
+    if unmapped:
+        raise KeyError(f"published sources without a publication in the references file: {unmapped}")
     return Page(
         path=published_path(run.name),
         template="published.md.j2",
@@ -47,6 +54,8 @@ def published_page(site: SiteModel, run: Run) -> Page | None:
             "kinds": KINDS,
             "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
+            "refs": refs,
+            "published": refs.published,
         },
     )
 

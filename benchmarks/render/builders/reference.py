@@ -1,6 +1,6 @@
 """The reference pages: methodology (the library's definitions and the tests the tables ran), the
-glossary (every term the tables use, metrics as the latest results record them) and how to submit a
-model."""
+glossary (every term the tables use, metrics as the latest results record them), the references (the
+project's protocol documents, every cited work and every model's source) and how to submit a model."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from benchmarks.results_model import IntervalRow, LeaderboardRow, LeaderboardTes
 from tycheon.metrics.registry import METRICS, MetricSpec
 from tycheon.metrics.scale import SCALE_TEXT
 
-from ..definitions import model_columns, read_package, registry_glossary
+from ..definitions import load_references, model_columns, read_package, registry_glossary
+from ..fmt import relurl
 from ..pages import Page, SiteModel
 from .registry import Built, in_nav, page_path, page_type
 
@@ -40,8 +41,9 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
     )
     packages = [read_package(root, "tycheon.metrics"), read_package(root, "tycheon.stats")]
     verdict_defs = [d for d in packages[1].definitions if "verdict" in d.name]
+    here = page_path("methodology")
     return Page(
-        path=page_path("methodology"),
+        path=here,
         template="methodology.md.j2",
         title="Methodology",
         context={
@@ -52,8 +54,27 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
             "interval_columns": model_columns(IntervalRow),
             "protocols": protocols,
             "tests": tests,
+            "refs": load_references(),
+            "doc_links": docstring_links(here),
         },
     )
+
+
+# How the library's docstrings name the project's documents, and the reference each phrase links to
+DOCSTRING_CITES = {
+    "ADR-0006": "adr-0006",
+    "WP26": "wp26",
+    "evaluation-choices paper": "evaluation-choices",
+    "Evaluation-choices paper": "evaluation-choices",
+    "protocol-sensitivity audit": "sensitivity-audit",
+}
+
+
+def docstring_links(here: str) -> dict[str, str]:
+    """``{phrase: address}`` linking the project documents a docstring names to their References entries."""
+    refs = load_references()
+    target = relurl(here, page_path("references"))
+    return {phrase: f"{target}#{refs.get(key).anchor}" for phrase, key in DOCSTRING_CITES.items()}
 
 
 def glossary_page(site: SiteModel, *, root: Path) -> Page:
@@ -66,11 +87,12 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
     for name in reversed(site.names):
         block = site.latest(name).data.metric_glossary
         if block:
-            source, metrics = f"results {name} {site.latest(name).version}", [g.model_dump() for g in block]
+            run = f"{name} {site.latest(name).version}"
+            source, metrics = f"the benchmark run copied this table from it ({run})", [g.model_dump() for g in block]
             break
     if not metrics:
         metrics = registry_glossary(root)
-        source = "tycheon/metrics/registry.py (read from the source)" if metrics else "none"
+        source = "this table is read from the library's source, as no results file records it" if metrics else "none"
     used = sorted({lb.metric for name in site.names for lb in site.latest(name).data.leaderboards})
     for m in metrics:
         m["used"] = m["name"] in used
@@ -102,6 +124,53 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
             "settings": settings,
             "baselines": baselines,
             "units": units,
+            "refs": load_references(),
+        },
+    )
+
+
+REFERENCE_GROUPS = (
+    ("methods", "Forecasting methods"),
+    ("competitions", "Forecasting competitions"),
+    ("statistics", "Statistics, metrics and classifications"),
+    ("textbooks", "Textbooks"),
+)
+
+
+def references_page(site: SiteModel) -> Page:
+    """The project's protocol documents (each with a summary for readers), every model on the site with its
+    method's source, and every cited work, from the one references file (:func:`load_references`).
+
+    A model of the results without an entry in that file is listed as "source not recorded" rather than
+    dropped, and the test over the committed site fails on it.
+    """
+    refs = load_references()
+    names: dict[str, str] = {}
+    for name in site.names:
+        for run in site.by_name[name]:
+            for m in run.data.models:
+                names[m.id] = m.display_name
+    models = []
+    for mid in sorted(site.model_ids, key=lambda m: names.get(m, m).casefold()):
+        citation = refs.models.get(mid)
+        models.append(
+            {
+                "id": mid,
+                "display_name": names.get(mid, mid),
+                "page": site.model_page(mid),
+                "basis": citation.basis if citation else None,
+                "note": citation.note if citation else None,
+                "works": [refs.get(k) for k in citation.cites] if citation else [],
+            }
+        )
+    return Page(
+        path=page_path("references"),
+        template="references.md.j2",
+        title="References",
+        context={
+            "documents": refs.group("project"),
+            "models": models,
+            "groups": [(title, refs.group(key)) for key, title in REFERENCE_GROUPS],
         },
     )
 
@@ -325,6 +394,11 @@ def _glossary(site: SiteModel, *, root: Path) -> Built:
 @page_type("methodology", path="methodology.md", scope="site", order=40)
 def _methodology(site: SiteModel, *, root: Path) -> Built:
     return in_nav(methodology_page(site, root=root))
+
+
+@page_type("references", path="references.md", scope="site", order=45)
+def _references(site: SiteModel, *, root: Path) -> Built:
+    return in_nav(references_page(site))
 
 
 @page_type("submit", path="submit.md", scope="site", order=50)
