@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.results_model import DialTable
+from benchmarks.results_model import DialTable, Leaderboard, TableKey, UncertaintyRow, UncertaintyTable
 from benchmarks.sections import on_page
 
 from .. import charts
-from ..fmt import safe_label
+from ..fmt import safe_label, slugify
 from ..load import Run
 from ..pages import Page, SiteModel
 from .registry import Built, in_nav, page_part, page_path, page_type
@@ -22,8 +22,11 @@ __all__ = [
     "across_page",
     "across_path",
     "dial_figure",
+    "leaderboard_ranks",
+    "ranked_on",
     "robustness_page",
     "robustness_path",
+    "uncertainty_anchor",
     "uncertainty_pages",
     "uncertainty_path",
     "uncertainty_unit_path",
@@ -32,6 +35,12 @@ __all__ = [
 _CONVENTIONS = (("friedman", "Friedman mean rank"), ("mean_rmsse", "mean RMSSE"), ("median_wape", "median WAPE"))
 _DASH = {"size": "solid", "random": "dash", "hierarchy": "dot"}
 _KIND = {"size": "size-sorted groups", "random": "random groups", "hierarchy": "hierarchy levels"}
+_RANKED_ON = {  # a leaderboard's rank column by its ranking rule (tests.ranking), in a few words
+    "gmean_rel_rw": "the geometric mean of each block's {metric} relative to the random walk's (lower is better)",
+    "pooled": "the cell's pooled {metric}, sum |e| / sum |y| (lower is better)",
+    "abs_mean": "the size of the mean {metric} (closest to 0 is best)",
+    "mean": "the mean {metric} (lower is better)",
+}
 
 
 page_part("uncertainty_unit", path="benchmarks/{name}/{dataset}/uncertainty-{unit}.md", module=__name__)
@@ -123,6 +132,47 @@ def uncertainty_unit_path(name: str, dataset: str, unit: str) -> str:
     return page_path("uncertainty_unit", name=name, dataset=dataset, unit=unit)
 
 
+def ranked_on(lb: Leaderboard) -> str:
+    """What a leaderboard's rank column ranks on, in a few words; older results (no rule recorded) rank
+    on the mean."""
+    return _RANKED_ON.get(lb.tests.ranking or "mean", _RANKED_ON["mean"]).format(metric=lb.metric)
+
+
+def leaderboard_ranks(site: SiteModel, run: Run) -> dict[TableKey, tuple[Leaderboard, dict[str, int]]]:
+    """Every leaderboard of the run by its key, with its rank column by model: the order the views of the
+    same cell (uncertainty, intervals, stability) show their rows in."""
+    return {lb.key: (lb, {r.model: r.rank for r in lb.rows}) for lb in site.leaderboards(run)}
+
+
+def in_rank_order(models: list[str], rank: dict[str, int], names: dict[str, str]) -> list[str]:
+    """``models`` in the order of a leaderboard's rows (``rank`` is its rank column, in row order: ties as
+    the leaderboard breaks them); models it does not rank last, by name."""
+    row = {m: i for i, m in enumerate(rank)}
+    return sorted(models, key=lambda m: (m not in row, row.get(m, 0), names.get(m, m).lower()))
+
+
+def uncertainty_anchor(protocol: str, demand_class: str, metric: str) -> str:
+    """The id of one table on its unit's uncertainty page (the leaderboard of the same cell links to it)."""
+    return "u-" + slugify(f"{protocol}-{demand_class}-{metric}")
+
+
+def _uncertainty_section(
+    site: SiteModel, run: Run, t: UncertaintyTable, boards: dict, names: dict[str, str]
+) -> dict[str, Any]:
+    """One bootstrap table with its rows in the leaderboard's rank order, that leaderboard's rank beside each."""
+    key = TableKey(t.dataset, t.protocol, t.unit, t.demand_class, t.metric)
+    lb, rank = boards.get(key, (None, {}))
+    by_model: dict[str, UncertaintyRow] = {r.model: r for r in t.rows}
+    order = in_rank_order(list(by_model), rank, names)
+    return {
+        "table": t,
+        "rows": [(by_model[m], rank.get(m)) for m in order],
+        "anchor": uncertainty_anchor(t.protocol, t.demand_class, t.metric),
+        "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
+        "ranked_on": ranked_on(lb) if lb is not None else None,
+    }
+
+
 def uncertainty_pages(site: SiteModel, run: Run, dataset: str) -> list[Page]:
     """The dataset's bootstrap tables (linked from its robustness page): an index page listing its units,
     then one page per unit with that unit's tables; none when the dataset has no tables. A page per unit
@@ -131,10 +181,12 @@ def uncertainty_pages(site: SiteModel, run: Run, dataset: str) -> list[Page]:
     if not tables:
         return []
     units = list(dict.fromkeys(t.unit for t in tables))
+    names = {mid: m.display_name for mid, m in site.models(run).items()}
+    boards = leaderboard_ranks(site, run)
     common = {
         "run": run,
         "dataset": dataset,
-        "names": {mid: m.display_name for mid, m in site.models(run).items()},
+        "names": names,
         "dataset_page": site.dataset_page(run.name, dataset),
         "robustness_page": robustness_path(run.name, dataset),
         "index_page": uncertainty_path(run.name, dataset),
@@ -158,7 +210,12 @@ def uncertainty_pages(site: SiteModel, run: Run, dataset: str) -> list[Page]:
             path=uncertainty_unit_path(run.name, dataset, u),
             template="uncertainty.md.j2",
             title=f"Uncertainty: {u}",
-            context={**common, "unit": u, "uncertainty": [t for t in tables if t.unit == u], "units": []},
+            context={
+                **common,
+                "unit": u,
+                "uncertainty": [_uncertainty_section(site, run, t, boards, names) for t in tables if t.unit == u],
+                "units": [],
+            },
         )
         for u in units
     ]

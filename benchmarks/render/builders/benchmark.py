@@ -16,6 +16,8 @@ from .. import charts
 from ..fmt import safe_label
 from ..load import Run
 from ..pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
+from .analyses import ranked_on, uncertainty_anchor, uncertainty_unit_path
+from .dataset_tables import intervals_anchor
 from .registry import Built, build_scope, page_part, page_type
 
 page_part("dataset", path="benchmarks/{name}/{dataset}/index.md", module=__name__)
@@ -55,6 +57,57 @@ def _cd_groups(lb: Leaderboard) -> list[tuple[str, list[str]]]:
     return charts.cd_groups(methods=methods, cd=lb.tests.nemenyi_cd)
 
 
+def _cell_views(site: SiteModel, run: Run) -> dict[str, dict[tuple[str, ...], tuple[str, str]]]:
+    """The other views of a leaderboard's cell, each by the key it shares with the leaderboard: the
+    interval table of its (dataset, protocol, unit, class), the uncertainty table of its exact key and the
+    stability audit of its (dataset, protocol, unit); each a (page path, anchor of the table)."""
+    name = run.name
+    return {
+        "intervals": {
+            (t.dataset, t.protocol, t.unit, t.demand_class): (
+                site.intervals_page(name, t.dataset),
+                intervals_anchor(t.protocol, t.unit, t.demand_class),
+            )
+            for t in run.data.intervals
+        },
+        "uncertainty": {
+            (t.dataset, t.protocol, t.unit, t.demand_class, t.metric): (
+                uncertainty_unit_path(name, t.dataset, t.unit),
+                uncertainty_anchor(t.protocol, t.demand_class, t.metric),
+            )
+            for t in run.data.analyses.uncertainty
+        },
+        "stability": {
+            (t.dataset, t.protocol, t.unit): (site.sensitivity_page(name, t.dataset), "ranks")
+            for t in run.data.sensitivity
+        },
+    }
+
+
+def _notes(lb: Leaderboard) -> dict:
+    """The footnotes of a leaderboard's empty cells (:func:`~..pages.null_notes`), plus one per reason a
+    model's "% better than RW" has no interval, under ``marks[(model, 'skill')]``: each reason is written
+    once below the table instead of on every row."""
+    notes = null_notes(lb.rows)
+    numbers: dict[str, int] = {}
+    for r in lb.rows:
+        if r.skill_rw_low is not None or not r.skill_rw_reason or r.is_random_walk:
+            continue
+        if r.skill_rw_reason not in numbers:
+            numbers[r.skill_rw_reason] = len(notes["notes"]) + 1
+            notes["notes"].append(
+                {
+                    "number": numbers[r.skill_rw_reason],
+                    "label": "95% interval of the share better than the random walk",
+                    "reason": r.skill_rw_reason,
+                    "models": [],
+                }
+            )
+        notes["notes"][numbers[r.skill_rw_reason] - 1]["models"].append(r.display_name)
+        notes["marks"][(r.model, "skill")] = numbers[r.skill_rw_reason]
+    return notes
+
+
 def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
     """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
     lbs = site.leaderboards(run)
@@ -62,6 +115,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
     pages: list[Page] = []
     by_unit: dict[UnitKey, list[Page]] = {}
     datasets = {d.name: d for d in run.data.datasets}
+    views = _cell_views(site, run)
     for lb in lbs:
         key = lb.key
         path = paths[key]
@@ -93,8 +147,15 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
                 "switch_unit": switch_unit,
                 "verdicts": site.verdict_counts(lb),
                 "dm": site.dm_counts(lb),
-                "notes": null_notes(lb.rows),
+                "notes": _notes(lb),
                 "dataset_page": site.dataset_page(run.name, key.dataset),
+                "bench_page": site.bench_page(run.name),
+                "ranked_on": ranked_on(lb),
+                "cell_views": {
+                    "intervals": views["intervals"].get(key[:4]),
+                    "uncertainty": views["uncertainty"].get(tuple(key)),
+                    "stability": views["stability"].get(key[:3]),
+                },
                 "stability_page": (
                     site.sensitivity_page(run.name, key.dataset)
                     if any(t.dataset == key.dataset for t in run.data.sensitivity)

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from benchmarks.results_model import CompetitionTable, IntervalRow, IntervalTable, ReplayTable, SensitivityTable
+from benchmarks.results_model import (
+    CompetitionTable,
+    IntervalRow,
+    IntervalTable,
+    ReplayTable,
+    SensitivityTable,
+    TableKey,
+)
 
 from .. import charts
+from ..fmt import slugify
 from ..load import Run
 from ..pages import CLASS_ORDER, Page, SiteModel
+from .analyses import in_rank_order, leaderboard_ranks, ranked_on
 from .registry import Built, in_nav, page_type
 
 _INTERVAL_COLUMNS = (
@@ -21,10 +30,23 @@ _INTERVAL_COLUMNS = (
 
 
 class NamedIntervalRow(NamedTuple):
-    """An interval row with the model's display name beside it."""
+    """An interval row with the model's display name and its leaderboard rank beside it."""
 
     row: IntervalRow
     display_name: str
+    lb_rank: int | None = None
+
+
+def intervals_anchor(protocol: str, unit: str, demand_class: str) -> str:
+    """The id of one (unit, demand class) table on the intervals page (its leaderboards link to it)."""
+    return "iv-" + slugify(f"{protocol}-{unit}-{demand_class}")
+
+
+def point_metric(run: Run) -> str | None:
+    """The metric of the intervals' point ranking: the config's first metric (the harness ranks
+    ``rank_point`` on it), whose leaderboards give the intervals' row order."""
+    metrics = run.data.config.get("metrics")
+    return str(metrics[0]) if isinstance(metrics, list) and metrics else None
 
 
 def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[IntervalTable], path: str) -> Page:
@@ -32,25 +54,27 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
     tables = sorted(tables, key=lambda t: (t.protocol, t.unit, order.get(t.demand_class, 99)))
     models = site.models(run)
     name = {mid: m.display_name for mid, m in models.items()}
+    boards = leaderboard_ranks(site, run)
+    metric = point_metric(run)
     sections = []
     for t in tables:
-        rows = [NamedIntervalRow(r, name.get(r.model, r.model)) for r in t.rows]
-        # best interval first (its rank, then MSIS 80%), unranked rows last by name
-        rows.sort(
-            key=lambda n: (
-                n.row.rank_interval is None,
-                n.row.rank_interval or 0,
-                n.row.msis80 is None,
-                n.row.msis80 or 0.0,
-                n.display_name.lower(),
-            )
-        )
+        # in the order of the point metric's leaderboard of the same cell (its rank column); unranked last
+        key = TableKey(t.dataset, t.protocol, t.unit, t.demand_class, metric or "")
+        lb, rank = boards.get(key, (None, {}))
+        by_model = {r.model: r for r in t.rows}
+        rows = [
+            NamedIntervalRow(by_model[m], name.get(m, m), rank.get(m))
+            for m in in_rank_order(list(by_model), rank, name)
+        ]
         empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
         sections.append(
             {
                 "table": t,
                 "rows": rows,
                 "empty": empty,
+                "anchor": intervals_anchor(t.protocol, t.unit, t.demand_class),
+                "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
+                "ranked_on": ranked_on(lb) if lb is not None else None,
                 "not_scored": site.not_scored(
                     run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows}
                 ),
@@ -81,6 +105,7 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
             "sections": sections,
             "pivots": pivots,
             "calibration": calibration,
+            "point_metric": metric,
             "common_not_scored": common,
             "warnings": site.warnings_for(run, dataset),
             "provenance": site.provenance(run),
@@ -128,6 +153,11 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
     """How stable is this order: the ranking-variance report of one dataset, with a bump chart."""
     names = {mid: m.display_name for mid, m in site.models(run).items()}
     runs = [r.name for r in table.runs]
+    # the rows in the order of the leaderboard of the audited cell (its unit, every demand class, its metric)
+    key = TableKey(table.dataset, table.protocol, table.unit, "all", table.metric)
+    lb, rank = leaderboard_ranks(site, run).get(key, (None, {}))
+    by_model = {r.model: r for r in table.ranks}
+    ranks = [(by_model[m], rank.get(m)) for m in in_rank_order(list(by_model), rank, names)]
     figure = charts.to_json(
         charts.bump_figure(
             runs=runs,
@@ -146,6 +176,9 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             "table": table,
             "figure": figure,
             "names": names,
+            "ranks": ranks,
+            "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
+            "ranked_on": ranked_on(lb) if lb is not None else None,
             "learners": sorted(m for m, learns in table.fitted_state.items() if learns),
             "warnings": site.warnings_for(run, table.dataset),
             "provenance": site.provenance(run),

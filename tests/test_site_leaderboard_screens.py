@@ -1,0 +1,133 @@
+"""The first screen of a leaderboard holds its answer (issue 37), in a real headless Chromium over the
+committed results built (``committed_site``): at 1400x900 and at 390x844 at least five ranked rows, each
+with its rank, its model and its verdict against the random walk inside the viewport, and no sideways
+scroll. Checked on a small table, a full one, the one with the widest row and the one with the most text
+above its table."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from benchmarks.render.serve import GzipHandler
+from tests.test_site_browser import ARGS, CHROMIUM, _need_chromium, _widest_row
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SCREENS = ((1400, 900), (390, 844))
+SMALL = "benchmarks/small/m3_monthly/rolling_origin/series/all-mase.html"
+FULL = "benchmarks/full/synthetic_marketplace/rolling_origin/groups-25/all-crps_band.html"
+
+
+@pytest.fixture(scope="module")
+def site(request) -> Path:
+    _need_chromium()
+    from benchmarks.results_io import RESULTS_DIR
+
+    if not any(RESULTS_DIR.glob("*/v*.json")):
+        pytest.skip("no committed results")
+    return request.getfixturevalue("committed_site").html
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def chromium(site):
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=30_000)
+        except Error as err:
+            pytest.skip(f"Chromium at {CHROMIUM} could not be started by playwright: {err}")
+        yield browser
+        browser.close()
+
+
+def _leaderboards(site: Path) -> dict[str, str]:
+    pages = {}
+    for path in site.joinpath("benchmarks").rglob("*-*.html"):
+        text = path.read_text(encoding="utf-8")
+        if 'id="leaderboard"' in text:
+            pages[str(path.relative_to(site))] = text
+    return pages
+
+
+def _above_table(page: str) -> int:
+    """Characters of text between the page's title and its leaderboard (the disclosure counted closed)."""
+    start = page.find("<h1")
+    head = page[start : page.find('id="leaderboard"')]
+    head = re.sub(r"<details.*?</summary>.*?</details>", "", head, flags=re.S)
+    return len(re.sub(r"<[^>]*>", "", head))
+
+
+@pytest.fixture(scope="module")
+def boards(site) -> list[str]:
+    pages = _leaderboards(site)
+    widest = max(pages, key=lambda p: (_widest_row(pages[p]), p))
+    wordiest = max(pages, key=lambda p: (_above_table(pages[p]), p))
+    assert SMALL in pages and FULL in pages
+    return list(dict.fromkeys([SMALL, FULL, widest, wordiest]))
+
+
+_FIRST_SCREEN = """() => {
+  const w = window.innerWidth, h = window.innerHeight;
+  const inside = el => { const b = el.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && b.top >= 0 && b.left >= 0 && b.bottom <= h && b.right <= w; };
+  const rows = [...document.querySelectorAll('#leaderboard tbody tr')];
+  const shown = rows.filter(r => [0, 1, 2].every(i => r.cells[i] && inside(r.cells[i])));
+  const heads = [...document.querySelectorAll('#leaderboard thead th')].map(th => th.textContent.trim());
+  return {rows: rows.length, shown: shown.length, verdict: heads[2],
+          ranks: shown.map(r => r.cells[0].textContent.trim()),
+          sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_the_first_screen_of_a_leaderboard_shows_five_ranked_rows_with_their_verdict(
+    chromium, server, boards, width, height
+):
+    context = chromium.new_context(viewport={"width": width, "height": height})
+    tab = context.new_page()
+    try:
+        for path in boards:
+            tab.goto(f"{server}/{path}", wait_until="load")
+            seen = tab.evaluate(_FIRST_SCREEN)
+            assert seen["verdict"].startswith("vs random walk"), (path, seen)
+            assert seen["shown"] >= min(5, seen["rows"]), (path, width, seen)
+            assert seen["ranks"][:5] == sorted(seen["ranks"][:5], key=int), (path, seen)
+            assert seen["sideways"] <= 0, (path, width, seen)
+    finally:
+        context.close()
+
+
+def test_on_a_phone_every_column_is_one_tick_away(chromium, server):
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    tab = context.new_page()
+    try:
+        tab.goto(f"{server}/{FULL}", wait_until="load")
+        visible = (
+            "() => [...document.querySelectorAll('#leaderboard thead th')].filter(th => th.offsetWidth > 0).length"
+        )
+        total = tab.evaluate("() => document.querySelectorAll('#leaderboard thead th').length")
+        narrow = tab.evaluate(visible)
+        assert 3 <= narrow < total
+        tab.check(".tyc-allcols input")
+        assert tab.evaluate(visible) == total
+        sideways = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        assert tab.evaluate(sideways) <= 0  # the wide table scrolls in its own box, never the page
+    finally:
+        context.close()
