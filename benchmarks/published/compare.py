@@ -23,7 +23,7 @@ __all__ = ["NO_TABLE", "SEARCHED", "CategoryComparison", "ValueComparison", "com
 NO_TABLE = "no published table found in the sources available to us"
 # What was searched, per competition and metric, where no printed table was found (said on the page).
 SEARCHED = {
-    ("M1", "mape"): "searched: the Mcomp R package (robjhyndman/Mcomp: data, R documentation, vignettes), the "
+    ("M1", "mape"): "searched: the Mcomp R package (Hyndman, on CRAN: data, R documentation, vignettes), the "
     "public repositories indexed by our search tools (text and file search for the accuracy tables of Makridakis "
     "et al. (1982) or a copy of the paper) and the web pages they index (where long documents, such as Armstrong "
     "& Lusk's 1983 commentary, show only their opening); no copy of the 1982 tables was found",

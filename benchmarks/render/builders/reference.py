@@ -17,6 +17,7 @@ from tycheon.metrics.scale import SCALE_TEXT
 from ..definitions import load_references, model_columns, read_package, registry_glossary
 from ..fmt import relurl
 from ..pages import Page, SiteModel
+from .dataset_tables import competition_horizons
 from .registry import Built, in_nav, page_path, page_type
 
 MODELS_DIR = "benchmarks/models"  # where a submission's model config goes
@@ -30,7 +31,10 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
             key = (p.id, p.description)
             if key not in seen:
                 seen.add(key)
-                protocols.append({"name": name, **p.model_dump()})
+                entry = {"name": name, **p.model_dump(), "horizons": {}}
+                if p.kind == "competition":
+                    entry["horizons"] = competition_horizons(site.latest(name))
+                protocols.append(entry)
     tests = sorted(
         {
             (lb.tests.dm_loss, lb.tests.alpha, lb.tests.dm_overlap_lag)
