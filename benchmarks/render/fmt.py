@@ -9,6 +9,7 @@ import hashlib
 import math
 import posixpath
 import re
+from decimal import Decimal
 
 _SLUG_BAD = re.compile(r"[^a-z0-9_]+")
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9 _.,:+()/\-]")
@@ -76,7 +77,33 @@ def pcompare(value: float | None) -> str:
         return "=\u2013"
     if value < 1e-3:
         return "<0.001"
-    return f"={value:.2g}"
+    return f"={_positional(f'{value:.2g}')}"
+
+
+def pshort(value: float | None) -> str:
+    """A p-value in running text: three significant digits, ``< 0.001`` below that, an en dash when missing.
+
+    >>> pshort(4.21e-08), pshort(0.1187), pshort(0.05021), pshort(None)
+    ('< 0.001', '0.119', '0.0502', '–')
+    """
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "\u2013"
+    if value < 1e-3:
+        return "< 0.001"
+    return _positional(f"{value:.3g}")
+
+
+def plain(value: float) -> str:
+    """A number as Python writes it most briefly, but never in scientific notation (``1e-05`` -> ``0.00001``)."""
+    return _positional(repr(float(value)))
+
+
+def _positional(text: str) -> str:
+    """A number Python wrote with ``g`` or ``repr`` (``1e-07``, ``1.2e+04``) without its exponent."""
+    if "e" not in text and "E" not in text:
+        return text
+    plain = format(Decimal(text), "f")
+    return plain.rstrip("0").rstrip(".") if "." in plain else plain
 
 
 def sort_key(value: float | int | str | None) -> str:
@@ -88,7 +115,7 @@ def sort_key(value: float | int | str | None) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return f"{value:.10g}"
+        return _positional(f"{value:.10g}")
     return str(value)
 
 
@@ -113,3 +140,61 @@ def duration(seconds: float | None) -> str:
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     return f"{seconds:,.2f} s"
+
+
+# --- text from results files, as a reader reads it ------------------------------------------------------------
+
+_TRACEBACK_HINT = re.compile(r"Traceback \(most recent call last\)|^\s*File \"", re.M)
+_EXCEPTION_PATH = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*:)")
+_CITED = (  # the project's internal documents cited by number (the References page cites them for readers)
+    r"\b(?:the\s+)?(?:WP26|ADR-\d+)(?:\s+(?:evaluation\s+)?protocol)?"
+    r"(?:,?\s+(?:(?:sections?|decisions?)\s+)?\d+(?:\.\d+)*(?:\s*(?:-|and|,)\s*\d+(?:\.\d+)*)*)?"
+)
+_CITATION_BEFORE = re.compile(_CITED + r"\s*[,;](?!\s*(?:sections?\b|decisions?\b|\d))\s*")  # "(WP26 4.1, Politis)"
+_CITATION = re.compile(r"(?:[,;]\s*|\s+)?" + _CITED)
+_FILE_NOTE = re.compile(r"(?:[,;]\s*|\s+)?(?:see\s+)?\b[\w./-]+\.(?:py|toml|md)\b")
+_MACHINE_NOTE = re.compile(
+    r"\s+on\s+\d+\s+(?:CPU\s+)?cores?\b"  # "too slow on 2 cores"
+    r"|[,;]\s*(?:one|\d+)\s+(?:CPU\s+)?cores?\b"  # "(measured on 20 series, one core)"
+    r"|[,;][^,;()]*\bbudget\b[^,;()]*"  # ", which the 2-hour budget cannot hold ..."
+    r"|[,;][^,;()]*\b\d+(?:\.\d+)?\s*(?:GiB|GB|MiB|MB)\s+(?:of\s+)?(?:RAM|memory)\b[^,;()]*",
+    re.I,
+)
+
+
+def reader_text(text: str | None) -> str:
+    """A sentence from a results file as a reader should meet it: without notes about the machine that ran
+    the benchmark (cores, time or memory budgets), about repository files (``see benchmarks/README.md``) or
+    internal documents cited by number (``WP26 section 6``, ``ADR-0006 decision 7``); the results file keeps
+    the full text.
+
+    >>> reader_text("11 blocks, fewer than the minimum cell of 30 (WP26 section 6)")
+    '11 blocks, fewer than the minimum cell of 30'
+    >>> reader_text("too slow on 2 cores (measured on 20 series, one core) (see benchmarks/README.md)")
+    'too slow (measured on 20 series)'
+    """
+    if not text:
+        return ""
+    out = _MACHINE_NOTE.sub("", text)
+    out = _FILE_NOTE.sub("", out)
+    out = _CITATION.sub("", _CITATION_BEFORE.sub("", out))
+    out = re.sub(r"\(\s*[,;]?\s*\)", "", out)  # parentheses left empty
+    out = re.sub(r"\(\s*[,;]\s*", "(", out)
+    out = re.sub(r"\s*[,;]\s*\)", ")", out)
+    out = re.sub(r"\s+([,;.:)])", r"\1", out)
+    out = re.sub(r"[,;:]\s*$", "", out.strip())
+    return re.sub(r"\s{2,}", " ", out)
+
+
+def reason_line(reason: str | None, traceback: str | None = None) -> str:
+    """Why a model did not run, in one line: the recorded reason, or the exception's last line when only a
+    traceback was recorded (or the reason holds one); the exception's module path dropped
+    (``tycheon.forecasters.base.ForecasterError: ...`` -> ``ForecasterError: ...``). The traceback itself
+    stays in the results file.
+    """
+    text = (reason or "").strip() or (traceback or "").strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1] if _TRACEBACK_HINT.search(text) else lines[0]
+    return _EXCEPTION_PATH.sub("", line)

@@ -21,19 +21,20 @@ from benchmarks.history import (
 )
 
 from .load import Run
+from .pages import named
 
 __all__ = ["statistics_history", "transition"]
 
 
-def _groups(changes: VerdictChanges) -> list[dict[str, Any]]:
+def _groups(changes: VerdictChanges, names: dict[str, str]) -> list[dict[str, Any]]:
     """Per transition (most frequent first): its count and its rows grouped by (dataset, unit, demand
-    class), each with the models whose verdict moved that way."""
+    class), each with the models (display names, from ``names``) whose verdict moved that way."""
     out = []
     for (before, after), count in changes.transitions.items():
         cells: dict[tuple[str, str, str], list[str]] = {}
         for (dataset, unit, demand_class, model), b, a in changes.rows:
             if (b, a) == (before, after):
-                cells.setdefault((dataset, unit, demand_class), []).append(model)
+                cells.setdefault((dataset, unit, demand_class), []).append(names.get(model, model))
         out.append(
             {
                 "before": before,
@@ -53,12 +54,14 @@ def transition(old: Run, new: Run) -> dict[str, Any]:
     dict
         ``reasons`` (``(version, what it changed)`` for every
         statistics version between them), ``why`` (short reasons: the statistics, the score set, the config
-        or the code changed), ``score`` (:class:`benchmarks.history.ScoreSetChange`), ``verdicts``
+        or the code changed), ``score`` (:class:`benchmarks.history.ScoreSetChange`) and ``score_detail`` (its
+        detail with display names for model ids), ``verdicts``
         (:class:`benchmarks.history.VerdictChanges`), ``groups`` (per transition: count and the rows by
         dataset / unit / class) and ``metric_note`` (which metric's tables were read, where a version gave a
         verdict per metric table).
     """
     old_sv, new_sv = statistics_version_of(old.data), statistics_version_of(new.data)
+    names = {m.id: m.display_name for run in (old, new) for m in run.data.models}
     verdicts = verdict_changes(old.data, new.data)
     score = score_set_change(old.path, old.data, new.path, new.data)
     reasons = statistics_reasons(old_sv, new_sv)
@@ -90,8 +93,9 @@ def transition(old: Run, new: Run) -> dict[str, Any]:
         "reasons": reasons,
         "why": why,
         "score": score,
+        "score_detail": named(score.detail, names),
         "verdicts": verdicts,
-        "groups": _groups(verdicts),
+        "groups": _groups(verdicts, names),
         "metric_note": metric_note,
         "show": bool(verdicts.n_changed) or old_sv != new_sv,
     }

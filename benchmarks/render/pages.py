@@ -24,14 +24,42 @@ from benchmarks.results_model import (
 
 from . import charts
 from .builders.registry import NavNode, Page, page_path
-from .fmt import slugify
+from .fmt import reader_text, reason_line, slugify
 from .load import Run
 
 CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
 VERDICTS = ("beats", "indistinguishable", "worse")
 MODEL_WARNING = "model"  # the schema's warning kind for a skipped or failed model run
 
-__all__ = ["CLASS_ORDER", "MODEL_WARNING", "VERDICTS", "NavNode", "Page", "SiteModel", "null_notes"]
+__all__ = [
+    "CLASS_ORDER",
+    "MODEL_WARNING",
+    "VERDICTS",
+    "NavNode",
+    "Page",
+    "SiteModel",
+    "named",
+    "null_notes",
+    "reader_reason",
+]
+
+
+def named(text: str, names: dict[str, str]) -> str:
+    """``text`` with every model id in ``names`` (id -> display name) written as its display name.
+
+    An id counts only as a whole token (``ses`` in "uses" is left alone); longer ids go first, so
+    ``ses_classic`` is never read as ``ses``.
+    """
+    for mid in sorted(names, key=len, reverse=True):
+        if mid != names[mid]:
+            text = re.sub(rf"(?<![\w-]){re.escape(mid)}(?![\w-])", lambda _, n=names[mid]: n, text)
+    return text
+
+
+def reader_reason(reason: str | None, traceback: str | None, names: dict[str, str]) -> str:
+    """Why a model did not run, as a page shows it: one line (:func:`~.fmt.reason_line`), no machine,
+    repository-file or internal-document note (:func:`~.fmt.reader_text`), display names for model ids."""
+    return named(reader_text(reason_line(reason, traceback)), names)
 
 
 _NULL_CELLS = (  # (column, value shown, reason the schema records when that value is null, column label)
@@ -44,19 +72,23 @@ def null_notes(rows: list[LeaderboardRow]) -> dict[str, Any]:
     """Footnotes for a leaderboard's empty DM p and verdict cells, from the reasons the results file records.
 
     One note per (column, reason), numbered in row order, naming every model it applies to; reasons that
-    differ only by the model's own id (``no losses for croston``) are one note, the id read as "this model".
+    differ only by the model's own id (``no losses for croston``) are one note, the id read as "this model"
+    and other ids as display names; notes about machines or internal documents are left out
+    (:func:`~.fmt.reader_text`).
     ``marks`` maps ``(model, column)`` to the note's number. A null without a recorded reason (older results
     files, where the fields are optional) gets no note.
     """
     notes: list[dict[str, Any]] = []
     numbers: dict[tuple[str, str], int] = {}
     marks: dict[tuple[str, str], int] = {}
+    names = {r.model: r.display_name for r in rows}
     for row in rows:
         for column, value_key, reason_key, label in _NULL_CELLS:
             reason = getattr(row, reason_key)
             if getattr(row, value_key) is not None or not reason:
                 continue
             reason = re.sub(rf"(?<![\w-]){re.escape(row.model)}(?![\w-])", "this model", reason)
+            reason = named(reader_text(reason), names)
             if (column, reason) not in numbers:
                 numbers[(column, reason)] = len(notes) + 1
                 notes.append({"number": len(notes) + 1, "label": label, "reason": reason, "models": []})
@@ -86,6 +118,11 @@ class SiteModel:
     @staticmethod
     def models(run: Run) -> dict[str, ModelEntry]:
         return {m.id: m for m in run.data.models}
+
+    @staticmethod
+    def display_names(run: Run) -> dict[str, str]:
+        """Model id -> display name, for every model of the run."""
+        return {m.id: m.display_name for m in run.data.models}
 
     # Paths: each a page type's path (:func:`~.builders.registry.page_path`) ---------------------------
     @staticmethod
@@ -154,7 +191,9 @@ class SiteModel:
         return sorted(data.leaderboards, key=key)
 
     def not_scored(self, run: Run, *, dataset: str, protocol: str, present: set[str]) -> list[dict[str, Any]]:
-        """Models that would have appeared in a (dataset, protocol) table but did not, with the reason."""
+        """Models that would have appeared in a (dataset, protocol) table but did not, with the reason in one
+        line (:func:`reader_reason`; a traceback stays in the results file)."""
+        names = self.display_names(run)
         rows = []
         for model in sorted(run.data.models, key=lambda m: m.id):
             if model.id in present:
@@ -164,18 +203,10 @@ class SiteModel:
                 status, reason = "not run", "not configured for this dataset and protocol"
             else:
                 status = runs[0].status
-                reason = runs[0].reason or (
+                reason = reader_reason(runs[0].reason, runs[0].traceback, names) or (
                     "ran, but scored no block in this table" if status == "ran" else "no reason recorded"
                 )
-            rows.append(
-                {
-                    "model": model.id,
-                    "display_name": model.display_name,
-                    "status": status,
-                    "reason": reason,
-                    "traceback": runs[0].traceback if runs else None,
-                }
-            )
+            rows.append({"model": model.id, "display_name": model.display_name, "status": status, "reason": reason})
         return rows
 
     def warnings_for(self, run: Run, dataset: str | None) -> list[RunWarning]:
@@ -185,9 +216,15 @@ class SiteModel:
         failed model) repeat ``models[].runs`` one line per dataset and protocol, and the pages show those
         runs grouped per model instead (:meth:`not_ran`). The dataset's own ``synthetic`` /
         ``redistributable`` flags are shown too when the harness wrote no warning of that kind, so a page
-        can never omit them.
+        can never omit them. Messages read as a reader should meet them: model ids as display names, no
+        machine or internal-document note (:func:`~.fmt.reader_text`).
         """
-        found = [w for w in run.data.warnings if w.dataset in (dataset, None) and w.kind != MODEL_WARNING]
+        names = SiteModel.display_names(run)
+        found = [
+            w.model_copy(update={"message": named(reader_text(w.message), names)})
+            for w in run.data.warnings
+            if w.dataset in (dataset, None) and w.kind != MODEL_WARNING
+        ]
         info = next((d for d in run.data.datasets if d.name == dataset), None)
         kinds = {w.kind for w in found if w.dataset == dataset}
         if info is not None and info.synthetic and "synthetic" not in kinds:
@@ -204,7 +241,7 @@ class SiteModel:
 
     def run_warnings(self, run: Run) -> list[RunWarning]:
         """Data warnings of the whole run: run-wide ones, then each dataset's (see :meth:`warnings_for`)."""
-        found = [w for w in run.data.warnings if w.dataset is None and w.kind != MODEL_WARNING]
+        found = [w for w in self.warnings_for(run, None) if w.dataset is None]
         names = list(
             dict.fromkeys(
                 [d.name for d in run.data.datasets] + [w.dataset for w in run.data.warnings if w.dataset is not None]
@@ -221,15 +258,16 @@ class SiteModel:
         Each entry lists where it happened as clauses of datasets that share the same protocols, in the
         results file's order: ``[{"datasets": ["m3", "tourism"], "protocols": ["rolling_origin",
         "competition"]}, ...]``, so three unavailable models give three lines, not one per dataset and
-        protocol.
+        protocol. The reason is one line (:func:`reader_reason`; a traceback stays in the results file).
         """
+        names = SiteModel.display_names(run)
         entries = []
         for model in sorted(run.data.models, key=lambda m: m.id):
             outcomes: dict[tuple[str, str], dict[str, list[str]]] = {}
             for r in model.runs:
                 if r.status == "ran" or (dataset is not None and r.dataset != dataset):
                     continue
-                key = (r.status, r.reason or "no reason recorded")
+                key = (r.status, reader_reason(r.reason, r.traceback, names) or "no reason recorded")
                 outcomes.setdefault(key, {}).setdefault(r.dataset, []).append(r.protocol)
             for (status, reason), where in outcomes.items():
                 clauses: dict[tuple[str, ...], list[str]] = {}

@@ -142,6 +142,7 @@ def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTabl
             "dataset": dataset,
             "sections": sections,
             "rule": rule,
+            "names": site.display_names(run),
             "warnings": site.warnings_for(run, dataset),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, dataset),

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks.results_model import Leaderboard, ResultsDocument
 
+from ..fmt import plain, pshort
 from ..history import statistics_history
 from ..load import Run
 from ..pages import Page, SiteModel
@@ -58,8 +59,8 @@ def _table_changes(old_lb: Leaderboard, new_lb: Leaderboard) -> list[dict[str, A
                 {
                     "model": model,
                     "display_name": name,
-                    "what": f"DM p against the baseline crossed {alpha}",
-                    "detail": f"{b.dm_p_bh:.3g} \u2192 {a.dm_p_bh:.3g}",
+                    "what": f"DM p against the baseline crossed {plain(alpha)}",
+                    "detail": f"{pshort(b.dm_p_bh)} \u2192 {pshort(a.dm_p_bh)}",
                 }
             )
     return changes
