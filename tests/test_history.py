@@ -383,7 +383,7 @@ def test_the_history_page_counts_the_verdicts_that_changed_and_says_why(tmp_path
     assert "first metric (mase)" in section  # the tables read, where a version gave a verdict per metric
     assert "v0001 gave a verdict per metric table (statistics version 1)" in section
     cell = f"<li>{flipped[0][0]} / {flipped[0][1]} / {flipped[0][2]}: "
-    assert cell in section and flipped[0][4] in section.split(cell)[1].split("</li>")[0]
+    assert cell in section and flipped[0][3] in section.split(cell)[1].split("</li>")[0]
 
 
 def test_the_history_page_says_when_the_statistics_changed_but_no_verdict_did(tmp_path):

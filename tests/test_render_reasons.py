@@ -163,7 +163,7 @@ def test_home_lists_each_skipped_model_once_with_its_datasets_grouped_by_protoco
     chronos = next(i for i in items if "Chronos-Bolt" in i)
     assert chronos.endswith(
         "&mdash; skipped on synthetic_marketplace (rolling origin); m3_monthly (rolling origin, "
-        "competition): package for chronos_bolt &lt;is&gt; not installed"
+        "competition): package for Chronos-Bolt &lt;is&gt; not installed"
     )
 
 
@@ -183,7 +183,7 @@ def test_the_data_warnings_box_holds_data_facts_only_never_model_runs(many_skips
 
 def test_dataset_and_benchmark_pages_list_the_skips_that_concern_them(many_skips):
     dataset = (many_skips / "benchmarks/small/synthetic_marketplace/index.md").read_text(encoding="utf-8")
-    assert "&mdash; skipped on synthetic_marketplace (rolling origin): package for chronos_bolt" in dataset
+    assert "&mdash; skipped on synthetic_marketplace (rolling origin): package for Chronos-Bolt" in dataset
     assert "m3_monthly (rolling origin" not in dataset
     bench = (many_skips / "benchmarks/small/index.md").read_text(encoding="utf-8")
     assert (

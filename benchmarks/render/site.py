@@ -79,6 +79,8 @@ def environment() -> jinja2.Environment:
         docblocks=docstring.blocks,
         inline=docstring.inline,
         duration=fmt.duration,
+        reader=fmt.reader_text,
+        pshort=fmt.pshort,
     )
     env.globals.update(url=fmt.relurl, repository=repository_url(ROOT))
     return env
