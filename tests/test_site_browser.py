@@ -312,7 +312,7 @@ def test_page_weight_and_load_targets(browser, committed, committed_server):
         assert w["charts"] and "plotly.min.js" in w["names"], (kind, path)
         assert w["decoded"] < CHART_LIMIT, (kind, path, w["decoded"])
         assert _fastest_load(browser, f"{committed_server}/{path}", w) < LOAD_LIMIT_MS, (kind, path, w["load"])
-        assert "search_index.json" not in w["names"], (kind, path)
+        assert "search_index.js" not in w["names"], (kind, path)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -331,7 +331,7 @@ def test_the_search_index_is_fetched_only_when_a_reader_starts_a_search(browser,
     tab.keyboard.type("MASE")
     tab.wait_for_selector(".md-search-result__item", timeout=15_000)
     assert tab.locator(".md-search-result__item").count() >= 1
-    assert "search_index.json" in requested and any(u.startswith("search.") for u in requested)
+    assert "search_index.js" in requested and any(u.startswith("search.") for u in requested)
     context.close()
 
 

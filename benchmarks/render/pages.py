@@ -167,8 +167,9 @@ class SiteModel:
 
     @staticmethod
     def results_download(name: str, version: str) -> str:
-        """Where the site ships a copy of a benchmark's latest results JSON (a download, not a page)."""
-        return f"downloads/{slugify(name)}-{version}.json"
+        """Where the site ships a gzip-compressed copy of a benchmark's latest results JSON (a download, not a
+        page): byte-for-byte the results file once unpacked."""
+        return f"downloads/{slugify(name)}-{version}.json.gz"
 
     # Shared blocks ---------------------------------------------------------------------------------
     def leaderboards(self, run: Run) -> list[Leaderboard]:

@@ -21,12 +21,33 @@
     try { return new URL(String(url), location.href).href; } catch (err) { return String(url); }
   }
 
+  /* the site ships the index once, as search/search_index.js ("var __index = " and the JSON; the build's
+     hooks remove the JSON copy, benchmarks/render/hooks.py): over http(s) the theme's request for the JSON
+     reads the script's copy, its first PREFIX.length characters dropped */
+  var JSON_INDEX = /\/search\/search_index\.json(?=[?#]|$)/;
+  var PREFIX = "var __index = ";
+  var response = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, "response");
+  var responseText = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, "responseText");
+  function withoutPrefix(xhr, descriptor) {
+    return function () {
+      var body = descriptor.get.call(xhr);
+      return xhr.readyState === 4 && body && typeof body.slice === "function" ? body.slice(PREFIX.length) : body;
+    };
+  }
+
   /* the index over http(s): XMLHttpRequest, held at send() */
   var open = XMLHttpRequest.prototype.open;
   var send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.open = function (method, url) {
-    this.__tycheonHeld = INDEX.test(absolute(url));
-    return open.apply(this, arguments);
+    var args = Array.prototype.slice.call(arguments);
+    var href = absolute(url);
+    this.__tycheonHeld = INDEX.test(href);
+    if (JSON_INDEX.test(href)) {
+      args[1] = href.replace(JSON_INDEX, "/search/search_index.js");
+      Object.defineProperty(this, "response", { configurable: true, get: withoutPrefix(this, response) });
+      Object.defineProperty(this, "responseText", { configurable: true, get: withoutPrefix(this, responseText) });
+    }
+    return open.apply(this, args);
   };
   XMLHttpRequest.prototype.send = function () {
     var xhr = this;

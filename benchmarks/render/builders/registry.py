@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ..pages import SiteModel
 
 __all__ = [
+    "OFF_NAV",
     "Built",
     "NavNode",
     "Page",
@@ -34,10 +36,13 @@ __all__ = [
     "UnknownPageTypeError",
     "build_scope",
     "in_nav",
+    "is_page_of",
+    "off_nav_patterns",
     "page_part",
     "page_path",
     "page_type",
     "page_types",
+    "prune_nav",
 ]
 
 
@@ -227,3 +232,38 @@ def in_nav(pages: Page | list[Page] | None) -> Built:
         return [], []
     first, rest = found[0], found[1:]
     return found, [NavNode(title=first.title, page=first.path, children=[NavNode(p.title, p.path) for p in rest])]
+
+
+# Page types the navigation leaves out: a leaderboard is reached from its unit page, its dataset page and the
+# Unit / Class / Metric switcher on every leaderboard. Listed in the sidebar, each benchmark's leaderboards
+# were written into every one of their siblings' HTML (the open branch is written out in full), most of a
+# leaderboard page's weight.
+OFF_NAV = frozenset({"leaderboard"})
+
+
+@functools.cache
+def _path_pattern(key: str) -> re.Pattern[str]:
+    kind = _get(key)
+    parts = string.Formatter().parse(kind.path)
+    return re.compile("".join(re.escape(text) + ("[^/]+" if name else "") for text, name, _, _ in parts))
+
+
+def is_page_of(key: str, path: str) -> bool:
+    """Whether the docs-relative ``path`` is one that page type ``key`` writes."""
+    return _path_pattern(key).fullmatch(path) is not None
+
+
+def prune_nav(nodes: list[NavNode], off: frozenset[str] = OFF_NAV) -> list[NavNode]:
+    """The navigation without the pages of the types in ``off`` (a node keeps its children that stay)."""
+    kept = []
+    for node in nodes:
+        if node.page is not None and any(is_page_of(key, node.page) for key in off):
+            continue
+        kept.append(NavNode(node.title, node.page, prune_nav(node.children, off)))
+    return kept
+
+
+def off_nav_patterns(off: frozenset[str] = OFF_NAV) -> list[str]:
+    """mkdocs ``not_in_nav`` patterns (gitignore style, from the docs folder) of the types in ``off``: the
+    pages left out on purpose, which mkdocs then does not list as missing from the navigation."""
+    return sorted("/" + re.sub(r"\{[^}]*\}", "*", _get(key).path) for key in off)
