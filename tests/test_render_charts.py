@@ -87,3 +87,62 @@ def test_safe_label_drops_markup_characters():
 def test_relurl_points_at_built_html_relative_to_the_page():
     assert relurl("benchmarks/a/b/c.md", "models/x.md") == "../../../models/x.html"
     assert relurl("index.md", "methodology.md") == "methodology.html"
+
+
+_spread = st.lists(st.floats(min_value=1.0, max_value=40.0, allow_nan=False), min_size=1, max_size=30).map(sorted)
+_cd = st.one_of(st.none(), st.floats(min_value=0.05, max_value=20.0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranks=_spread, cd=_cd, conservative=_cd)
+def test_cd_axis_covers_ranks_and_cd_bars_with_a_margin_and_not_much_more(ranks, cd, conservative):
+    methods = [(f"m{i}", r, charts.style_for(i)) for i, r in enumerate(ranks)]
+    figure = charts.cd_figure(methods=methods, cd=cd, conservative_cd=conservative)
+    lo, hi = figure["layout"]["xaxis"]["range"]
+    xs = [x for trace in figure["data"] for x in trace["x"] if x is not None]  # markers, CD bars, guides
+    data_lo, data_hi = min(xs), max(xs)
+    pad = max(charts.RANK_PAD * (data_hi - data_lo), charts.RANK_PAD_MIN)
+    assert lo < data_lo and data_hi < hi  # nothing on the frame
+    assert data_lo - lo <= pad + 0.01 and hi - data_hi <= pad + 0.01  # and no more than the margin beyond it
+
+
+def test_cd_axis_starts_near_the_best_rank_not_at_one():
+    """The issue's case: ranks 9 to 15 of 15 models were drawn on an axis from 0.5."""
+    methods = [(f"m{i}", 9.0 + i * 0.4, charts.style_for(i)) for i in range(15)]
+    lo, hi = charts.cd_figure(methods=methods, cd=1.5, conservative_cd=3.0)["layout"]["xaxis"]["range"]
+    assert 8.5 < lo < 9.0 and 14.6 < hi < 15.2
+    assert (
+        "1 = best"
+        in charts.cd_figure(methods=methods, cd=None, conservative_cd=None)["layout"]["xaxis"]["title"]["text"]
+    )
+
+
+def test_cd_numbers_carry_the_three_decimals_shown_and_the_guides_are_one_trace():
+    methods = [(f"m{i}", 2.0 + i / 7, charts.style_for(i)) for i in range(12)]
+    figure = charts.cd_figure(methods=methods, cd=1.0, conservative_cd=None)
+    xs = [x for trace in figure["data"] for x in trace["x"] if x is not None]
+    assert all(round(x, 3) == x for x in xs)
+    assert [t["x"][0] for t in figure["data"][:12]] == [round(2.0 + i / 7, 3) for i in range(12)]
+    dotted = [t for t in figure["data"] if t.get("line", {}).get("dash") == "dot" and t["mode"] == "lines"]
+    bars = charts.cliques([r for _, r, _ in methods], 1.0)
+    assert len(dotted) == 1 and dotted[0]["x"].count(None) == sum(j - i + 1 for i, j in bars) - 1
+
+
+def test_styles_are_distinct_colour_and_marker_pairs_for_every_index_below_style_count():
+    styles = [charts.style_for(i) for i in range(charts.STYLE_COUNT)]
+    assert len(set(styles)) == charts.STYLE_COUNT == len(charts.OKABE_ITO) * len(charts.SYMBOLS)
+    assert charts.style_for(5) == charts.style_for(5)  # a pure function of the site-wide index
+
+
+def test_every_marker_symbol_has_a_swatch_shape():
+    for symbol in charts.SYMBOLS:
+        svg = charts.swatch_svg(charts.Style("#E69F00", symbol))
+        assert svg.startswith("<svg") and 'fill="#E69F00"' in svg
+
+
+def test_on_a_phone_the_legend_goes_below_in_two_columns_and_long_names_wrap():
+    narrow = charts.narrow_legend(names=["a", "b", "Seasonal naive + momentum (production)", "c"], height=400)
+    legend = narrow["layout"]["legend"]
+    assert legend["orientation"] == "h" and legend["entrywidth"] == 0.5 and legend["yanchor"] == "bottom"
+    assert narrow["traces"] == {"2": {"name": "Seasonal naive +<br>momentum<br>(production)"}}
+    assert narrow["layout"]["height"] == 400 + charts.LEGEND_ROW * 4  # rows: (a, b), (three lines, c)

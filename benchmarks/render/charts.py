@@ -2,14 +2,17 @@
 
 Figures are built by hand (no plotly Python objects), so the JSON is small and byte-stable; pages embed it
 in a JSON script block and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
-Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model also gets its own
-marker symbol, so no distinction rests on colour alone.
+Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model gets its own
+(colour, marker) pair from its place in the site-wide model list (:func:`style_for`), the same on every
+page, so no two models of a chart look alike and no distinction rests on colour alone. Shared trace
+defaults go in a layout template and numbers carry the precision shown, which keeps the inline JSON small.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +41,9 @@ SYMBOLS = (
 )
 
 
+STYLE_COUNT = len(SYMBOLS) * len(OKABE_ITO)  # distinct colour x marker pairs :func:`style_for` hands out
+
+
 @dataclass(frozen=True)
 class Style:
     colour: str
@@ -45,8 +51,39 @@ class Style:
 
 
 def style_for(index: int) -> Style:
-    """Style of the model at ``index`` in the site-wide sorted model list (same model, same look)."""
-    return Style(OKABE_ITO[index % len(OKABE_ITO)], SYMBOLS[index % len(SYMBOLS)])
+    """Style of the model at ``index`` in the site-wide sorted model list (same model, same look).
+
+    The marker cycles through :data:`SYMBOLS` and the colour moves on one further each time the markers
+    start again, so the first :data:`STYLE_COUNT` indices get distinct (colour, marker) pairs: index
+    ``12a + b`` has marker ``b`` and colour ``(5a + b) mod 8``, one-to-one because 5 is prime to 8.
+    The first eight differ in colour and in marker.
+    """
+    return Style(OKABE_ITO[(index + index // len(SYMBOLS)) % len(OKABE_ITO)], SYMBOLS[index % len(SYMBOLS)])
+
+
+# each marker symbol as an SVG shape in a 12 x 12 box, for a swatch in running text (the model page)
+_SHAPES = {
+    "circle": '<circle cx="6" cy="6" r="5"/>',
+    "square": '<rect x="1" y="1" width="10" height="10"/>',
+    "diamond": '<polygon points="6,0.5 11.5,6 6,11.5 0.5,6"/>',
+    "triangle-up": '<polygon points="6,1 11.5,11 0.5,11"/>',
+    "triangle-down": '<polygon points="0.5,1 11.5,1 6,11"/>',
+    "cross": '<polygon points="4,0.5 8,0.5 8,4 11.5,4 11.5,8 8,8 8,11.5 4,11.5 4,8 0.5,8 0.5,4 4,4"/>',
+    "x": '<polygon transform="rotate(45 6 6)" points="4,0 8,0 8,4 12,4 12,8 8,8 8,12 4,12 4,8 0,8 0,4 4,4"/>',
+    "star": '<polygon points="6,0.5 7.4,4.3 11.5,4.3 8.2,6.8 9.4,11 6,8.5 2.6,11 3.8,6.8 0.5,4.3 4.6,4.3"/>',
+    "hexagon": '<polygon points="6,0.5 10.8,3.2 10.8,8.8 6,11.5 1.2,8.8 1.2,3.2"/>',
+    "pentagon": '<polygon points="6,0.5 11.5,4.5 9.4,11 2.6,11 0.5,4.5"/>',
+    "star-triangle-up": '<path d="M6,0.5 Q6.6,7 11.5,11 Q6,8.6 0.5,11 Q5.4,7 6,0.5Z"/>',
+    "hourglass": '<polygon points="1,0.5 11,0.5 6,6 11,11.5 1,11.5 6,6"/>',
+}
+
+
+def swatch_svg(style: Style) -> str:
+    """The model's marker in its colour as an inline SVG (``aria-hidden``: the name beside it says who)."""
+    return (
+        f'<svg class="tyc-swatch" viewBox="0 0 12 12" width="14" height="14" aria-hidden="true" fill="{style.colour}"'
+        f' stroke="#000" stroke-width="0.8">{_SHAPES[style.symbol]}</svg>'
+    )
 
 
 def plotly_text(value: str) -> str:
@@ -54,8 +91,35 @@ def plotly_text(value: str) -> str:
     return html.escape(value, quote=False)
 
 
-def _r(value: float) -> float:
-    return float(f"{value:.6g}")
+RANK_DECIMALS = 3  # the diagram's hover shows mean ranks to three decimals; positions need no more
+RANK_PAD = 0.05  # the CD axis extends this fraction of the data's span beyond it on each side ...
+RANK_PAD_MIN = 0.25  # ... and at least this many ranks, so a lone method or a tight group is not on the edge
+
+
+def _round(value: float, decimals: int, sig: int = 4) -> float:
+    """``value`` to ``decimals`` places, or more where that would keep fewer than ``sig`` significant digits
+    (the precision a chart shows, so the JSON carries no digits no reader sees)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, max(decimals, sig - 1 - math.floor(math.log10(abs(value)))))
+
+
+def _sig(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+def _template(*, marker: dict[str, Any], hover: str) -> dict[str, Any]:
+    """A plotly layout template giving every scatter trace ``marker`` and ``hover`` unless it sets its own:
+    a chart's shared defaults written once instead of once per trace."""
+    return {"data": {"scatter": [{"marker": marker, "hovertemplate": hover}]}}
+
+
+def rank_axis_range(values: Sequence[float]) -> tuple[float, float]:
+    """The CD diagram's x range: the span of ``values`` (mean ranks and the ends of the CD bars) plus
+    :data:`RANK_PAD` of that span (at least :data:`RANK_PAD_MIN`) on each side."""
+    lo, hi = min(values), max(values)
+    pad = max(RANK_PAD * (hi - lo), RANK_PAD_MIN)
+    return _round(lo - pad, 2), _round(hi + pad, 2)
 
 
 def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
@@ -82,120 +146,119 @@ def cd_figure(
     """Critical-difference diagram: one row per method at its mean rank, bars joining methods within CD.
 
     ``methods`` are ``(label, mean_rank, style)`` sorted by mean rank. The Nemenyi CD and the conservative
-    CD (one origin per series) are drawn as two reference bars above the methods.
+    CD (one origin per series) are drawn as two reference bars above the methods. The x axis covers the
+    ranks and the reference bars (:func:`rank_axis_range`), not 1 to k: ranks still read 1 = best.
     """
     k = len(methods)
-    data: list[dict[str, Any]] = []
-    for row, (label, rank, style) in enumerate(methods):
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "x": [_r(rank)],
-                "y": [row],
-                "name": plotly_text(label),
-                "marker": {
-                    "color": style.colour,
-                    "symbol": style.symbol,
-                    "size": 12,
-                    "line": {"color": "#000000", "width": 1},
-                },
-                "hovertemplate": f"{plotly_text(label)}<br>mean rank %{{x:.3f}}<extra></extra>",
-                "showlegend": False,
-            }
-        )
-    ranks = [rank for _, rank, _ in methods]
+    exact = [rank for _, rank, _ in methods]  # the bars join on these, as the text list does (cd_groups)
+    ranks = [_round(rank, RANK_DECIMALS) for rank in exact]
+    data: list[dict[str, Any]] = [
+        {
+            "mode": "markers",
+            "x": [rank],
+            "y": [row],
+            "name": plotly_text(label),
+            "marker": {"color": style.colour, "symbol": style.symbol},  # size, outline, hover: the template
+        }
+        for row, ((label, _, style), rank) in enumerate(zip(methods, ranks, strict=True))
+    ]
     level = k - 0.4
+    guides: tuple[list[float | None], list[float | None]] = ([], [])
     if cd is not None:
-        for n, (i, j) in enumerate(cliques(ranks, cd)):
-            level += 0.35
-            members = ", ".join(plotly_text(methods[m][0]) for m in range(i, j + 1))
+        for n, (i, j) in enumerate(cliques(exact, cd)):
+            level = round(level + 0.35, 2)
+            # the members are listed beside the chart (cd_groups); the hover names the ends
+            span = f"{plotly_text(methods[i][0])} to {plotly_text(methods[j][0])}, {j - i + 1} models"
             data.append(
                 {
-                    "type": "scatter",
                     "mode": "lines+text",
-                    "x": [_r(ranks[i]), _r(ranks[j])],
+                    "x": [ranks[i], ranks[j]],
                     "y": [level, level],
                     "text": [clique_letter(n), ""],
                     "textposition": "middle left",
                     "cliponaxis": False,
-                    "line": {"color": "#555555", "width": 5},
-                    "showlegend": False,
-                    "hovertemplate": f"group {clique_letter(n)}, not significantly different: {members}<extra></extra>",
+                    "line": {"color": "#555", "width": 5},
+                    "hovertemplate": f"group {clique_letter(n)} ({span}): not significantly different<extra></extra>",
                 }
             )
             for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
-                data.append(
-                    {
-                        "type": "scatter",
-                        "mode": "lines",
-                        "x": [_r(ranks[m]), _r(ranks[m])],
-                        "y": [m, level],
-                        "line": {"color": "#999999", "width": 1, "dash": "dot"},
-                        "showlegend": False,
-                        "hoverinfo": "skip",
-                    }
-                )
+                guides[0].extend([ranks[m], ranks[m], None])
+                guides[1].extend([m, level, None])
+    if guides[0]:  # one trace, the segments split by gaps: a trace per guide made the page's JSON 3x heavier
+        data.append(
+            {
+                "mode": "lines",
+                "x": guides[0][:-1],
+                "y": guides[1][:-1],
+                "line": {"color": "#999", "width": 1, "dash": "dot"},
+                "hoverinfo": "skip",
+            }
+        )
     low = min(ranks) if ranks else 1.0
     ref_ticks: list[tuple[float, str]] = []
+    ref_labels: dict[str, dict[str, Any]] = {}  # on a phone, with no label column, each bar's name above it
+    ends = list(ranks) or [1.0]
     refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD", conservative_cd, "dot", -0.7)]
     for name, width, dash, y in refs:
         if width is None:
             continue
+        ends.append(_round(low + width, RANK_DECIMALS))
         data.append(
             {
-                "type": "scatter",
                 "mode": "lines+markers",
-                "x": [_r(low), _r(low + width)],
+                "x": [low, ends[-1]],
                 "y": [y, y],
                 "line": {"color": "#0072B2", "width": 3, "dash": dash},
-                "showlegend": False,
-                "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2"},
+                "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2", "line": {"width": 0}},
                 "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
             }
         )
         ref_ticks.append((y, f"{name} = {width:.3f}"))
-    hi = max(max(ranks, default=1.0), low + max(cd or 0.0, conservative_cd or 0.0))
-    # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
-    # on the side with room, so the plot keeps the full width
-    middle = (0.5 + hi + 0.5) / 2
-    narrow_traces = {
-        str(row): {
-            "mode": "markers+text",
-            "text": [plotly_text(label)],
-            "cliponaxis": False,
-            "textposition": "middle right" if rank < middle else "middle left",
+        ref_labels[str(len(data) - 1)] = {
+            "y": [y * 1.6, y * 1.6],  # spread apart, so each name fits above its bar
+            "mode": "lines+markers+text",
+            "text": [ref_ticks[-1][1], ""],
+            "textposition": "top right",
             "textfont": {"size": 11},
         }
-        for row, (label, rank, _) in enumerate(methods)
-    }
+    x_range = rank_axis_range(ends)
+    # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
+    # on the side with room, so the plot keeps the full width
+    middle = (x_range[0] + x_range[1]) / 2
     layout = {
         "height": int(150 + 34 * k + 18 * max(level - k + 0.4, 0) / 0.35),
         "margin": {"l": 260, "r": 30, "t": 20, "b": 50},
+        "showlegend": False,
+        "hoverlabel": {"namelength": -1},
+        # every scatter trace's defaults, written once: the markers' size and outline, and their hover,
+        # whose side box names the trace (the lines override or skip the hover)
+        "template": _template(marker={"size": 12, "line": {"color": "#000", "width": 1}}, hover="mean rank %{x:.3f}"),
         "xaxis": {
             "title": {"text": "mean rank over complete blocks (1 = best)"},
-            "range": [_r(0.5), _r(hi + 0.5)],
+            "range": list(x_range),
             "zeroline": False,
             "showgrid": True,
+            "automargin": True,
         },
         "yaxis": {
             "tickvals": [y for y, _ in ref_ticks] + list(range(k)),
             "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
-            "range": [_r(level + 0.5), -1.8],
+            "range": [round(level + 0.5, 2), -1.8],
             "zeroline": False,
             "showgrid": False,
         },
-        "plot_bgcolor": "#ffffff",
-        "paper_bgcolor": "#ffffff",
         "font": {"size": 13},
         "meta": {
             "narrow": {
                 "layout": {
                     "margin": {"l": 16, "r": 16, "t": 20, "b": 50},
                     "yaxis.showticklabels": False,
+                    "yaxis.range": [round(level + 0.5, 2), -2.6],
                     "font.size": 11,
                 },
-                "traces": narrow_traces,
+                # trace n's name written beside its marker, on this side (tycheon.js)
+                "labels": ["right" if rank < middle else "left" for rank in ranks],
+                "traces": ref_labels,
             }
         },
     }
@@ -244,57 +307,96 @@ def pareto_front(points: Sequence[CostPoint]) -> list[CostPoint]:
     return front
 
 
+LEGEND_ROW = 20  # px per line of legend text at font size 11
+LEGEND_WRAP = 20  # characters per line of a legend entry in a half-width column on a phone
+
+
+def _wrap(label: str, width: int = LEGEND_WRAP) -> list[str]:
+    lines: list[str] = []
+    for word in label.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def narrow_legend(*, names: Sequence[str], height: int) -> dict[str, Any]:
+    """Overrides for a screen under 600 px (``layout.meta.narrow``, applied by tycheon.js): the legend goes
+    below the plot in two columns instead of beside it (where it took two thirds of a phone's width), long
+    names wrap onto a second line, and the chart grows by the legend's height so the plot keeps its own.
+
+    ``names`` are the legend's entries in trace order (already escaped for plotly).
+    """
+    wrapped = [_wrap(name) for name in names]
+    lines = sum(max(len(w) for w in wrapped[i : i + 2]) for i in range(0, len(wrapped), 2))
+    return {
+        "layout": {
+            "height": height + LEGEND_ROW * lines,
+            "legend": {
+                "orientation": "h",
+                "x": 0,
+                "xanchor": "left",
+                "y": 0,
+                "yanchor": "bottom",
+                "yref": "container",
+                "entrywidth": 0.5,
+                "entrywidthmode": "fraction",
+                "font": {"size": 11},
+            },
+            "margin": {"l": 10, "r": 10, "t": 30, "b": 10 + LEGEND_ROW * lines},
+        },
+        "traces": {str(n): {"name": "<br>".join(w)} for n, w in enumerate(wrapped) if len(w) > 1},
+    }
+
+
 def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[str, Any]:
-    """Fit+predict seconds (log axis) against mean error, with the Pareto frontier as a step line."""
+    """Fit+predict seconds (log axis) against mean error, with the Pareto frontier as a step line.
+
+    Seconds carry the three significant digits the hover shows, errors four decimals (or four significant
+    digits, if more)."""
     data: list[dict[str, Any]] = []
     front = pareto_front(points)
     on_front = {id(p) for p in front}
+    metric_text = plotly_text(metric)
     for p in points:
-        labelled = p.highlight or id(p) in on_front  # other names are in the hover, to avoid a pile-up of labels
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers+text" if labelled else "markers",
-                "x": [_r(p.seconds)],
-                "y": [_r(p.accuracy)],
-                "name": plotly_text(p.label),
-                "text": [plotly_text(p.label) if labelled else ""],
-                "textposition": "top center",
-                "cliponaxis": False,
-                "marker": {
-                    "color": p.style.colour,
-                    "symbol": p.style.symbol,
-                    "size": 16 if p.highlight else 11,
-                    "line": {"color": "#000000", "width": 3 if p.highlight else 1},
-                },
-                "hovertemplate": (
-                    f"{plotly_text(p.label)}<br>%{{x:.3g}} s<br>{plotly_text(metric)} %{{y:.4f}}<extra></extra>"
-                ),
-                "showlegend": True,
-            }
-        )
+        trace: dict[str, Any] = {
+            "mode": "markers",
+            "x": [_sig(p.seconds, 3)],
+            "y": [_round(p.accuracy, 4)],
+            "name": plotly_text(p.label),
+            "marker": {"color": p.style.colour, "symbol": p.style.symbol},
+        }
+        if p.highlight:
+            trace["marker"].update(size=16, line={"color": "#000", "width": 3})
+        if p.highlight or id(p) in on_front:  # other names are in the hover, to avoid a pile-up of labels
+            trace.update(mode="markers+text", text=[trace["name"]], textposition="top center", cliponaxis=False)
+        data.append(trace)
     if front:
         data.append(
             {
-                "type": "scatter",
                 "mode": "lines",
                 "name": "Pareto frontier",
-                "showlegend": True,
-                "x": [_r(p.seconds) for p in front],
-                "y": [_r(p.accuracy) for p in front],
+                "x": [_sig(p.seconds, 3) for p in front],
+                "y": [_round(p.accuracy, 4) for p in front],
                 "line": {"color": "#D55E00", "width": 2, "dash": "dash", "shape": "hv"},
                 "hoverinfo": "skip",
             }
         )
+    height = max(440, 100 + LEGEND_ROW * len(data))  # the whole legend beside the plot, none of it scrolled away
     layout = {
-        "height": 440,
+        "height": height,
         "margin": {"l": 70, "r": 20, "t": 30, "b": 60},
-        "xaxis": {"type": "log", "title": {"text": "fit + predict seconds (log scale)"}},
-        "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}},
+        "hoverlabel": {"namelength": -1},
+        "template": _template(  # every marker's size, outline and hover (its side box names the model)
+            marker={"size": 11, "line": {"color": "#000", "width": 1}},
+            hover=f"%{{x:.3g}} s<br>{metric_text} %{{y:.4f}}",
+        ),
+        "xaxis": {"type": "log", "title": {"text": "fit + predict seconds (log scale)"}, "automargin": True},
+        "yaxis": {"title": {"text": f"mean {metric_text} (lower is better)"}, "automargin": True},
         "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
-        "plot_bgcolor": "#ffffff",
-        "paper_bgcolor": "#ffffff",
         "font": {"size": 13},
+        "meta": {"narrow": narrow_legend(names=[t["name"] for t in data], height=min(height, 440))},
     }
     return {"data": data, "layout": layout}
 
@@ -339,7 +441,7 @@ def replay_figure(
             "type": "bar",
             "name": name,
             "x": [plotly_text(c) for c in classes],
-            "y": [None if v is None else _r(v) for v in values],
+            "y": [None if v is None else _round(v, 4) for v in values],
             "marker": {"color": colour, "pattern": {"shape": pattern}},  # pattern: no distinction by colour alone
             "hovertemplate": f"{name}<br>%{{x}}: mean {plotly_text(metric)} %{{y:.4f}}<extra></extra>",
         }
@@ -349,11 +451,13 @@ def replay_figure(
         "barmode": "group",
         "height": 380,
         "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
-        "xaxis": {"title": {"text": "demand class"}},
-        "yaxis": {"title": {"text": f"mean {plotly_text(metric)} (lower is better)"}, "rangemode": "tozero"},
+        "xaxis": {"title": {"text": "demand class"}, "automargin": True},
+        "yaxis": {
+            "title": {"text": f"mean {plotly_text(metric)} (lower is better)"},
+            "rangemode": "tozero",
+            "automargin": True,
+        },
         "legend": {"orientation": "h", "y": 1.12},
-        "plot_bgcolor": "#ffffff",
-        "paper_bgcolor": "#ffffff",
         "font": {"size": 13},
     }
     return {"data": data, "layout": layout}
@@ -381,14 +485,14 @@ def bump_figure(*, runs: Sequence[str], models: Sequence[tuple[str, Sequence[int
         for label, ranks, style in models
     ]
     k = len(models)
+    height = int(200 + 28 * k)
     layout = {
-        "height": int(200 + 28 * k),
+        "height": height,
         "margin": {"l": 50, "r": 20, "t": 30, "b": 110},
-        "xaxis": {"title": {"text": "protocol run"}, "tickangle": -30},
-        "yaxis": {"title": {"text": "rank (1 = best)"}, "autorange": "reversed", "dtick": 1},
+        "xaxis": {"title": {"text": "protocol run"}, "tickangle": -30, "automargin": True},
+        "yaxis": {"title": {"text": "rank (1 = best)"}, "autorange": "reversed", "dtick": 1, "automargin": True},
         "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
-        "plot_bgcolor": "#ffffff",
-        "paper_bgcolor": "#ffffff",
         "font": {"size": 13},
+        "meta": {"narrow": narrow_legend(names=[t["name"] for t in data], height=height)},
     }
     return {"data": data, "layout": layout}

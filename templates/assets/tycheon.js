@@ -61,10 +61,18 @@
     });
   }
 
-  /* A figure may carry layout.meta.narrow: layout and per-trace overrides for screens under 600 px. */
+  /* A figure may carry layout.meta.narrow for screens under 600 px: "layout" overrides (dotted paths),
+     per-trace overrides ("traces"), and "labels": trace n's name written beside its marker, on side labels[n]. */
   function narrow(figure, width) {
     var alt = figure.layout.meta && figure.layout.meta.narrow;
     if (!alt || width >= 600) { return figure; }
+    (alt.labels || []).forEach(function (side, index) {
+      var trace = figure.data[index];
+      if (trace) {
+        Object.assign(trace, { mode: "markers+text", text: [trace.name], textposition: "middle " + side,
+                               cliponaxis: false, textfont: { size: 11 } });
+      }
+    });
     Object.keys(alt.traces || {}).forEach(function (index) {
       var trace = figure.data[Number(index)];
       if (trace) { Object.assign(trace, alt.traces[index]); }
@@ -79,6 +87,10 @@
 
   function draw(charts) {
     charts.forEach(function (el) {
+      if (el.closest("[hidden]")) { return; }  /* hidden again while plotly.js loaded: drawn when shown */
+      el.removeAttribute("aria-busy");
+      if (el.hasAttribute("data-drawn")) { window.Plotly.Plots.resize(el); return; }
+      el.setAttribute("data-drawn", "");
       var source = el.hasAttribute("data-figure") ? el.getAttribute("data-figure")
         : document.getElementById(el.getAttribute("data-figure-id")).textContent;
       var figure = narrow(JSON.parse(source), el.clientWidth);
@@ -90,24 +102,56 @@
     charts.forEach(function (el) { el.textContent = "The chart library (assets/plotly.min.js) did not load."; });
   }
 
-  /* Load plotly.js once, after the window's load event, then draw every chart of the page. */
-  function drawCharts() {
-    var charts = document.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
+  /* Load plotly.js once, after the window's load event, then draw the given charts (and any asked for
+     while it loads). */
+  var waiting = null;
+  function drawWhenLoaded(charts) {
     if (!charts.length) { return; }
     if (typeof window.Plotly !== "undefined") { draw(charts); return; }
     charts.forEach(function (el) { el.setAttribute("aria-busy", "true"); });
+    if (waiting) { waiting.push.apply(waiting, charts); return; }
+    waiting = charts.slice();
     var start = function () {
       var script = document.createElement("script");
       script.src = ASSETS + "plotly.min.js";
       script.async = true;
       script.onload = function () {
-        charts.forEach(function (el) { el.removeAttribute("aria-busy"); });
-        if (typeof window.Plotly === "undefined") { fail(charts); } else { draw(charts); }
+        if (typeof window.Plotly === "undefined") { fail(waiting); } else { draw(waiting); }
       };
-      script.onerror = function () { fail(charts); };
+      script.onerror = function () { fail(waiting); };
       document.head.appendChild(script);
     };
     if (document.readyState === "complete") { start(); } else { window.addEventListener("load", start); }
+  }
+
+  /* A chart picker (<select class="tyc-picker">, options naming panels) shows one panel at a time; a chart
+     is drawn when its panel is first shown, so a page of many charts draws one. */
+  function showPanel(select, id) {
+    Array.prototype.forEach.call(select.options, function (option) {
+      var panel = document.getElementById(option.value);
+      if (panel) { panel.hidden = option.value !== id; }
+    });
+    select.value = id;
+    var panel = document.getElementById(id);
+    if (panel) { drawWhenLoaded(Array.prototype.slice.call(panel.querySelectorAll(".tyc-chart"))); }
+  }
+
+  function initPickers() {
+    document.querySelectorAll("select.tyc-picker").forEach(function (select) {
+      select.addEventListener("change", function () { showPanel(select, select.value); });
+      /* a link to a chart in a hidden panel opens that panel */
+      var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+      var panel = target && target.closest(".tyc-chart-panel");
+      if (panel && Array.prototype.some.call(select.options, function (o) { return o.value === panel.id; })) {
+        showPanel(select, panel.id);
+      }
+    });
+  }
+
+  function drawCharts() {
+    initPickers();
+    var charts = document.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
+    drawWhenLoaded(Array.prototype.filter.call(charts, function (el) { return !el.closest("[hidden]"); }));
   }
 
   /* Every data table without a shipped CSV gets a "Download CSV" link that writes the table as shown. */

@@ -146,7 +146,7 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
                     "history": history,
                     "runs": runs,
                     "charts": cost_charts(site, highlight=mid),
-                    "style": site.styles[mid],
+                    "swatch": charts.swatch_svg(site.styles[mid]),
                 },
             )
         )

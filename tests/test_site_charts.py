@@ -1,0 +1,164 @@
+"""The charts of the site built from the committed results: one style per model everywhere, a chart picker
+on the model pages, and charts that fit a phone.
+
+The style test reads the rendered pages (``committed_docs``); the others load the built site
+(``committed_site``) in Debian's Chromium (skipped with a message where it or playwright is missing).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from benchmarks.render.serve import GzipHandler
+
+CHROMIUM = Path("/usr/bin/chromium")
+PHONE = {"width": 390, "height": 844}
+_DATA = re.compile(r'<script type="application/json" id="((?:cd-diagram|cost-\d+|bump))-data">(.*?)</script>', re.S)
+
+
+def _model_figures(docs: Path) -> list[tuple[str, dict]]:
+    """Every chart whose markers are models (CD diagrams, cost charts, rank bump charts), with its page."""
+    return [
+        (f"{page.relative_to(docs)}#{m.group(1)}", json.loads(m.group(2)))
+        for page in sorted(docs.rglob("*.md"))
+        for m in _DATA.finditer(page.read_text(encoding="utf-8"))
+    ]
+
+
+def test_no_two_models_share_a_style_in_any_chart_and_each_model_keeps_its_style(committed_docs):
+    figures = _model_figures(committed_docs.docs)
+    assert {where.split("#")[1].split("-")[0] for where, _ in figures} >= {"cd", "cost", "bump"}
+    style_of: dict[str, tuple[str, str]] = {}
+    for where, figure in figures:
+        in_chart: dict[tuple[str, str], str] = {}
+        for trace in figure["data"]:
+            marker = trace.get("marker", {})
+            if "symbol" not in marker or "name" not in trace or trace["mode"].startswith("lines"):
+                continue  # the CD reference bars, the frontier
+            name = trace["name"].removesuffix("\u2020")  # the CD diagram marks partial support with a dagger
+            style = (marker["color"], marker["symbol"])
+            assert in_chart.setdefault(style, name) == name, (where, style, in_chart[style], name)
+            assert style_of.setdefault(name, style) == style, (where, name, style_of[name], style)
+    assert len(style_of) >= 20
+
+
+# --- in a browser --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(committed_site) -> Path:
+    if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package to run the browser tests")
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
+    return committed_site.html
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def chromium(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+def _tab(chromium, viewport: dict):  # type: ignore[no-untyped-def]
+    tab = chromium.new_context(viewport=viewport).new_page()
+    tab.problems = []
+    tab.on("console", lambda msg: tab.problems.append(msg.text) if msg.type == "error" else None)
+    tab.on("pageerror", lambda err: tab.problems.append(str(err)))
+    return tab
+
+
+def _most_charts(site: Path) -> str:
+    pages = [p for p in (site / "models").glob("*.html") if p.name != "index.html"]
+    page = max(sorted(pages), key=lambda p: p.read_text(encoding="utf-8").count('class="tyc-chart"'))
+    return str(page.relative_to(site))
+
+
+DRAWN = "document.querySelectorAll('.tyc-chart .main-svg').length"
+VISIBLE = "Array.from(document.querySelectorAll('.tyc-chart-panel')).filter(p => !p.hidden).map(p => p.id)"
+
+
+@pytest.mark.browser
+def test_the_model_page_draws_one_chart_and_the_picker_draws_any_other(chromium, server, site):
+    path = _most_charts(site)
+    charts = (site / path).read_text(encoding="utf-8").count('class="tyc-chart"')
+    assert charts >= 5
+    tab = _tab(chromium, {"width": 1400, "height": 900})
+    tab.goto(f"{server}/{path}", wait_until="load")
+    tab.wait_for_selector("#cost-1 .main-svg", timeout=20_000)
+    options = tab.eval_on_selector_all("select.tyc-picker option", "os => os.map(o => o.value)")
+    assert options == [f"cost-panel-{n}" for n in range(1, charts + 1)]  # every chart can be picked
+    assert tab.evaluate(VISIBLE) == ["cost-panel-1"]
+    drawn_one = tab.evaluate(DRAWN)
+    tab.select_option("select.tyc-picker", "cost-panel-3")
+    tab.wait_for_selector("#cost-3 .main-svg", timeout=20_000)
+    assert tab.evaluate(VISIBLE) == ["cost-panel-3"]
+    assert tab.evaluate(DRAWN) == 2 * drawn_one  # the picked chart, drawn on demand; no other
+    assert tab.locator("#cost-3 .scatterlayer .trace").count() >= 3
+    assert tab.problems == []
+    tab.context.close()
+
+
+def _a_page(site: Path, suffix: str) -> str:
+    return next(str(p.relative_to(site)) for p in sorted(site.rglob(f"*{suffix}")))
+
+
+FIT = """el => {
+  const svg = el.querySelector('.main-svg').getBoundingClientRect();
+  const plot = el.querySelector('.nsewdrag').getBoundingClientRect();
+  const legend = el.querySelector('.legend');
+  const box = legend ? legend.getBoundingClientRect() : {width: 0, height: 0};
+  const out = Array.from(el.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .legendtext'))
+    .map(t => [t.textContent, t.getBoundingClientRect()])
+    .filter(([, r]) => r.width > 0 && (r.left < svg.left - 1 || r.right > svg.right + 1 || r.top < svg.top - 1
+                                       || r.bottom > svg.bottom + 1))
+    .map(([text]) => text);
+  return {plot: plot.width / svg.width, legend: (box.width * box.height) / (svg.width * svg.height),
+          width: svg.width, outside: out};
+}"""
+
+
+@pytest.mark.browser
+def test_on_a_phone_charts_keep_the_width_for_the_plot_and_every_label_inside(chromium, server, site):
+    pages = {
+        "cost": _most_charts(site),
+        "bump": _a_page(site, "/sensitivity.html"),
+        "cd-diagram": next(
+            str(p.relative_to(site))
+            for p in sorted(site.rglob("*.html"))
+            if 'id="cd-diagram"' in p.read_text(encoding="utf-8")
+        ),
+    }
+    tab = _tab(chromium, PHONE)
+    for kind, path in pages.items():
+        tab.goto(f"{server}/{path}", wait_until="load")
+        chart = tab.locator(f".tyc-chart[id^='{kind}']").first
+        chart.locator(".main-svg").first.wait_for(timeout=20_000)
+        fit = chart.evaluate(FIT)
+        assert fit["width"] <= PHONE["width"], (kind, fit)
+        assert fit["plot"] >= 0.6, (kind, path, fit)  # was 0.18 with the legend beside the plot
+        assert fit["legend"] < 0.4, (kind, path, fit)  # was 0.73
+        assert fit["outside"] == [], (kind, path, fit)
+    assert tab.problems == []
+    tab.context.close()
