@@ -1,10 +1,10 @@
 """``python -m benchmarks.render.screenshots [--html DIR] [--out DIR]``: screenshots of the built site.
 
-Home, the first leaderboard, the glossary and the submit page, each at 1400 px and 390 px wide, full page,
-after the charts have drawn, so a reviewer can look at the site without serving it. Serves the built HTML
-(``mkdocs build`` output, default ``site/site``) on a local port and drives Debian's Chromium
-(``/usr/bin/chromium``) through playwright; nothing is downloaded. Exit status 2 with a message when the
-site is not built or the browser is missing.
+Home, the first leaderboard, the first model page, the glossary and the submit page, each at 1400 px and 390 px
+wide, full page, after the charts have drawn, so a reviewer can look at the site without serving it. Serves the
+built HTML (``mkdocs build`` output, default ``site/site``) on a local port and drives Debian's Chromium
+(``/usr/bin/chromium``) through playwright; nothing is downloaded. Exit status 2 with a message when the site
+is not built or the browser is missing.
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ WIDTHS = (1400, 390)
 
 
 def pages(html: Path) -> list[tuple[str, str]]:
-    """``(name, path)`` of the pages to capture; the leaderboard is the first one in path order."""
+    """``(name, path)`` of the pages to capture; the leaderboard and the model page are the first ones in path
+    order."""
     boards = sorted(p for p in html.glob("benchmarks/*/*/*/*/*.html") if p.name != "index.html")
+    models = sorted(p for p in html.glob("models/*.html") if p.name != "index.html")
     chosen = [("home", "index.html")]
     if boards:
         chosen.append(("leaderboard", str(boards[0].relative_to(html))))
+    if models:
+        chosen.append(("model", str(models[0].relative_to(html))))
     chosen += [("glossary", "glossary.html"), ("submit", "submit.html")]
     return [(name, path) for name, path in chosen if (html / path).exists()]
 

@@ -368,6 +368,10 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     typed = build_scope("benchmark", site, run)
     pages.extend(typed.pages)
     nav.children.extend(typed.nav)
+    from .home import answer_rows, headline_tables  # the home page's answer; its tables are listed here
+
+    answer, _ = answer_rows(site, run)
+    tables, pooled_metric = headline_tables(site, run)
     pages.append(
         Page(
             path=site.bench_page(name),
@@ -375,6 +379,9 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
             title=safe_label(name),
             context={
                 "run": run,
+                "answer": answer,
+                "tables": tables,
+                "pooled_metric": pooled_metric,
                 "datasets": dataset_entries,
                 "provenance": site.provenance(run),
                 "warnings": site.run_warnings(run),

@@ -1,5 +1,6 @@
-"""The home page: per benchmark, the answer (each dataset's headline winner per demand class) and every
-table the home page lists."""
+"""The home page: per benchmark, the answer (each dataset's headline winner per demand class), one row per
+cell. The tables behind the answer (every headline table's winner, where the baselines win) are the
+benchmark page's (:func:`headline_tables`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..pages import Page, SiteModel
 from .registry import Built, in_nav, page_path, page_type
 
 
-def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The home page's answer: per dataset and demand class, the headline table's winner and runner-up.
 
     The headline unit of a dataset is its first unit of analysis; the headline metric of a demand class is
@@ -77,40 +78,48 @@ def _answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[
     return rows, too_small
 
 
-def home_page(site: SiteModel) -> Page:
+def headline_tables(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], str | None]:
+    """Every leaderboard of the run's latest version with its winners, verdict counts and baseline rank, and
+    the headline metric of the pooled class (the metric of the "where the baselines win" table).
+
+    A table is ``headline`` where its metric is one of its class's headline metrics
+    (:func:`tycheon.analysis.headline.headline_metrics`); the benchmark page lists those, every other
+    metric's winner is on its unit's page.
+    """
     from tycheon.analysis.headline import headline_metrics
 
+    tables = []
+    lbs = site.leaderboards(run)
+    ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+    for lb in lbs:
+        baseline = site.baseline_row(lb)
+        tables.append(
+            {
+                "headline": lb.metric in headline_metrics(lb.demand_class, ranked)[:2],
+                "lb": lb,
+                "page": site.leaderboard_page(run.name, lb.key),
+                "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
+                "cell_ok": site.cell_ok(lb),
+                "verdicts": site.verdict_counts(lb),
+                "dm": site.dm_counts(lb),
+                "baseline_rank": baseline.rank if baseline else None,
+                "n": len(lb.rows),
+                "rw": site.rw_row(lb),
+            }
+        )
+    pooled = headline_metrics("all", ranked)[0] if ranked else None
+    return tables, pooled
+
+
+def home_page(site: SiteModel) -> Page:
     benchmarks = []
     for name in site.names:
         run = site.latest(name)
-        tables = []
-        lbs = site.leaderboards(run)
-        ranked = list(dict.fromkeys(lb.metric for lb in lbs))
-        for lb in lbs:
-            baseline = site.baseline_row(lb)
-            tables.append(
-                {
-                    # the home page lists the headline metrics' tables; every other is on its unit's page
-                    "headline": lb.metric in headline_metrics(lb.demand_class, ranked)[:2],
-                    "lb": lb,
-                    "page": site.leaderboard_page(name, lb.key),
-                    "winners": [r for r in lb.rows if r.rank == 1] if site.cell_ok(lb) else [],
-                    "cell_ok": site.cell_ok(lb),
-                    "verdicts": site.verdict_counts(lb),
-                    "dm": site.dm_counts(lb),
-                    "baseline_rank": baseline.rank if baseline else None,
-                    "n": len(lb.rows),
-                    "rw": site.rw_row(lb),
-                }
-            )
-        answer, too_small = _answer_rows(site, run)
+        answer, too_small = answer_rows(site, run)
         benchmarks.append(
             {
                 "name": name,
-                # the baselines list reads the tables of the pooled class's headline metric (one line per unit)
-                "headline_metric": answer[0]["lb"].metric if answer else (tables[0]["lb"].metric if tables else None),
                 "run": run,
-                "tables": tables,
                 "page": site.bench_page(name),
                 "answer": answer,
                 "too_small": too_small,
