@@ -337,26 +337,19 @@ def test_the_search_index_is_fetched_only_when_a_reader_starts_a_search(browser,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
-def test_no_serious_or_critical_accessibility_violations(browser, committed, committed_server, width):
+def test_no_serious_or_critical_accessibility_violations(browser, committed, committed_server, widest_pages, width):
+    """axe on one page of every page type (the one with the widest table), with the home page, the glossary
+    and the model index, at a desktop and a phone width."""
     axe_module = pytest.importorskip(
         "axe_playwright_python.sync_playwright", reason="axe-playwright-python (dev extra)"
     )
     axe = axe_module.Axe()
     context = browser.new_context(viewport={"width": width, "height": 900})
     tab = context.new_page()
-    model = next(p for p in _pages(committed) if p.startswith("models/") and p != "models/index.html")
     found = {}
-    for path in [
-        "index.html",
-        _a_leaderboard(committed),
-        "glossary.html",
-        "methodology.html",
-        "submit.html",
-        "benchmarks/small/history.html",
-        "benchmarks/small/index.html",
-        model,
-        "models/index.html",
-    ]:
+    pages = sorted({"index.html", "glossary.html", "models/index.html", *widest_pages.values()})
+    assert len(pages) >= len(widest_pages) >= 15, sorted(widest_pages)  # every page type, not a few
+    for path in pages:
         tab.goto(f"{committed_server}/{path}", wait_until="load")
         _lay_out_every_table(tab)
         tab.wait_for_timeout(300)
