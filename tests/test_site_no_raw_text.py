@@ -2,8 +2,11 @@
 its ``<article>``, without scripts, rendered maths or attributes) and must show no YAML front matter, no LaTeX
 command, no Python traceback, no raw model id, no scientific notation and no note about machines or repository
 files. Tracebacks and raw ids are looked for in code and preformatted blocks too (a reader sees those); the
-other rules read the prose only, so a config path a contributor writes may stand in ``<code>``. Each test names
-every offending page with the text around each hit.
+other rules read the prose only, so a config path a contributor writes may stand in ``<code>``. A raw id may
+stand in code only where it is labelled as one: a ``<code>`` right after the words "Model id" (the model page's
+configuration table). An internal document (WP26, ADR-0006) may be named only in a citation, a link to its
+entry on the References page; a bare "(WP26 section 6)" is a raw note. Each test names every offending page
+with the text around each hit.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.render import fmt
+from benchmarks.render import docstring, fmt
+from benchmarks.render.builders.benchmark import config_value
 from benchmarks.render.load import load_file
 from benchmarks.render.pages import SiteModel, named, null_notes, reader_reason
 from benchmarks.results_io import RESULTS_DIR
@@ -49,6 +53,9 @@ MACHINE_OR_REPOSITORY = (
     (re.compile(r"\b[\w/.-]+\.py\b"), ".py file"),
     (re.compile(r"\b[\w/.-]+\.toml\b"), ".toml file"),
     (re.compile(r"\bREADME\.md\b"), "README.md"),
+)
+# Internal documents cited by number: fine in a citation (a link to the References page), raw anywhere else.
+INTERNAL_DOCUMENTS = (
     (re.compile(r"\bADR-\d+"), "ADR number"),
     (re.compile(r"\bWP26\b"), "WP26"),
 )
@@ -56,26 +63,55 @@ MACHINE_OR_REPOSITORY = (
 CONTRIBUTOR_PAGES = frozenset({"submit.html"})
 
 
+# A link to an entry of the References page: its text is a citation, not a raw note.
+_CITATION_HREF = re.compile(r"(?:^|/)references\.html#")
+# The words that label the next ``<code>`` as a model id (the model page's configuration table).
+_ID_LABEL = re.compile(r"\bModel id:?$", re.I)
+
+
+@dataclass(frozen=True)
+class _Open:
+    """An open element and what it and the elements above it make of its text."""
+
+    tag: str
+    hidden: bool = False  # a reader does not see it
+    code: bool = False  # code or preformatted
+    cited: bool = False  # inside a link to the References page
+    labelled_id: bool = False  # code labelled "Model id"
+
+
 class _ArticleText(HTMLParser):
-    """The visible text of a page's ``<article>``, one string per text node: ``prose`` (outside code) and
-    ``shown`` (everything a reader sees, code included)."""
+    """The visible text of a page's ``<article>``, one string per text node: ``prose`` (outside code),
+    ``shown`` (everything a reader sees, code included, but a model id labelled as one) and ``uncited`` (prose
+    outside links to the References page)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.prose: list[str] = []
         self.shown: list[str] = []
-        self._stack: list[tuple[str, bool, bool]] = []  # open elements: (tag, hidden, in code), here or above
+        self.uncited: list[str] = []
+        self._stack: list[_Open] = []  # open elements, innermost last
         self._article = 0
+        self._last = ""  # the last text a reader saw
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "article":
             self._article += 1
         if tag in _VOID:
             return
-        classes = set((dict(attrs).get("class") or "").split())
-        hidden, code = self._stack[-1][1:] if self._stack else (False, False)
-        hidden = hidden or tag in _HIDDEN_TAGS or bool(classes & _MATH_CLASSES)
-        self._stack.append((tag, hidden, code or tag in _CODE_TAGS))
+        attributes = dict(attrs)
+        classes = set((attributes.get("class") or "").split())
+        up = self._stack[-1] if self._stack else _Open("")
+        code = up.code or tag in _CODE_TAGS
+        self._stack.append(
+            _Open(
+                tag,
+                hidden=up.hidden or tag in _HIDDEN_TAGS or bool(classes & _MATH_CLASSES),
+                code=code,
+                cited=up.cited or (tag == "a" and bool(_CITATION_HREF.search(attributes.get("href") or ""))),
+                labelled_id=up.labelled_id or (tag == "code" and not up.code and bool(_ID_LABEL.search(self._last))),
+            )
+        )
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         pass
@@ -86,22 +122,32 @@ class _ArticleText(HTMLParser):
         if tag in _VOID:
             return
         for i in range(len(self._stack) - 1, -1, -1):  # close the nearest open element of that name
-            if self._stack[i][0] == tag:
+            if self._stack[i].tag == tag:
                 del self._stack[i:]
                 break
 
     def handle_data(self, data: str) -> None:
-        hidden, code = self._stack[-1][1:] if self._stack else (False, False)
-        if self._article > 0 and not hidden and data.strip():
+        here = self._stack[-1] if self._stack else _Open("")
+        if self._article == 0 or here.hidden or not data.strip():
+            return
+        self._last = data.strip()
+        if not here.labelled_id:
             self.shown.append(data.strip())
-            if not code:
-                self.prose.append(data.strip())
+        if not here.code:
+            self.prose.append(data.strip())
+            if not here.cited:
+                self.uncited.append(data.strip())
 
 
 @dataclass(frozen=True)
 class ArticleText:
     prose: str  # text outside code and preformatted blocks
-    shown: str  # every text a reader sees, code included
+    shown: str  # every text a reader sees, code included, but a model id in code labelled "Model id"
+    uncited: str | None = None  # the prose outside citations (links to the References page); None: the prose
+
+    @property
+    def outside_citations(self) -> str:
+        return self.prose if self.uncited is None else self.uncited
 
 
 def article_text(html: str) -> ArticleText:
@@ -109,7 +155,7 @@ def article_text(html: str) -> ArticleText:
     parser = _ArticleText()
     parser.feed(html)
     parser.close()
-    return ArticleText(prose=" ".join(parser.prose), shown=" ".join(parser.shown))
+    return ArticleText(prose=" ".join(parser.prose), shown=" ".join(parser.shown), uncited=" ".join(parser.uncited))
 
 
 def raw_model_ids(results_dir: Path = RESULTS_DIR) -> dict[str, str]:
@@ -153,6 +199,10 @@ def find_raw_text(page: str, text: ArticleText | str, *, model_ids: dict[str, st
     if page not in CONTRIBUTOR_PAGES:
         rules.extend(
             (f"machine or repository note ({what})", pattern, text.prose) for pattern, what in MACHINE_OR_REPOSITORY
+        )
+        rules.extend(
+            (f"machine or repository note ({what})", pattern, text.outside_citations)
+            for pattern, what in INTERNAL_DOCUMENTS
         )
     for rule, pattern, where in rules:
         for match in pattern.finditer(where):
@@ -206,6 +256,41 @@ def test_a_traceback_or_raw_id_in_code_is_found_but_a_config_path_in_code_is_not
     )
     rules = {h.rule for h in find_raw_text("page.html", text, model_ids={"lightgbm_global": "LightGBM (global)"})}
     assert rules == {"traceback", "raw model id"}
+
+
+_IDS = {"lightgbm_global": "LightGBM (global)"}
+
+
+def test_an_internal_document_is_fine_in_a_citation_linked_to_the_references_page_and_raw_elsewhere() -> None:
+    cited = article_text(
+        '<article><p>(the minimum cell of <a class="tyc-cite" href="../references.html#ref-wp26">the WP26 '
+        'evaluation protocol</a>, section 6; <a href="references.html#ref-adr-0006">ADR-0006</a>)</p></article>'
+    )
+    assert list(find_raw_text("page.html", cited, model_ids=_IDS)) == []
+    for raw in (
+        "<article><p>fewer than the minimum cell of 30 (WP26 section 6)</p></article>",
+        '<article><p><a href="glossary.html#cell-rule">WP26 section 6</a></p></article>',
+        '<article><p><a href="references.html#ref-wp26">the protocol</a> (ADR-0006 decision 7)</p></article>',
+    ):
+        rules = {h.rule for h in find_raw_text("page.html", article_text(raw), model_ids=_IDS)}
+        assert rules & {"machine or repository note (WP26)", "machine or repository note (ADR number)"}, raw
+
+
+def test_a_model_id_in_code_is_allowed_only_where_the_words_model_id_label_it() -> None:
+    labelled = article_text(
+        '<article><table><tr><th scope="row">Model id</th><td><code>lightgbm_global</code></td></tr>'
+        "<tr><th>Config sha256</th><td><code>3e5a</code></td></tr></table></article>"
+    )
+    assert labelled.shown == "Model id Config sha256 3e5a"
+    assert list(find_raw_text("page.html", labelled, model_ids=_IDS)) == []
+    for raw in (
+        "<article><p>Model id lightgbm_global</p></article>",  # labelled, but not as code
+        "<article><p>Config sha256 <code>lightgbm_global</code></p></article>",
+        "<article><p>Model id <code>naive</code>, <code>lightgbm_global</code></p></article>",  # the label's code only
+        "<article><p>Model id <code>x</code> <code>lightgbm_global</code></p></article>",
+    ):
+        rules = {h.rule for h in find_raw_text("page.html", article_text(raw), model_ids=_IDS)}
+        assert rules == {"raw model id"}, raw
 
 
 @pytest.mark.parametrize(
@@ -346,6 +431,7 @@ def test_a_reason_is_one_line_the_exceptions_last_line_when_only_a_traceback_was
         ),
         ("an embargo gap (ADR-0006, decisions 2 and 3). Then", "an embargo gap. Then"),
         ("killed at 4 GiB of memory, over the limit", "killed at 4 GiB of memory, over the limit"),
+        ("fits the weight in [1e-4, 1], on the series", "fits the weight in [0.0001, 1], on the series"),
         ("stopped, over its 2 GB of RAM budget", "stopped"),
         (
             "package 'timesfm' is not installed (module 'timesfm' not importable)",
@@ -358,6 +444,34 @@ def test_reader_text_drops_machine_file_and_internal_document_notes_and_keeps_th
     assert (
         not [h for h in find_raw_text("page.html", read, model_ids={}) if h.rule.startswith("machine")] or "GiB" in read
     )
+
+
+def test_a_runs_configuration_reads_with_names_plain_numbers_and_no_machine_notes() -> None:
+    names = {"ses": "Simple exponential smoothing", "lightgbm_global": "LightGBM (global)"}
+    shown = config_value(
+        {
+            "models": ["ses", "lightgbm_global"],
+            "tol": 1e-05,
+            "lost_sales": True,
+            "skip_models": {"lightgbm_global": "too slow on 2 cores (see benchmarks/README.md)"},
+            "datasets": [{"name": "m3", "analysis_models": None}],
+        },
+        names,
+    )
+    text = article_text(f"<article>{shown}</article>")
+    assert "Simple exponential smoothing, LightGBM (global)" in text.prose and "0.00001" in text.prose
+    assert "LightGBM (global): too slow" in text.prose and "<script" not in config_value("<script>", {})
+    assert list(find_raw_text("page.html", text, model_ids=names)) == []
+
+
+def test_a_document_cited_by_number_in_a_docstring_links_to_the_references_page_in_reader_words() -> None:
+    links = {"ADR-0006": ("references.html#ref-adr-0006", "the walk-forward record"), "WP26": "references.html#x"}
+    shown = str(docstring.inline("References ADR-0006 decision 6; WP26 section 3.1.", links))
+    assert shown == (
+        'References <a class="tyc-cite" href="references.html#ref-adr-0006">the walk-forward record</a>, decision 6; '
+        '<a class="tyc-cite" href="references.html#x">WP26</a> section 3.1.'
+    )
+    assert list(find_raw_text("page.html", article_text(f"<article>{shown}</article>"), model_ids={})) == []
 
 
 def test_model_ids_are_written_as_display_names_as_whole_tokens_only() -> None:
@@ -433,6 +547,24 @@ def test_leaderboard_notes_read_without_internal_document_numbers(failing_run) -
 @pytest.fixture(scope="module")
 def hits(committed_site) -> list[Hit]:  # noqa: ANN001
     return scan_site(committed_site.html, model_ids=raw_model_ids())
+
+
+# The page types whose every page reads clean on its own: a failure names the page type before the whole site's
+# test names every hit.
+PAGE_TYPES = {
+    "home": r"index\.html",
+    "benchmark": r"benchmarks/[^/]+/index\.html",
+    "dataset": r"benchmarks/[^/]+/[^/]+/index\.html",
+    "published": r"benchmarks/[^/]+/published\.html",
+    "model": r"models/[^/]+\.html",
+    "reference": r"(?:methodology|glossary|references)\.html",
+}
+
+
+@pytest.mark.parametrize("page_type", sorted(PAGE_TYPES))
+def test_no_page_of_a_reader_page_type_shows_raw_text(hits: list[Hit], page_type: str) -> None:
+    found = [h for h in hits if re.fullmatch(PAGE_TYPES[page_type], h.page)]
+    assert not found, report(found)
 
 
 @pytest.mark.parametrize(

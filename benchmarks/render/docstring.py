@@ -173,10 +173,14 @@ _LINK = re.compile(
 )
 
 
-def inline(text: str, links: Mapping[str, str] | None = None) -> Markup:
+Links = Mapping[str, "str | tuple[str, str]"]
+
+
+def inline(text: str, links: Links | None = None) -> Markup:
     """One paragraph's inline markup (roles, literals, math, links) as escaped HTML.
 
-    ``links`` maps phrases of the running text (e.g. ``"ADR-0006"``) to the address they link to.
+    ``links`` maps phrases of the running text (e.g. ``"ADR-0006"``) to the address they link to, or to
+    (address, the words the link shows instead of the phrase).
     """
     pieces: list[str] = []
     pos = 0
@@ -197,7 +201,7 @@ def inline(text: str, links: Mapping[str, str] | None = None) -> Markup:
     return Markup("".join(pieces))
 
 
-def _links(text: str, links: Mapping[str, str] | None = None) -> str:
+def _links(text: str, links: Links | None = None) -> str:
     out, pos = [], 0
     for m in _LINK.finditer(text):
         out.append(_phrases(text[pos : m.start()], links))
@@ -208,15 +212,21 @@ def _links(text: str, links: Mapping[str, str] | None = None) -> str:
     return "".join(out)
 
 
-def _phrases(text: str, links: Mapping[str, str] | None) -> str:
-    """``text`` escaped, each phrase of ``links`` in it a link to its address (longest phrase first)."""
+def _phrases(text: str, links: Links | None) -> str:
+    """``text`` escaped, each phrase of ``links`` in it a link to its address (longest phrase first), showing
+    the phrase or the words given for it; a section or decision number right after reworded link text is
+    set off by a comma ("ADR-0006 decision 6" -> "the walk-forward record, decision 6")."""
     if not links:
         return html.escape(text)
     pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(links, key=len, reverse=True)) + r")\b")
     out, pos = [], 0
     for m in pattern.finditer(text):
         out.append(html.escape(text[pos : m.start()]))
-        out.append(f'<a class="tyc-cite" href="{html.escape(links[m.group(1)])}">{html.escape(m.group(1))}</a>')
+        target = links[m.group(1)]
+        href, shown = (target, m.group(1)) if isinstance(target, str) else target
+        out.append(f'<a class="tyc-cite" href="{html.escape(href)}">{html.escape(shown)}</a>')
+        if shown != m.group(1) and re.match(r"\s+(?:sections?|decisions?)\s+\d", text[m.end() :]):
+            out.append(",")
         pos = m.end()
     out.append(html.escape(text[pos:]))
     return "".join(out)
@@ -242,7 +252,7 @@ _HIDDEN = {
 _SECTION = re.compile(r"^(" + "|".join(sorted(_HIDDEN | {"Notes", "References"})) + r")$")
 
 
-def blocks(doc: str, links: Mapping[str, str] | None = None) -> list[Block]:
+def blocks(doc: str, links: Links | None = None) -> list[Block]:
     """The docstring's prose, formulas and references as blocks; argument sections are left out (the
     signature is shown beside it). ``links`` maps phrases of the prose to addresses (:func:`inline`)."""
     lines = doc.splitlines()

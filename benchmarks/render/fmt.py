@@ -153,6 +153,7 @@ _CITED = (  # the project's internal documents cited by number (the References p
 _CITATION_BEFORE = re.compile(_CITED + r"\s*[,;](?!\s*(?:sections?\b|decisions?\b|\d))\s*")  # "(WP26 4.1, Politis)"
 _CITATION = re.compile(r"(?:[,;]\s*|\s+)?" + _CITED)
 _FILE_NOTE = re.compile(r"(?:[,;]\s*|\s+)?(?:see\s+)?\b[\w./-]+\.(?:py|toml|md)\b")
+_SCIENTIFIC = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
 _MACHINE_NOTE = re.compile(
     r"\s+on\s+\d+\s+(?:CPU\s+)?cores?\b"  # "too slow on 2 cores"
     r"|[,;]\s*(?:one|\d+)\s+(?:CPU\s+)?cores?\b"  # "(measured on 20 series, one core)"
@@ -165,13 +166,15 @@ _MACHINE_NOTE = re.compile(
 def reader_text(text: str | None) -> str:
     """A sentence from a results file as a reader should meet it: without notes about the machine that ran
     the benchmark (cores, time or memory budgets), about repository files (``see benchmarks/README.md``) or
-    internal documents cited by number (``WP26 section 6``, ``ADR-0006 decision 7``); the results file keeps
-    the full text.
+    internal documents cited by number (``WP26 section 6``, ``ADR-0006 decision 7``), and with numbers in
+    scientific notation written out (``1e-4`` -> ``0.0001``); the results file keeps the full text.
 
     >>> reader_text("11 blocks, fewer than the minimum cell of 30 (WP26 section 6)")
     '11 blocks, fewer than the minimum cell of 30'
     >>> reader_text("too slow on 2 cores (measured on 20 series, one core) (see benchmarks/README.md)")
     'too slow (measured on 20 series)'
+    >>> reader_text("fits the weight in [1e-4, 1]")
+    'fits the weight in [0.0001, 1]'
     """
     if not text:
         return ""
@@ -183,6 +186,7 @@ def reader_text(text: str | None) -> str:
     out = re.sub(r"\s*[,;]\s*\)", ")", out)
     out = re.sub(r"\s+([,;.:)])", r"\1", out)
     out = re.sub(r"[,;:]\s*$", "", out.strip())
+    out = _SCIENTIFIC.sub(lambda m: _positional(m.group(0)), out)
     return re.sub(r"\s{2,}", " ", out)
 
 

@@ -7,15 +7,18 @@ and the datasets, and linked from the dataset page under their ``link_text`` (it
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from markupsafe import Markup
 
 from benchmarks.results_model import Leaderboard
 
 from .. import charts
-from ..fmt import safe_label
+from ..fmt import plain, reader_text, safe_label
 from ..load import Run
-from ..pages import CLASS_ORDER, NavNode, Page, SiteModel, null_notes
+from ..pages import CLASS_ORDER, NavNode, Page, SiteModel, named, null_notes
 from .analyses import ranked_on, uncertainty_anchor, uncertainty_unit_path
 from .dataset_tables import intervals_anchor
 from .registry import Built, build_scope, page_part, page_type
@@ -318,6 +321,47 @@ def dataset_about(run: Run, dataset: str) -> DatasetAbout:
     )
 
 
+def config_value(value: Any, names: dict[str, str]) -> Markup:
+    """One setting of a run's recorded configuration as a reader reads it, escaped: model ids as display
+    names, numbers without an exponent, text without machine or repository notes (:func:`~..fmt.reader_text`),
+    a list as a comma-separated line (of settings, one item each), a mapping as one "key: value" item each.
+
+    >>> str(config_value({"skip_models": {"ses": "too slow on 2 cores"}, "alpha": 1e-05}, {"ses": "SES"}))
+    '<ul><li><code>skip_models</code>: <ul><li>SES: too slow</li></ul></li><li><code>alpha</code>: 0.00001</li></ul>'
+    """
+    if value is None:
+        return Markup("none")
+    if isinstance(value, bool):
+        return Markup("yes" if value else "no")
+    if isinstance(value, int | float):
+        return Markup(html.escape(plain(value) if isinstance(value, float) else str(value)))
+    if isinstance(value, str):
+        return Markup(html.escape(names.get(value) or named(reader_text(value), names)))
+    if isinstance(value, dict):
+        if not value:
+            return Markup("none")
+        items = []
+        for key, item in value.items():
+            label = html.escape(names[key]) if key in names else f"<code>{html.escape(str(key))}</code>"
+            items.append(f"<li>{label}: {config_value(item, names)}</li>")
+        return Markup(f"<ul>{''.join(items)}</ul>")
+    if isinstance(value, list):
+        if not value:
+            return Markup("none")
+        if any(isinstance(item, dict | list) for item in value):
+            return Markup("<ol>" + "".join(f"<li>{config_value(item, names)}</li>" for item in value) + "</ol>")
+        return Markup(", ".join(str(config_value(item, names)) for item in value))
+    return Markup(html.escape(str(value)))
+
+
+def config_rows(run: Run) -> list[tuple[str, Markup]]:
+    """The run's recorded configuration, one (setting, value as :func:`config_value` writes it) per
+    top-level key: what the benchmark page shows instead of the raw JSON (the results file keeps that)."""
+    config = run.data.config if isinstance(run.data.config, dict) else {}
+    names = SiteModel.display_names(run)
+    return [(str(key), config_value(value, names)) for key, value in config.items()]
+
+
 def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
     """The pages of benchmark ``name`` (its latest version) and its navigation entry: a node per dataset
     (its units, then the dataset page types), then the benchmark page types."""
@@ -388,6 +432,7 @@ def benchmark_pages(site: SiteModel, name: str) -> tuple[list[Page], NavNode]:
                 "not_ran": site.not_ran(run),
                 "history_page": site.history_page(name),
                 "versions": [r.version for r in site.by_name[name]],
+                "config": config_rows(run),
             },
         )
     )

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..fmt import reader_text
 from ..load import Run
-from ..pages import Page, SiteModel
+from ..pages import Page, SiteModel, named
 from .registry import Built, in_nav, page_path, page_type
 
 
@@ -21,11 +22,14 @@ def answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[d
     its share better than the random walk with the interval, whether the runner-up is tied with it, its
     zero-forecast share, whether a few blocks decide the table, and the stock it needs at the target
     service level (the cell's inventory simulation). Only tables that reach the minimum cell name anyone;
-    the others are returned apart, with their reason.
+    the others are returned apart, with their reason. Model ids the tables record (the service level's and
+    the inventory's winners, the winner without the largest blocks) come with ``names`` (id -> display
+    name); reasons read as a reader meets them (:func:`~..fmt.reader_text`, display names).
     """
     from tycheon.analysis.headline import HEADLINE_REASONS, headline_metrics
 
     rows, too_small = [], []
+    names = site.display_names(run)
     lbs = site.leaderboards(run)  # display order: unit and metric in config order within each dataset
     ranked = list(dict.fromkeys(lb.metric for lb in lbs))
     unit: dict[str, tuple[str, str]] = {}
@@ -47,7 +51,7 @@ def answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[d
             continue
         page = site.leaderboard_page(run.name, head.key)
         if not site.cell_ok(head):
-            too_small.append({"lb": head, "page": page})
+            too_small.append({"lb": head, "page": page, "reason": named(reader_text(head.tests.cell_reason), names)})
             continue
         ranks = sorted({r.rank for r in head.rows})
         winners = [r for r in head.rows if ranks and r.rank == ranks[0]]
@@ -73,6 +77,8 @@ def answer_rows(site: SiteModel, run: Run) -> tuple[list[dict[str, Any]], list[d
                 "service_page": site.leaderboard_page(run.name, svc.key) if svc is not None else None,
                 "inventory": inv,
                 "stock": stock.get(winners[0].model) if winners else None,
+                "names": names,
+                "runner_up_reason": named(reader_text(head.tests.runner_up_reason), names),
             }
         )
     return rows, too_small

@@ -11,7 +11,7 @@ from benchmarks.results_model import ModelEntry, ModelRun
 from .. import charts
 from ..definitions import forecaster_docs
 from ..fmt import safe_label
-from ..pages import NavNode, Page, SiteModel
+from ..pages import NavNode, Page, SiteModel, reader_reason
 from .registry import Built, page_part, page_path, page_type
 
 page_part("model", path="models/{model}.md", module=__name__)
@@ -20,6 +20,20 @@ page_part("model", path="models/{model}.md", module=__name__)
 def runs_of(model: ModelEntry | None) -> list[ModelRun]:
     """The model's recorded runs (none for a model absent from a version)."""
     return model.runs if model is not None else []
+
+
+def shown_runs(site: SiteModel, mid: str) -> list[tuple[str, ModelRun]]:
+    """The model's runs in every benchmark's latest version, as its pages show them: each reason in one line
+    (:func:`~..pages.reader_reason`: display names, no machine or repository note) and no traceback (the
+    results file keeps it)."""
+    shown = []
+    for name in site.names:
+        run = site.latest(name)
+        names = site.display_names(run)
+        for r in runs_of(site.models(run).get(mid)):
+            reason = reader_reason(r.reason, r.traceback, names) or None
+            shown.append((name, r.model_copy(update={"reason": reason, "traceback": None})))
+    return shown
 
 
 def _cost(run_record: ModelRun) -> float | None:
@@ -130,7 +144,7 @@ def model_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], NavNode]:
                         appearances.append(entry)
                     if lb.demand_class == "all":
                         history.append(entry)
-        runs = [(name, r) for name in site.names for r in runs_of(site.models(site.latest(name)).get(mid))]
+        runs = shown_runs(site, mid)
         title = safe_label(config.display_name if config is not None else mid)
         method_doc = docs.get(config.source.forecaster or "") if config is not None else None
         pages.append(

@@ -64,7 +64,8 @@ def methodology_page(site: SiteModel, *, root: Path) -> Page:
     )
 
 
-# How the library's docstrings name the project's documents, and the reference each phrase links to
+# How the library's docstrings name the project's documents, and the reference each phrase links to; a
+# document cited by number ("ADR-0006 decision 6") shows the words the References page cites it by
 DOCSTRING_CITES = {
     "ADR-0006": "adr-0006",
     "WP26": "wp26",
@@ -74,11 +75,20 @@ DOCSTRING_CITES = {
 }
 
 
-def docstring_links(here: str) -> dict[str, str]:
-    """``{phrase: address}`` linking the project documents a docstring names to their References entries."""
+_CITED_BY_NUMBER = ("ADR-0006", "WP26")
+
+
+def docstring_links(here: str) -> dict[str, str | tuple[str, str]]:
+    """``{phrase: address}`` linking the project documents a docstring names to their References entries;
+    a document named by its number links under the words the References page cites it by
+    (``{"ADR-0006": (address, "the walk-forward evaluation record")}``)."""
     refs = load_references()
     target = relurl(here, page_path("references"))
-    return {phrase: f"{target}#{refs.get(key).anchor}" for phrase, key in DOCSTRING_CITES.items()}
+    links: dict[str, str | tuple[str, str]] = {}
+    for phrase, key in DOCSTRING_CITES.items():
+        href = f"{target}#{refs.get(key).anchor}"
+        links[phrase] = (href, refs.get(key).cite) if phrase in _CITED_BY_NUMBER else href
+    return links
 
 
 def glossary_page(site: SiteModel, *, root: Path) -> Page:
@@ -113,9 +123,13 @@ def glossary_page(site: SiteModel, *, root: Path) -> Page:
         },
         key=repr,
     )
-    baselines = sorted(
-        {(lb.baseline, lb.random_walk) for name in site.names for lb in site.latest(name).data.leaderboards}
-    )
+    names = {mid: n for name in site.names for mid, n in site.display_names(site.latest(name)).items()}
+    baselines = [
+        ({"id": b, "name": names.get(b, b)}, {"id": rw, "name": names.get(rw, rw)})
+        for b, rw in sorted(
+            {(lb.baseline, lb.random_walk) for name in site.names for lb in site.latest(name).data.leaderboards}
+        )
+    ]
     units = sorted({u for name in site.names for d in site.latest(name).data.datasets for u in d.units})
     return Page(
         path=page_path("glossary"),
