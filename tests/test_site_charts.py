@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.render import charts
 from benchmarks.render.serve import GzipHandler
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -24,10 +25,17 @@ PHONE = {"width": 390, "height": 844}
 _DATA = re.compile(r'<script type="application/json" id="((?:cd-diagram|cost-\d+|bump))-data">(.*?)</script>', re.S)
 
 
+def _figure(chart: str, data: str) -> dict:
+    """The figure a chart's JSON block draws: a CD diagram ships its compact spec, which tycheon.js draws as
+    :func:`charts.cd_figure_from_spec` builds it (the browser test below holds the two equal)."""
+    shipped = json.loads(data)
+    return charts.cd_figure_from_spec(shipped) if chart == "cd-diagram" else shipped
+
+
 def _model_figures(docs: Path) -> list[tuple[str, dict]]:
     """Every chart whose markers are models (CD diagrams, cost charts, rank bump charts), with its page."""
     return [
-        (f"{page.relative_to(docs)}#{m.group(1)}", json.loads(m.group(2)))
+        (f"{page.relative_to(docs)}#{m.group(1)}", _figure(m.group(1), m.group(2)))
         for page in sorted(docs.rglob("*.md"))
         for m in _DATA.finditer(page.read_text(encoding="utf-8"))
     ]
@@ -160,5 +168,33 @@ def test_on_a_phone_charts_keep_the_width_for_the_plot_and_every_label_inside(ch
         assert fit["plot"] >= 0.6, (kind, path, fit)  # was 0.18 with the legend beside the plot
         assert fit["legend"] < 0.4, (kind, path, fit)  # was 0.73
         assert fit["outside"] == [], (kind, path, fit)
+    assert tab.problems == []
+    tab.context.close()
+
+
+def _cd_specs(site: Path, limit: int = 60) -> list[tuple[str, dict]]:
+    """The CD specs of the built leaderboards (every 15th page, up to ``limit``), with their pages."""
+    specs = []
+    pages = [p for p in sorted(site.joinpath("benchmarks").rglob("*-*.html")) if 'id="cd-diagram"' in p.read_text()]
+    for page in pages[::15][:limit]:
+        data = _DATA.search(page.read_text(encoding="utf-8"))
+        specs.append((str(page.relative_to(site)), json.loads(data.group(2))))
+    return specs
+
+
+@pytest.mark.browser
+def test_the_cd_diagram_a_page_draws_from_its_spec_is_the_figure_the_renderer_defines(chromium, server, site):
+    """tycheon.js's cdFigure builds, from the compact spec a leaderboard ships, exactly the plotly figure of
+    charts.cd_figure_from_spec (which the bundle check and the chart tests read), on the committed site's
+    diagrams; and the page draws a marker per model from it."""
+    specs = _cd_specs(site)
+    assert len(specs) >= 20
+    tab = _tab(chromium, {"width": 1400, "height": 900})
+    tab.goto(f"{server}/{specs[0][0]}", wait_until="load")
+    tab.wait_for_selector("#cd-diagram .main-svg", timeout=20_000)
+    assert tab.locator("#cd-diagram .scatterlayer .trace").count() >= len(specs[0][1]["m"])
+    drawn = tab.evaluate("specs => specs.map(s => window.tycheon.cdFigure(s))", [s for _, s in specs])
+    for (page, spec), figure in zip(specs, drawn, strict=True):
+        assert figure == json.loads(json.dumps(charts.cd_figure_from_spec(spec))), page
     assert tab.problems == []
     tab.context.close()

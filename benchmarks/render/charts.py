@@ -1,7 +1,8 @@
 """Plotly figures as plain JSON-ready dicts: the critical-difference diagram and the cost-accuracy chart.
 
 Figures are built by hand (no plotly Python objects), so the JSON is small and byte-stable; pages embed it
-in a JSON script block and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline.
+in a JSON script block and the shipped ``tycheon.js`` calls ``Plotly.newPlot`` on it offline. A leaderboard's
+CD diagram ships a compact spec instead (:func:`cd_spec`), which ``tycheon.js`` expands into the figure.
 Colours are the Okabe-Ito palette (colour-blind safe, Okabe & Ito 2008); every model gets its own
 (colour, marker) pair from its place in the site-wide model list (:func:`style_for`), the same on every
 page, so no two models of a chart look alike and no distinction rests on colour alone. Shared trace
@@ -140,50 +141,80 @@ def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
     return runs
 
 
+def cd_spec(
+    *, methods: Sequence[tuple[str, float, Style]], cd: float | None, conservative_cd: float | None
+) -> dict[str, Any]:
+    """What a critical-difference diagram shows, in the compact form a page ships (``tycheon.js`` draws it
+    with ``cdFigure``, exactly as :func:`cd_figure_from_spec` builds it here).
+
+    ``methods`` are ``(label, mean_rank, style)`` sorted by mean rank. The spec holds ``m``: each method as
+    ``[label (escaped), mean rank to three decimals, colour, symbol]``; ``g``: the clique bars ``[i, j]``
+    (:func:`cliques`, on the exact ranks); ``cd`` and ``ccd``: the Nemenyi and the conservative critical
+    difference as ``[value as shown, right end of its reference bar]``, absent when not computed; ``x``: the
+    axis range (:func:`rank_axis_range` over the ranks and the bars' ends).
+    """
+    exact = [rank for _, rank, _ in methods]  # the bars join on these, as the text list does (cd_groups)
+    ranks = [_round(rank, RANK_DECIMALS) for rank in exact]
+    spec: dict[str, Any] = {
+        "m": [
+            [plotly_text(label), rank, style.colour, style.symbol]
+            for (label, _, style), rank in zip(methods, ranks, strict=True)
+        ],
+        "g": [list(run) for run in cliques(exact, cd)] if cd is not None else [],
+    }
+    low = min(ranks) if ranks else 1.0
+    ends = list(ranks) or [1.0]
+    for key, width in (("cd", cd), ("ccd", conservative_cd)):
+        if width is not None:
+            ends.append(_round(low + width, RANK_DECIMALS))
+            spec[key] = [f"{width:.3f}", ends[-1]]
+    spec["x"] = list(rank_axis_range(ends))
+    return spec
+
+
 def cd_figure(
     *, methods: Sequence[tuple[str, float, Style]], cd: float | None, conservative_cd: float | None
 ) -> dict[str, Any]:
-    """Critical-difference diagram: one row per method at its mean rank, bars joining methods within CD.
+    """Critical-difference diagram: one row per method at its mean rank, bars joining methods within CD
+    (:func:`cd_spec`, drawn by :func:`cd_figure_from_spec`)."""
+    return cd_figure_from_spec(cd_spec(methods=methods, cd=cd, conservative_cd=conservative_cd))
 
-    ``methods`` are ``(label, mean_rank, style)`` sorted by mean rank. The Nemenyi CD and the conservative
-    CD (one origin per series) are drawn as two reference bars above the methods. The x axis covers the
-    ranks and the reference bars (:func:`rank_axis_range`), not 1 to k: ranks still read 1 = best.
+
+def cd_figure_from_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The plotly figure of a :func:`cd_spec`; ``cdFigure`` in ``templates/assets/tycheon.js`` is the same
+    function, line for line (a browser test holds the two equal on the committed site's diagrams).
+
+    One row per method at its mean rank; a bar per clique above them, a dotted guide from each member to
+    its bar (Demšar 2006, Fig. 1); the Nemenyi CD and the conservative CD as two reference bars above the
+    methods. The x axis covers the ranks and the reference bars, not 1 to k: ranks still read 1 = best.
     """
+    methods = spec["m"]
     k = len(methods)
-    exact = [rank for _, rank, _ in methods]  # the bars join on these, as the text list does (cd_groups)
-    ranks = [_round(rank, RANK_DECIMALS) for rank in exact]
+    ranks = [m[1] for m in methods]
     data: list[dict[str, Any]] = [
-        {
-            "mode": "markers",
-            "x": [rank],
-            "y": [row],
-            "name": plotly_text(label),
-            "marker": {"color": style.colour, "symbol": style.symbol},  # size, outline, hover: the template
-        }
-        for row, ((label, _, style), rank) in enumerate(zip(methods, ranks, strict=True))
+        {"mode": "markers", "x": [rank], "y": [row], "name": label, "marker": {"color": colour, "symbol": symbol}}
+        for row, (label, rank, colour, symbol) in enumerate(methods)
     ]
-    level = k - 0.4
+    level = (100 * k - 40) / 100
     guides: tuple[list[float | None], list[float | None]] = ([], [])
-    if cd is not None:
-        for n, (i, j) in enumerate(cliques(exact, cd)):
-            level = round(level + 0.35, 2)
-            # the members are listed beside the chart (cd_groups); the hover names the ends
-            span = f"{plotly_text(methods[i][0])} to {plotly_text(methods[j][0])}, {j - i + 1} models"
-            data.append(
-                {
-                    "mode": "lines+text",
-                    "x": [ranks[i], ranks[j]],
-                    "y": [level, level],
-                    "text": [clique_letter(n), ""],
-                    "textposition": "middle left",
-                    "cliponaxis": False,
-                    "line": {"color": "#555", "width": 5},
-                    "hovertemplate": f"group {clique_letter(n)} ({span}): not significantly different<extra></extra>",
-                }
-            )
-            for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
-                guides[0].extend([ranks[m], ranks[m], None])
-                guides[1].extend([m, level, None])
+    for n, (i, j) in enumerate(spec["g"]):
+        level = (100 * k - 40 + 35 * (n + 1)) / 100
+        span = f"{methods[i][0]} to {methods[j][0]}, {j - i + 1} models"
+        data.append(
+            {
+                "mode": "lines+text",
+                "x": [ranks[i], ranks[j]],
+                "y": [level, level],
+                "text": [clique_letter(n), ""],
+                "textposition": "middle left",
+                "cliponaxis": False,
+                "line": {"color": "#555", "width": 5},
+                "hovertemplate": f"group {clique_letter(n)} ({span}): not significantly different<extra></extra>",
+            }
+        )
+        for m in range(i, j + 1):  # guide from each member down to its bar, as in Demšar's figure
+            guides[0].extend([ranks[m], ranks[m], None])
+            guides[1].extend([m, level, None])
     if guides[0]:  # one trace, the segments split by gaps: a trace per guide made the page's JSON 3x heavier
         data.append(
             {
@@ -197,23 +228,21 @@ def cd_figure(
     low = min(ranks) if ranks else 1.0
     ref_ticks: list[tuple[float, str]] = []
     ref_labels: dict[str, dict[str, Any]] = {}  # on a phone, with no label column, each bar's name above it
-    ends = list(ranks) or [1.0]
-    refs = [("Nemenyi CD", cd, "solid", -1.3), ("conservative CD", conservative_cd, "dot", -0.7)]
-    for name, width, dash, y in refs:
-        if width is None:
+    for key, name, dash, y in (("cd", "Nemenyi CD", "solid", -1.3), ("ccd", "conservative CD", "dot", -0.7)):
+        if key not in spec:
             continue
-        ends.append(_round(low + width, RANK_DECIMALS))
+        shown, end = spec[key]
         data.append(
             {
                 "mode": "lines+markers",
-                "x": [low, ends[-1]],
+                "x": [low, end],
                 "y": [y, y],
                 "line": {"color": "#0072B2", "width": 3, "dash": dash},
                 "marker": {"symbol": "line-ns-open", "size": 10, "color": "#0072B2", "line": {"width": 0}},
-                "hovertemplate": f"{name} = {width:.3f}<extra></extra>",
+                "hovertemplate": f"{name} = {shown}<extra></extra>",
             }
         )
-        ref_ticks.append((y, f"{name} = {width:.3f}"))
+        ref_ticks.append((y, f"{name} = {shown}"))
         ref_labels[str(len(data) - 1)] = {
             "y": [y * 1.6, y * 1.6],  # spread apart, so each name fits above its bar
             "mode": "lines+markers+text",
@@ -221,7 +250,8 @@ def cd_figure(
             "textposition": "top right",
             "textfont": {"size": 11},
         }
-    x_range = rank_axis_range(ends)
+    x_range = spec["x"]
+    top = (100 * k + 10 + 35 * len(spec["g"])) / 100  # the top bar's level + 0.5
     # narrow screens (tycheon.js applies this under 600 px): no label column; each name beside its marker,
     # on the side with room, so the plot keeps the full width
     middle = (x_range[0] + x_range[1]) / 2
@@ -242,8 +272,8 @@ def cd_figure(
         },
         "yaxis": {
             "tickvals": [y for y, _ in ref_ticks] + list(range(k)),
-            "ticktext": [t for _, t in ref_ticks] + [plotly_text(m[0]) for m in methods],
-            "range": [round(level + 0.5, 2), -1.8],
+            "ticktext": [t for _, t in ref_ticks] + [m[0] for m in methods],
+            "range": [top, -1.8],
             "zeroline": False,
             "showgrid": False,
         },
@@ -253,7 +283,7 @@ def cd_figure(
                 "layout": {
                     "margin": {"l": 16, "r": 16, "t": 20, "b": 50},
                     "yaxis.showticklabels": False,
-                    "yaxis.range": [round(level + 0.5, 2), -2.6],
+                    "yaxis.range": [top, -2.6],
                     "font.size": 11,
                 },
                 # trace n's name written beside its marker, on this side (tycheon.js)
@@ -263,6 +293,14 @@ def cd_figure(
         },
     }
     return {"data": data, "layout": layout}
+
+
+def cd_spec_json(spec: dict[str, Any]) -> str:
+    """A :func:`cd_spec` as a page ships it: checked as the figure it draws (:func:`to_json`), then written
+    compactly with the same escapes."""
+    to_json(cd_figure_from_spec(spec))
+    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def clique_letter(n: int) -> str:

@@ -85,6 +85,70 @@
     return figure;
   }
 
+  /* A critical-difference diagram from the compact spec a leaderboard ships (benchmarks/render/charts.py:
+     cd_spec), built exactly as cd_figure_from_spec builds it there: m = [label, mean rank, colour, symbol]
+     per model, g = clique bars [i, j], cd / ccd = [value shown, bar end], x = axis range. */
+  function cliqueLetter(n) {
+    var letters = "";
+    n += 1;
+    while (n) { var rem = (n - 1) % 26; n = (n - 1 - rem) / 26; letters = String.fromCharCode(97 + rem) + letters; }
+    return letters;
+  }
+
+  function cdFigure(spec) {
+    var methods = spec.m, k = methods.length, groups = spec.g;
+    var ranks = methods.map(function (m) { return m[1]; });
+    var data = methods.map(function (m, row) {
+      return { mode: "markers", x: [m[1]], y: [row], name: m[0], marker: { color: m[2], symbol: m[3] } };
+    });
+    var level = (100 * k - 40) / 100, gx = [], gy = [];
+    groups.forEach(function (g, n) {
+      var i = g[0], j = g[1];
+      level = (100 * k - 40 + 35 * (n + 1)) / 100;
+      var span = methods[i][0] + " to " + methods[j][0] + ", " + (j - i + 1) + " models";
+      data.push({ mode: "lines+text", x: [ranks[i], ranks[j]], y: [level, level], text: [cliqueLetter(n), ""],
+                  textposition: "middle left", cliponaxis: false, line: { color: "#555", width: 5 },
+                  hovertemplate: "group " + cliqueLetter(n) + " (" + span + "): not significantly different<extra></extra>" });
+      for (var m = i; m <= j; m++) { gx.push(ranks[m], ranks[m], null); gy.push(m, level, null); }
+    });
+    if (gx.length) {
+      data.push({ mode: "lines", x: gx.slice(0, -1), y: gy.slice(0, -1),
+                  line: { color: "#999", width: 1, dash: "dot" }, hoverinfo: "skip" });
+    }
+    var low = ranks.length ? Math.min.apply(null, ranks) : 1.0, tickvals = [], ticktext = [], labels = {};
+    [["cd", "Nemenyi CD", "solid", -1.3], ["ccd", "conservative CD", "dot", -0.7]].forEach(function (ref) {
+      if (!spec[ref[0]]) { return; }
+      var text = ref[1] + " = " + spec[ref[0]][0], y = ref[3];
+      data.push({ mode: "lines+markers", x: [low, spec[ref[0]][1]], y: [y, y],
+                  line: { color: "#0072B2", width: 3, dash: ref[2] },
+                  marker: { symbol: "line-ns-open", size: 10, color: "#0072B2", line: { width: 0 } },
+                  hovertemplate: text + "<extra></extra>" });
+      tickvals.push(y);
+      ticktext.push(text);
+      labels[String(data.length - 1)] = { y: [y * 1.6, y * 1.6], mode: "lines+markers+text", text: [text, ""],
+                                           textposition: "top right", textfont: { size: 11 } };
+    });
+    var top = (100 * k + 10 + 35 * groups.length) / 100, middle = (spec.x[0] + spec.x[1]) / 2;
+    return { data: data, layout: {
+      height: Math.trunc(150 + 34 * k + 18 * Math.max(level - k + 0.4, 0) / 0.35),
+      margin: { l: 260, r: 30, t: 20, b: 50 }, showlegend: false, hoverlabel: { namelength: -1 },
+      template: { data: { scatter: [{ marker: { size: 12, line: { color: "#000", width: 1 } },
+                                      hovertemplate: "mean rank %{x:.3f}" }] } },
+      xaxis: { title: { text: "mean rank over complete blocks (1 = best)" }, range: spec.x.slice(), zeroline: false,
+               showgrid: true, automargin: true },
+      yaxis: { tickvals: tickvals.concat(methods.map(function (m, i) { return i; })),
+               ticktext: ticktext.concat(methods.map(function (m) { return m[0]; })), range: [top, -1.8],
+               zeroline: false, showgrid: false },
+      font: { size: 13 },
+      meta: { narrow: {
+        layout: { margin: { l: 16, r: 16, t: 20, b: 50 }, "yaxis.showticklabels": false, "yaxis.range": [top, -2.6],
+                  "font.size": 11 },
+        labels: ranks.map(function (rank) { return rank < middle ? "right" : "left"; }),
+        traces: labels } }
+    } };
+  }
+  window.tycheon = { cdFigure: cdFigure };
+
   function draw(charts) {
     charts.forEach(function (el) {
       if (el.closest("[hidden]")) { return; }  /* hidden again while plotly.js loaded: drawn when shown */
@@ -93,7 +157,8 @@
       el.setAttribute("data-drawn", "");
       var source = el.hasAttribute("data-figure") ? el.getAttribute("data-figure")
         : document.getElementById(el.getAttribute("data-figure-id")).textContent;
-      var figure = narrow(JSON.parse(source), el.clientWidth);
+      var parsed = JSON.parse(source);
+      var figure = narrow(el.hasAttribute("data-cd") ? cdFigure(parsed) : parsed, el.clientWidth);
       window.Plotly.newPlot(el, figure.data, figure.layout, { displaylogo: false, responsive: true, showSendToCloud: false });
     });
   }

@@ -43,14 +43,15 @@ def _unit_key(lb: Leaderboard) -> UnitKey:
 
 
 def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
+    """The CD diagram as the compact spec the page ships (:func:`~..charts.cd_spec`; tycheon.js draws it)."""
     ranked = sorted((r for r in lb.rows if r.mean_rank is not None), key=lambda r: (r.mean_rank, r.model))
     if not ranked:
         return None
     methods = [
         (r.display_name + ("\u2020" if not r.full_support else ""), r.mean_rank, site.styles[r.model]) for r in ranked
     ]
-    return charts.to_json(
-        charts.cd_figure(methods=methods, cd=lb.tests.nemenyi_cd, conservative_cd=lb.tests.conservative_cd)
+    return charts.cd_spec_json(
+        charts.cd_spec(methods=methods, cd=lb.tests.nemenyi_cd, conservative_cd=lb.tests.conservative_cd)
     )
 
 
@@ -87,6 +88,16 @@ def _cell_views(site: SiteModel, run: Run) -> dict[str, dict[tuple[str, ...], tu
     }
 
 
+# the results file's sentences a leaderboard quotes, each read as a reader should meet it
+_SAID = ("cell_reason", "runner_up_reason", "time_reason", "ranking_text", "inference", "inference_pooled")
+
+
+def _said(lb: Leaderboard, names: dict[str, str]) -> dict[str, str]:
+    """The sentences of ``lb.tests`` the page quotes, without machine or internal-document notes
+    (:func:`~..fmt.reader_text`) and with display names for model ids (:func:`~..pages.named`)."""
+    return {key: named(reader_text(getattr(lb.tests, key, None)), names) for key in _SAID}
+
+
 def _notes(lb: Leaderboard) -> dict:
     """The footnotes of a leaderboard's empty cells (:func:`~..pages.null_notes`), plus one per reason a
     model's "% better than RW" has no interval, under ``marks[(model, 'skill')]``: each reason is written
@@ -102,13 +113,23 @@ def _notes(lb: Leaderboard) -> dict:
                 {
                     "number": numbers[r.skill_rw_reason],
                     "label": "95% interval of the share better than the random walk",
-                    "reason": r.skill_rw_reason,
+                    "reason": reader_text(r.skill_rw_reason),
                     "models": [],
                 }
             )
         notes["notes"][numbers[r.skill_rw_reason] - 1]["models"].append(r.display_name)
         notes["marks"][(r.model, "skill")] = numbers[r.skill_rw_reason]
     return notes
+
+
+def _warning_line(site: SiteModel, run: Run, dataset: str) -> dict[str, object]:
+    """What a leaderboard says of its dataset's warnings, which the dataset page lists in full: the kinds of
+    its data warnings (``synthetic``, ``subsample``; notes of kind ``other`` are counted in neither) and how
+    many analyses were not computed (the benchmark page lists each)."""
+    warnings = site.warnings_for(run, dataset)
+    skipped = [w for w in warnings if w.message.startswith("analysis not computed: ")]
+    kinds = [w.kind.replace("_", " ") for w in warnings if w not in skipped and w.kind != "other"]
+    return {"warning_kinds": list(dict.fromkeys(kinds)), "n_not_computed": len(skipped)}
 
 
 def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
@@ -119,6 +140,7 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
     by_unit: dict[UnitKey, list[Page]] = {}
     datasets = {d.name: d for d in run.data.datasets}
     views = _cell_views(site, run)
+    names = site.display_names(run)  # model id -> display name: no page shows a raw id
     for lb in lbs:
         key = lb.key
         path = paths[key]
@@ -142,8 +164,9 @@ def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitK
                 "cd_figure": _cd(site, run, lb),
                 "cd_groups": _cd_groups(lb),
                 "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
-                "warnings": site.warnings_for(run, key.dataset),
-                "provenance": site.provenance(run),
+                "names": names,
+                "said": _said(lb, names),
+                **_warning_line(site, run, key.dataset),
                 "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
                 "switch_class": switch_class,
                 "switch_metric": switch_metric,
