@@ -143,15 +143,19 @@ def test_history_page_says_nothing_changed_once_when_nothing_did(tmp_path):
     assert "no model moved.<" not in history and "<li>" not in history.split("v0001 to v0002")[1]
 
 
-def test_every_skipped_or_failed_model_is_listed_with_its_reason_on_its_leaderboard(tmp_path):
+def test_every_skipped_or_failed_model_is_named_on_its_leaderboard_and_listed_with_its_reason_on_its_dataset_page(
+    tmp_path,
+):
     results = tmp_path / "results"
     _write(results, _fixture())
     out = tmp_path / "site" / "docs"
     render_site(results_dir=results, out=out)
     page = (out / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.md").read_text()
-    notes = page.split("Skipped and failed models")[1]
-    assert "time budget of 120 s exceeded after 96 of 400 series" in notes and ">failed<" in notes
-    assert "needs the &#39;chronos-forecasting&#39; package" in notes and ">skipped<" in notes
+    line = page.split('class="tyc-caption tyc-notscored"')[1].split("</p>")[0]
+    assert "AutoARIMA (failed)" in line and "Chronos-Bolt (skipped)" in line and 'href="../../index.html"' in line
+    dataset = (out / "benchmarks/small/synthetic_marketplace/index.md").read_text()
+    assert "time budget of 120 s exceeded after 96 of 400 series" in dataset and "tyc-status-failed" in dataset
+    assert "needs the &#39;chronos-forecasting&#39; package" in dataset and "tyc-status-skipped" in dataset
 
 
 class _Collector(HTMLParser):

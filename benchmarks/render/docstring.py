@@ -290,7 +290,7 @@ def blocks(doc: str, links: Links | None = None) -> list[Block]:
             i, formulas = _math_directive(lines, i)
             for formula in formulas:
                 shown = mathml(formula, display=True)
-                out.append(Block("math", Markup(f'<div class="tyc-math" style="overflow-x: auto">{shown}</div>')))
+                out.append(Block("math", Markup(f'<div class="tyc-math tyc-math-block">{shown}</div>')))
             continue
         if section == "References":  # one item per paragraph, blank lines between items
             if not stripped:

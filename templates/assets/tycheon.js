@@ -264,7 +264,7 @@
   }
 
   function markScrollable() {
-    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre").forEach(markOne);
+    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre, .tyc-math").forEach(markOne);
   }
 
   /* Tables far from the screen are not laid out (tycheon.css: content-visibility: auto), so until a reader
