@@ -241,10 +241,12 @@ def test_the_site_has_a_published_page_per_benchmark_with_competition_tables(tmp
     render_site(results_dir=tmp_path / "results", out=tmp_path / "site" / "docs")
     page = (tmp_path / "site" / "docs" / "benchmarks" / "small" / "published.md").read_text()
     assert "## m3_monthly: smape, horizon 18" in page
-    assert "<td>printed table</td><td>16.91</td>" in page  # Table 15's NAIVE2, beside the recomputed one
+    assert "<td>naive2</td><td>16.91</td>" in page  # Table 15's NAIVE2, though naive2 is not in this roster
     assert "<td>22.56</td><td>22.5624</td>" in page
     assert "<strong>Why Seasonal naive differs</strong> (printed table): the MASE scale" in page
-    assert "jordicolomer/m3-competition" in page and "Pooling:" in page
+    # publications are cited (References page), never a repository path
+    assert 'href="../../references.html#ref-makridakis-hibon-2000">Makridakis &amp; Hibon (2000)</a>' in page
+    assert "Pooling:" in page and "jordicolomer/m3-competition" not in page and ".pdf" not in page
     assert '"Published vs ours": benchmarks/small/published.md' in (tmp_path / "site" / "mkdocs.yml").read_text()
     assert PUBLISHED_PATH.name == "competitions.toml"
 
