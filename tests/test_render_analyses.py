@@ -78,7 +78,7 @@ def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_lea
     replay_page = next(docs.rglob("selection-rule.md"))
     sens_page = next(docs.rglob("sensitivity.md"))
     text = replay_page.read_text()
-    assert "data-figure" in text and "Gap closed" in text and "snaive_momentum" in text
+    assert "data-figure" in text and "Gap closed" in text and "Seasonal naive + momentum (production)" in text
     stable = sens_page.read_text()
     assert "data-figure" in stable and "how stable is this order" in stable.lower()
     assert "Every model of this roster is refit-free" in stable  # fitted_state says none learns

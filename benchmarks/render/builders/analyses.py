@@ -7,15 +7,16 @@ recomputed here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.results_model import DialTable, Leaderboard, TableKey, UncertaintyRow, UncertaintyTable
 from benchmarks.sections import on_page
 
 from .. import charts
-from ..fmt import safe_label, slugify
+from ..fmt import reader_text, safe_label, slugify
 from ..load import Run
-from ..pages import Page, SiteModel
+from ..pages import Page, SiteModel, named
 from .registry import Built, in_nav, page_part, page_path, page_type
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "dial_figure",
     "leaderboard_ranks",
     "ranked_on",
+    "reader_words",
     "robustness_page",
     "robustness_path",
     "uncertainty_anchor",
@@ -151,6 +153,12 @@ def in_rank_order(models: list[str], rank: dict[str, int], names: dict[str, str]
     return sorted(models, key=lambda m: (m not in row, row.get(m, 0), names.get(m, m).lower()))
 
 
+def reader_words(names: dict[str, str]) -> Callable[[str | None], str]:
+    """A results-file sentence as a page shows it: no machine, file or internal-document note
+    (:func:`~benchmarks.render.fmt.reader_text`), model ids written as display names."""
+    return lambda text: named(reader_text(text), names)
+
+
 def uncertainty_anchor(protocol: str, demand_class: str, metric: str) -> str:
     """The id of one table on its unit's uncertainty page (the leaderboard of the same cell links to it)."""
     return "u-" + slugify(f"{protocol}-{demand_class}-{metric}")
@@ -170,6 +178,7 @@ def _uncertainty_section(
         "anchor": uncertainty_anchor(t.protocol, t.demand_class, t.metric),
         "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
         "ranked_on": ranked_on(lb) if lb is not None else None,
+        "reasons": {k: reader_words(names)(getattr(t, k)) for k in ("interval_reason", "dm_reason", "mcs_reason")},
     }
 
 

@@ -3,12 +3,14 @@ replay, how stable the order is under other protocols, and the competition holdo
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import NamedTuple
 
 from benchmarks.results_model import (
     CompetitionTable,
     IntervalRow,
     IntervalTable,
+    InventoryRow,
     ReplayTable,
     SensitivityTable,
     TableKey,
@@ -18,7 +20,7 @@ from .. import charts
 from ..fmt import slugify
 from ..load import Run
 from ..pages import CLASS_ORDER, Page, SiteModel
-from .analyses import in_rank_order, leaderboard_ranks, ranked_on
+from .analyses import in_rank_order, leaderboard_ranks, ranked_on, reader_words
 from .registry import Built, in_nav, page_type
 
 _INTERVAL_COLUMNS = (
@@ -37,6 +39,14 @@ class NamedIntervalRow(NamedTuple):
     lb_rank: int | None = None
 
 
+class NamedInventoryRow(NamedTuple):
+    """An inventory row with the model's display name and, where it has none, why there is no stock needed."""
+
+    row: InventoryRow
+    display_name: str
+    reason: str
+
+
 def intervals_anchor(protocol: str, unit: str, demand_class: str) -> str:
     """The id of one (unit, demand class) table on the intervals page (its leaderboards link to it)."""
     return "iv-" + slugify(f"{protocol}-{unit}-{demand_class}")
@@ -49,51 +59,56 @@ def point_metric(run: Run) -> str | None:
     return str(metrics[0]) if isinstance(metrics, list) and metrics else None
 
 
+def _interval_section(site: SiteModel, run: Run, t: IntervalTable, boards: dict, metric: str | None) -> dict:
+    """One (unit, demand class) table: its rows in the order of the point metric's leaderboard of the same
+    cell (that leaderboard's rank column; unranked last), its inventory simulation with display names."""
+    name = site.display_names(run)
+    reader = reader_words(name)
+    key = TableKey(t.dataset, t.protocol, t.unit, t.demand_class, metric or "")
+    lb, rank = boards.get(key, (None, {}))
+    by_model = {r.model: r for r in t.rows}
+    order = in_rank_order(list(by_model), rank, name)
+    rows = [NamedIntervalRow(by_model[m], name.get(m, m), rank.get(m)) for m in order]
+    inv = t.inventory
+    return {
+        "table": t,
+        "rows": rows,
+        "empty": [label for k, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, k) is None for r in rows)],
+        "anchor": intervals_anchor(t.protocol, t.unit, t.demand_class),
+        "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
+        "ranked_on": ranked_on(lb) if lb is not None else None,
+        "not_scored": site.not_scored(run, dataset=t.dataset, protocol=t.protocol, present=set(by_model)),
+        "inventory": [NamedInventoryRow(r, name.get(r.model, r.model), reader(r.stock_needed_reason)) for r in inv.rows]
+        if inv
+        else [],
+        "winner": name.get(inv.winner, inv.winner) if inv and inv.winner else None,
+        "policy": reader(inv.policy_text) if inv else "",
+        "inventory_note": reader(inv.cell_reason) if inv else reader(t.inventory_reason),
+    }
+
+
 def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[IntervalTable], path: str) -> Page:
+    """The interval quality of one dataset: per unit, one table per demand class behind a class switcher (an
+    exclusive group of disclosures, one open at a time), each with its inventory simulation. What every
+    table shared (the skipped models, the inventory policy) is written once, and again only where it
+    differs."""
     order = {c: i for i, c in enumerate(CLASS_ORDER)}
     tables = sorted(tables, key=lambda t: (t.protocol, t.unit, order.get(t.demand_class, 99)))
-    models = site.models(run)
-    name = {mid: m.display_name for mid, m in models.items()}
     boards = leaderboard_ranks(site, run)
     metric = point_metric(run)
-    sections = []
-    for t in tables:
-        # in the order of the point metric's leaderboard of the same cell (its rank column); unranked last
-        key = TableKey(t.dataset, t.protocol, t.unit, t.demand_class, metric or "")
-        lb, rank = boards.get(key, (None, {}))
-        by_model = {r.model: r for r in t.rows}
-        rows = [
-            NamedIntervalRow(by_model[m], name.get(m, m), rank.get(m))
-            for m in in_rank_order(list(by_model), rank, name)
-        ]
-        empty = [label for key, label in _INTERVAL_COLUMNS if rows and all(getattr(r.row, key) is None for r in rows)]
-        sections.append(
-            {
-                "table": t,
-                "rows": rows,
-                "empty": empty,
-                "anchor": intervals_anchor(t.protocol, t.unit, t.demand_class),
-                "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
-                "ranked_on": ranked_on(lb) if lb is not None else None,
-                "not_scored": site.not_scored(
-                    run, dataset=dataset, protocol=t.protocol, present={r.model for r in t.rows}
-                ),
-            }
-        )
+    sections = [_interval_section(site, run, t, boards, metric) for t in tables]
     common = sections[0]["not_scored"] if sections else []
-    for section in sections:  # the skipped-models table is shown once, and again only where it differs
+    policy = Counter(s["policy"] for s in sections if s["policy"]).most_common(1)
+    common_policy = policy[0][0] if policy else ""
+    for section in sections:
         section["not_scored_differs"] = section["not_scored"] != common
-    pivots = []  # coverage side by side across demand classes, one pivot per (protocol, unit)
+        section["policy_differs"] = section["policy"] != common_policy
+    units = []
     for protocol, unit in dict.fromkeys((t.protocol, t.unit) for t in tables):
-        group = [t for t in tables if (t.protocol, t.unit) == (protocol, unit)]
-        classes = [t.demand_class for t in group]
-        model_ids = list(dict.fromkeys(r.model for t in group for r in t.rows))
-        cells = {(t.demand_class, r.model): r for t in group for r in t.rows}
-        no95 = bool(cells) and all(r.coverage95 is None and r.msis95 is None for r in cells.values())
-        by_name = sorted(((mid, name.get(mid, mid)) for mid in model_ids), key=lambda m: m[1].lower())
-        pivots.append(
-            {"protocol": protocol, "unit": unit, "classes": classes, "cells": cells, "no95": no95, "models": by_name}
-        )
+        group = [s for s in sections if (s["table"].protocol, s["table"].unit) == (protocol, unit)]
+        rows = [r.row for s in group for r in s["rows"]]
+        no95 = bool(rows) and all(r.coverage95 is None and r.msis95 is None for r in rows)
+        units.append({"protocol": protocol, "unit": unit, "sections": group, "no95": no95})
     calibration = next((p.n_calibration_origins for p in run.data.protocols if p.id == "rolling_origin"), None)
     return Page(
         path=path,
@@ -102,12 +117,13 @@ def interval_page(site: SiteModel, run: Run, dataset: str, tables: list[Interval
         context={
             "run": run,
             "dataset": dataset,
-            "sections": sections,
-            "pivots": pivots,
+            "units": units,
             "calibration": calibration,
             "point_metric": metric,
             "common_not_scored": common,
+            "common_policy": common_policy,
             "warnings": site.warnings_for(run, dataset),
+            "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, dataset),
         },
@@ -144,6 +160,7 @@ def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTabl
             "rule": rule,
             "names": site.display_names(run),
             "warnings": site.warnings_for(run, dataset),
+            "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, dataset),
         },
@@ -180,8 +197,9 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             "ranks": ranks,
             "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
             "ranked_on": ranked_on(lb) if lb is not None else None,
-            "learners": sorted(m for m, learns in table.fitted_state.items() if learns),
+            "learners": sorted((names.get(m, m) for m, learns in table.fitted_state.items() if learns), key=str.lower),
             "warnings": site.warnings_for(run, table.dataset),
+            "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, table.dataset),
         },
@@ -218,6 +236,7 @@ def competition_page(site: SiteModel, run: Run, dataset: str, tables: list[Compe
             "protocols": [p for p in run.data.protocols if p.id in {t.protocol for t in tables}],
             "horizon": competition_horizons(run).get(dataset),
             "warnings": site.warnings_for(run, dataset),
+            "bench_page": site.bench_page(run.name),
             "provenance": site.provenance(run),
             "dataset_page": site.dataset_page(run.name, dataset),
         },
