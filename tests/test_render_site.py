@@ -224,7 +224,8 @@ def test_every_internal_link_and_asset_in_the_built_site_resolves(hostile_site):
     assert broken == []
 
 
-READING_HOSTS = {"doi.org", "jmlr.org", "otexts.com", "papers.nips.cc"}  # references the methodology links to; followed only on a click
+# references the methodology and the References page link to; followed only on a click
+READING_HOSTS = {"doi.org", "jmlr.org", "otexts.com", "papers.nips.cc"}
 
 
 def test_built_site_loads_nothing_from_the_network(hostile_site):
