@@ -169,4 +169,5 @@ def test_a_dial_and_sweep_with_their_own_models_run_only_those_and_say_so(tmp_pa
     render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
     page = (tmp_path / "docs" / "benchmarks" / "tinyanalyses" / "synthetic_marketplace" / "robustness.md").read_text()
     assert "The dial covers 3 models of the roster" in page and "The sweep covers 3 models" in page
-    assert "naive, snaive_momentum, ses" in page
+    names = {m.id: m.display_name for m in doc.models}
+    assert ", ".join(names[m] for m in ("naive", "snaive_momentum", "ses")) in page  # display names, not ids

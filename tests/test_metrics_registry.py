@@ -241,7 +241,7 @@ def glossary_rows() -> dict[str, str]:
         metric_glossary=[MetricGlossaryEntry.model_validate(g) for g in glossary()], leaderboards=[], datasets=[]
     )
     run = SimpleNamespace(data=data, version="v0001")
-    site = SimpleNamespace(names=["toy"], latest=lambda name: run)
+    site = SimpleNamespace(names=["toy"], latest=lambda name: run, display_names=lambda run: {})
     page = glossary_page(site, root=ROOT)
     text = environment().get_template(page.template).render(here=page.path, title=page.title, **page.context)
     rows = re.findall(r'<tr id="metric-[^"]*">(.*?)</tr>', text, flags=re.S)

@@ -257,7 +257,11 @@
   function markOne(el) {
     if (el.scrollWidth > el.clientWidth + 1) {
       el.setAttribute("tabindex", "0");
-      if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") { el.setAttribute("aria-label", "scrollable content"); }
+      if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") {
+        /* a label needs a role on a div or pre (aria-prohibited-attr): a named region */
+        if (!el.hasAttribute("role")) { el.setAttribute("role", "region"); }
+        el.setAttribute("aria-label", "scrollable content");
+      }
     } else if (el.getAttribute("tabindex") === "0" && el.tagName !== "TH") {
       el.removeAttribute("tabindex");
     }
