@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from .load import ROOT
+from .serve import CHARTS_DRAWN
 
 CHROMIUM = Path("/usr/bin/chromium")
 WIDTHS = (1400, 390)
@@ -59,10 +60,7 @@ def capture(html: Path, out: Path) -> list[Path]:
                 tab = context.new_page()
                 for name, path in pages(html):
                     tab.goto(base + path, wait_until="load")
-                    tab.wait_for_function(
-                        "() => [...document.querySelectorAll('.tyc-chart')].every(el => el.querySelector('svg'))",
-                        timeout=15_000,
-                    )
+                    tab.wait_for_function(CHARTS_DRAWN, timeout=15_000)
                     target = out / f"{name}-{width}.png"
                     tab.screenshot(path=str(target), full_page=True)
                     written.append(target)

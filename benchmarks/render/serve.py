@@ -57,7 +57,11 @@ def serve(directory: Path, *, gzip_text: bool = True) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-CHARTS_DRAWN = "() => [...document.querySelectorAll('.tyc-chart')].every(el => el.querySelector('svg'))"
+# the charts a reader sees drawn: a chart in a hidden picker panel is drawn only when its panel is chosen
+CHARTS_DRAWN = (
+    "() => [...document.querySelectorAll('.tyc-chart')].filter(el => !el.closest('[hidden]'))"
+    ".every(el => el.querySelector('svg'))"
+)
 WEIGHT_JS = """() => {
     const nav = performance.getEntriesByType('navigation')[0];
     const res = performance.getEntriesByType('resource');
