@@ -18,6 +18,7 @@ module can ask for them by name.
 from __future__ import annotations
 
 import fcntl
+import functools
 import importlib
 import json
 import os
@@ -100,6 +101,18 @@ class CommittedDocs:
     docs: Path
     written: tuple[Path, ...]
     templates: dict[str, str]
+
+    def pages_of(self, template: str) -> dict[str, str]:
+        """The markdown of every page filled from ``template``, by its path under ``docs``."""
+        return {p: (self.docs / p).read_text(encoding="utf-8") for p, t in self.templates.items() if t == template}
+
+
+@functools.cache
+def latest_results() -> dict[str, object]:
+    """Each committed benchmark's latest results version, read once per process, by benchmark name."""
+    from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
+
+    return {d.name: read_results(list(existing_versions(d))[-1]) for d in sorted(RESULTS_DIR.iterdir()) if d.is_dir()}
 
 
 @dataclass(frozen=True)
@@ -226,3 +239,37 @@ def copy_results(folder: Path, into: Path) -> Path:
     for path in [target, *target.rglob("*")]:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     return target
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium (.ci/run installs it); playwright drives it
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def need_chromium() -> None:
+    """Skip the calling test unless Debian's Chromium and the playwright package are installed."""
+    if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (.ci/run does) to run the browser tests"
+        )
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
+
+
+def chromium_browser():  # noqa: ANN201  (a generator for a pytest fixture: ``yield from chromium_browser()``)
+    """Chromium under playwright for a module's browser tests; skips them when it cannot be started."""
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=30_000)
+        except Error as err:
+            pytest.skip(f"Chromium at {CHROMIUM} could not be started by playwright: {err}")
+        yield browser
+        browser.close()

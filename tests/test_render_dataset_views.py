@@ -11,7 +11,6 @@ skipped models, the analyses not computed) is written once.
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import pytest
 from markupsafe import escape
@@ -19,7 +18,7 @@ from markupsafe import escape
 from benchmarks.render.builders.dataset_tables import intervals_anchor
 from benchmarks.render.fmt import reader_text
 from benchmarks.render.pages import named
-from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
+from tests._shared import latest_results
 from tests.test_site_no_raw_text import article_text, find_raw_text, raw_model_ids
 
 pytestmark = pytest.mark.slow
@@ -30,23 +29,10 @@ _TABLE = re.compile(r"<table\b[^>]*>(.*?)</table>", re.S)
 _MACRO_TABLES = re.compile(r'<div class="tyc-notscored".*?</div>|<details class="tyc-provenance".*?</details>', re.S)
 
 
-@cache
-def _latest() -> dict[str, object]:
-    return {d.name: read_results(list(existing_versions(d))[-1]) for d in sorted(RESULTS_DIR.iterdir()) if d.is_dir()}
-
-
-def _pages(committed_docs, template: str) -> dict[str, str]:
-    return {
-        p: (committed_docs.docs / p).read_text(encoding="utf-8")
-        for p, t in committed_docs.templates.items()
-        if t == template
-    }
-
-
 def _intervals(committed_docs):  # noqa: ANN202
     """Every intervals page with its results document and its tables: (path, text, document, tables)."""
     out = []
-    for name, doc in _latest().items():
+    for name, doc in latest_results().items():
         for dataset in dict.fromkeys(t.dataset for t in doc.intervals):
             path = f"benchmarks/{name}/{dataset}/intervals.md"
             text = (committed_docs.docs / path).read_text(encoding="utf-8")
@@ -58,7 +44,7 @@ def _intervals(committed_docs):  # noqa: ANN202
 @pytest.mark.parametrize("template", VIEWS)
 def test_no_view_page_shows_a_raw_model_id_or_an_internal_document_number(committed_docs, template):
     ids = raw_model_ids()
-    pages = _pages(committed_docs, template)
+    pages = committed_docs.pages_of(template)
     assert pages
     hits = []
     for path, text in pages.items():
@@ -106,7 +92,7 @@ def test_inventory_tables_name_models_and_write_the_policy_once(committed_docs):
 
 @pytest.mark.parametrize("template", VIEWS)
 def test_view_tables_have_captions_and_sort_on_their_text(committed_docs, template):
-    pages = _pages(committed_docs, template)
+    pages = committed_docs.pages_of(template)
     seen = 0
     for path, text in pages.items():
         for match in _TABLE.finditer(_MACRO_TABLES.sub("", text)):
@@ -117,7 +103,7 @@ def test_view_tables_have_captions_and_sort_on_their_text(committed_docs, templa
 
 
 def test_the_uncertainty_method_is_written_once_per_dataset_and_cites_the_protocol_by_link(committed_docs):
-    pages = _pages(committed_docs, "uncertainty.md.j2")
+    pages = committed_docs.pages_of("uncertainty.md.j2")
     index = {p: t for p, t in pages.items() if p.endswith("/uncertainty.md")}
     assert index and len(pages) > 2 * len(index)
     for path, text in pages.items():
@@ -130,7 +116,7 @@ def test_the_uncertainty_method_is_written_once_per_dataset_and_cites_the_protoc
 
 @pytest.mark.parametrize("template", ["intervals.md.j2", "sensitivity.md.j2", "competition.md.j2", "replay.md.j2"])
 def test_the_analyses_not_computed_are_linked_not_listed_on_the_view_pages(committed_docs, template):
-    pages = _pages(committed_docs, template)
+    pages = committed_docs.pages_of(template)
     assert not any('<details class="tyc-skipped-analyses">' in t for t in pages.values())
     linked = [t for t in pages.values() if "analyses were not computed" in t]
     assert linked and all(re.search(r'analyses were not computed; <a href="\.\./index\.html">', t) for t in linked)

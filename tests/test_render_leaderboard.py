@@ -12,12 +12,11 @@ import html
 import posixpath
 import re
 from collections import defaultdict
-from functools import cache
 
 import pytest
 
 from benchmarks.render.fmt import slugify
-from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
+from tests._shared import latest_results
 
 pytestmark = pytest.mark.slow
 
@@ -26,19 +25,6 @@ _MACRO_TABLES = re.compile(  # tables of the shared macros (_macros.html.j2), no
     r'<div class="tyc-notscored".*?</div>|<details class="tyc-provenance".*?</details>', re.S
 )
 _MODEL = re.compile(r'<a class="tyc-model" href="[^"]*models/([^"/]+)\.html"')
-
-
-@cache
-def _latest() -> dict[str, object]:
-    return {d.name: read_results(list(existing_versions(d))[-1]) for d in sorted(RESULTS_DIR.iterdir()) if d.is_dir()}
-
-
-def _pages(committed_docs, template: str) -> dict[str, str]:
-    return {
-        p: (committed_docs.docs / p).read_text(encoding="utf-8")
-        for p, t in committed_docs.templates.items()
-        if t == template
-    }
 
 
 def _target(page: str, href: str) -> tuple[str, str]:
@@ -51,7 +37,7 @@ def _target(page: str, href: str) -> tuple[str, str]:
 def _leaderboard_order(committed_docs) -> dict[str, list[str]]:
     """Each leaderboard page's models in its rows' order, and its rank column."""
     out = {}
-    for path, text in _pages(committed_docs, "leaderboard.md.j2").items():
+    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
         body = text.split('id="leaderboard"', 1)[1].split("</tbody>", 1)[0]
         rows = re.findall(r'<tr(?: class="[^"]*")? data-model="([^"]+)">\n<td>(\d+)</td>', body)
         out[path] = [(slugify(m), int(rank)) for m, rank in rows]
@@ -59,7 +45,7 @@ def _leaderboard_order(committed_docs) -> dict[str, list[str]]:
 
 
 def test_every_leaderboard_opens_with_a_one_line_legend_and_keeps_the_rest_in_a_disclosure(committed_docs):
-    pages = _pages(committed_docs, "leaderboard.md.j2")
+    pages = committed_docs.pages_of("leaderboard.md.j2")
     assert len(pages) > 100
     for path, text in pages.items():
         head = text.split('<table class="tyc-table tyc-sortable tyc-leaderboard', 1)[0]
@@ -78,9 +64,9 @@ def test_every_leaderboard_opens_with_a_one_line_legend_and_keeps_the_rest_in_a_
 
 def test_every_leaderboard_links_the_same_cells_views_and_each_link_resolves_to_its_table(committed_docs):
     docs = committed_docs.docs
-    pages = _pages(committed_docs, "leaderboard.md.j2")
+    pages = committed_docs.pages_of("leaderboard.md.j2")
     expected = defaultdict(set)  # page -> views the results hold for its cell
-    for name, doc in _latest().items():
+    for name, doc in latest_results().items():
         cells = {(t.dataset, t.protocol, t.unit, t.demand_class) for t in doc.intervals}
         unc = {(t.dataset, t.protocol, t.unit, t.demand_class, t.metric) for t in doc.analyses.uncertainty}
         audited = {(t.dataset, t.protocol, t.unit) for t in doc.sensitivity}
@@ -112,7 +98,7 @@ def test_every_leaderboard_links_the_same_cells_views_and_each_link_resolves_to_
 def _views(committed_docs, template: str, table_start: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """Every table of a view page that names its leaderboard: (page, leaderboard page, [(model, rank shown)])."""
     out = []
-    for path, text in _pages(committed_docs, template).items():
+    for path, text in committed_docs.pages_of(template).items():
         for table in re.findall(rf"{table_start}.*?</table>", text, re.S):
             caption = re.search(r"<caption>.*?</caption>", table, re.S).group(0)
             link = re.search(r'href="([^"]+)"', caption)
@@ -152,7 +138,7 @@ def test_the_views_of_a_cell_list_their_rows_in_the_leaderboards_rank_order(comm
 
 @pytest.mark.parametrize("template", ["leaderboard.md.j2", "uncertainty.md.j2", "intervals.md.j2", "sensitivity.md.j2"])
 def test_every_table_of_these_pages_has_a_caption(committed_docs, template):
-    pages = _pages(committed_docs, template)
+    pages = committed_docs.pages_of(template)
     seen = 0
     for path, text in pages.items():
         for match in _TABLE.finditer(_MACRO_TABLES.sub("", text)):
@@ -162,7 +148,7 @@ def test_every_table_of_these_pages_has_a_caption(committed_docs, template):
 
 
 def test_what_every_row_repeated_in_a_tooltip_is_written_once_in_the_header(committed_docs):
-    for path, text in _pages(committed_docs, "leaderboard.md.j2").items():
+    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
         table = text.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
         head, body = table.split("<tbody>", 1)
         assert "one-sided panel-robust Diebold-Mariano p-values" in head, path
@@ -176,7 +162,7 @@ def test_what_every_row_repeated_in_a_tooltip_is_written_once_in_the_header(comm
 
 
 def test_the_verdict_column_comes_right_after_the_model(committed_docs):
-    for path, text in _pages(committed_docs, "leaderboard.md.j2").items():
+    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
         head = text.split('id="leaderboard"', 1)[1].split("</thead>", 1)[0]
         cells = re.findall(r"<th\b.*?</th>", head, re.S)
         assert "Rank" in cells[0] and ">Model<" in cells[1] and "#verdict" in cells[2], path
@@ -188,7 +174,7 @@ def test_what_every_leaderboard_of_a_dataset_repeated_is_one_line_linking_the_da
     and protocol: each leaderboard names the models missing from its table in one line and links the
     dataset page, which gives each skipped or failed model's reason, the warnings and the provenance."""
     docs = committed_docs.docs
-    pages = _pages(committed_docs, "leaderboard.md.j2")
+    pages = committed_docs.pages_of("leaderboard.md.j2")
     datasets = {}
     for path, text in pages.items():
         assert '<details class="tyc-provenance"' not in text and "tyc-warnings" not in text, path
@@ -206,7 +192,7 @@ def test_what_every_leaderboard_of_a_dataset_repeated_is_one_line_linking_the_da
 
 
 def test_the_analyses_not_computed_are_counted_and_linked_not_listed(committed_docs):
-    pages = _pages(committed_docs, "leaderboard.md.j2")
+    pages = committed_docs.pages_of("leaderboard.md.j2")
     assert not any("analysis not computed" in t for t in pages.values())
     linked = [t for t in pages.values() if "analyses not computed" in t]
     assert linked and all(
@@ -223,7 +209,7 @@ def test_leaderboards_show_no_raw_text(committed_docs):
 
     ids = raw_model_ids()
     hits = []
-    for path, text in _pages(committed_docs, "leaderboard.md.j2").items():
+    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
         body = text.split("\n---\n", 1)[1]
         hits.extend(find_raw_text(path, article_text(f"<article>{body}</article>"), model_ids=ids))
     assert hits == [], hits[:20]
@@ -233,13 +219,13 @@ def test_leaderboard_pages_are_lighter(committed_docs):
     """A leaderboard's markdown is well under what it was: 76.0 KB on average before the rows-first layout
     and 40.0 KB after it (measured once each on the committed results, 911 pages); since, the CD diagram
     ships a compact spec and what every leaderboard of a dataset repeated is one line."""
-    pages = _pages(committed_docs, "leaderboard.md.j2")
+    pages = committed_docs.pages_of("leaderboard.md.j2")
     average = sum(len(t.encode()) for t in pages.values()) / len(pages)
     assert average < 0.75 * 40_000, average
 
 
 def test_a_leaderboard_links_views_only_within_the_docs(committed_docs):
-    for path, text in _pages(committed_docs, "leaderboard.md.j2").items():
+    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
         line = re.search(r'<p class="tyc-caption tyc-views"[^>]*>(.*?)</p>', text)
         if line:
             for href in re.findall(r'href="([^"]+)"', line.group(1)):

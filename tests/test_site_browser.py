@@ -7,40 +7,21 @@ package; nothing is downloaded (``playwright install`` is never run). Skipped wi
 from __future__ import annotations
 
 import csv
-import functools
-import http.server
-import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from benchmarks.perf.page_weight import CHART_LIMIT, LOAD_LIMIT_MS, NO_CHART_LIMIT, fastest_load
-from benchmarks.render.serve import GzipHandler, QuietHandler, weigh
-from tests._shared import HOSTILE_SCRIPT, CommittedSite
+from benchmarks.render.serve import serve, weigh
+from tests._shared import HOSTILE_SCRIPT, CommittedSite, chromium_browser, need_chromium
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html"
 
 
-def _need_chromium() -> None:
-    if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(
-            f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (.ci/run does) to run the browser tests"
-        )
-    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
+_need_chromium = need_chromium
 
 
 @pytest.fixture(scope="module")
@@ -52,25 +33,13 @@ def built(hostile_site) -> Path:
 
 @pytest.fixture(scope="module")
 def server(built):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(built)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=5)
+    with serve(built, gzip_text=False) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(built):
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as p:
-        try:
-            chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=30_000)
-        except Error as err:
-            pytest.skip(f"Chromium at {CHROMIUM} could not be started by playwright: {err}")
-        yield chromium
-        chromium.close()
+    yield from chromium_browser()
 
 
 @pytest.fixture
@@ -182,12 +151,8 @@ def committed(request) -> Path:
 
 @pytest.fixture(scope="module")
 def committed_server(committed):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(committed)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=5)
+    with serve(committed, gzip_text=True) as url:
+        yield url
 
 
 def _pages(html: Path) -> list[str]:

@@ -7,20 +7,16 @@ The style test reads the rendered pages (``committed_docs``); the others load th
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from benchmarks.render import charts
-from benchmarks.render.serve import GzipHandler
+from benchmarks.render.serve import serve
+from tests._shared import chromium_browser, need_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 PHONE = {"width": 390, "height": 844}
 _DATA = re.compile(r'<script type="application/json" id="((?:cd-diagram|cost-\d+|bump))-data">(.*?)</script>', re.S)
 
@@ -63,30 +59,19 @@ def test_no_two_models_share_a_style_in_any_chart_and_each_model_keeps_its_style
 
 @pytest.fixture(scope="module")
 def site(committed_site) -> Path:
-    if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package to run the browser tests")
-    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
+    need_chromium()
     return committed_site.html
 
 
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=5)
+    with serve(site, gzip_text=True) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def chromium(site):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
+    yield from chromium_browser()
 
 
 def _tab(chromium, viewport: dict):  # type: ignore[no-untyped-def]

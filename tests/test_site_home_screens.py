@@ -8,20 +8,17 @@ tests/test_site_browser.py does; skipped with a message otherwise.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import threading
 from pathlib import Path
 
 import pytest
 
 from benchmarks.render.fmt import slugify
-from benchmarks.render.serve import QuietHandler
+from benchmarks.render.serve import serve
+from tests._shared import chromium_browser, need_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
+
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SCREENS = 3  # the answer of every benchmark within the first three desktop screens
@@ -30,9 +27,7 @@ MIN_CONTRAST = 3.0  # WCAG 2.2 success criterion 1.4.11, non-text contrast
 
 @pytest.fixture(scope="module")
 def site(request) -> Path:
-    if not (CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package to run the browser tests")
-    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed (dev extra)")
+    need_chromium()
     from benchmarks.results_io import RESULTS_DIR
 
     if not any(RESULTS_DIR.glob("*/v*.json")):
@@ -49,25 +44,13 @@ def benchmarks() -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=5)
+    with serve(site, gzip_text=False) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(site):
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as p:
-        try:
-            chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
-        except Error as err:
-            pytest.skip(f"Chromium at {CHROMIUM} could not be started by playwright: {err}")
-        yield chromium
-        chromium.close()
+    yield from chromium_browser()
 
 
 def _open(browser, url: str, viewport: dict):

@@ -6,16 +6,14 @@ above its table."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from benchmarks.render.serve import GzipHandler
-from tests.test_site_browser import ARGS, CHROMIUM, _need_chromium, _widest_row
+from benchmarks.render.serve import serve
+from tests._shared import chromium_browser
+from tests.test_site_browser import _need_chromium, _widest_row
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,25 +34,13 @@ def site(request) -> Path:
 
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=5)
+    with serve(site, gzip_text=True) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def chromium(site):
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=30_000)
-        except Error as err:
-            pytest.skip(f"Chromium at {CHROMIUM} could not be started by playwright: {err}")
-        yield browser
-        browser.close()
+    yield from chromium_browser()
 
 
 def _leaderboards(site: Path) -> dict[str, str]:
