@@ -296,11 +296,10 @@ def cd_figure_from_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def cd_spec_json(spec: dict[str, Any]) -> str:
-    """A :func:`cd_spec` as a page ships it: checked as the figure it draws (:func:`to_json`), then written
+    """A :func:`cd_spec` as a page ships it: checked as the figure it draws (:func:`check_drawable`), then written
     compactly with the same escapes."""
-    to_json(cd_figure_from_spec(spec))
-    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    check_drawable(cd_figure_from_spec(spec))
+    return _script_json(spec, sort_keys=False)
 
 
 def clique_letter(n: int) -> str:
@@ -439,13 +438,9 @@ def cost_accuracy_figure(*, points: Sequence[CostPoint], metric: str) -> dict[st
     return {"data": data, "layout": layout}
 
 
-def to_json(figure: dict[str, Any]) -> str:
-    """Canonical JSON (sorted keys, no spaces, ``<``, ``>`` and ``&`` as ``\\u`` escapes) for a
-    ``<script type="application/json">`` block beside its chart; byte-stable.
-
-    Raises ``ValueError`` for a trace type outside :data:`TRACE_TYPES`, or a trace, layout or axis
-    attribute the shipped plotly.js build does not hold (:func:`bundle.check_figure`).
-    """
+def check_drawable(figure: dict[str, Any]) -> None:
+    """Raise ``ValueError`` for a trace type outside :data:`TRACE_TYPES`, or a trace, layout or axis
+    attribute the shipped plotly.js build does not hold (:func:`bundle.check_figure`)."""
     unknown = sorted({str(t.get("type", "scatter")) for t in figure.get("data", [])} - TRACE_TYPES)
     if unknown:
         raise ValueError(
@@ -454,9 +449,23 @@ def to_json(figure: dict[str, Any]) -> str:
     from .bundle import check_figure  # here, not at the top: `python -m benchmarks.render.bundle` stays clean
 
     check_figure(figure)
-    text = json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    # shipped inside <script type="application/json">: no "<" may close it; \u003c is the same JSON string
+
+
+def _script_json(value: Any, *, sort_keys: bool) -> str:
+    """Compact JSON for a ``<script type="application/json">`` block: no ``<`` may close it, so ``<``, ``>``
+    and ``&`` are written as ``\\u`` escapes (the same JSON strings)."""
+    text = json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def to_json(figure: dict[str, Any]) -> str:
+    """Canonical JSON (sorted keys, no spaces, ``<``, ``>`` and ``&`` as ``\\u`` escapes) for a
+    ``<script type="application/json">`` block beside its chart; byte-stable.
+
+    Raises ``ValueError`` for a figure the shipped plotly.js build cannot draw (:func:`check_drawable`).
+    """
+    check_drawable(figure)
+    return _script_json(figure, sort_keys=True)
 
 
 def replay_figure(
