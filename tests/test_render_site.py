@@ -252,6 +252,32 @@ def test_with_no_results_yet_the_site_still_builds_and_says_so(tmp_path):
     assert (tmp_path / "html" / "index.html").exists()
 
 
+def test_a_site_rendered_outside_the_repository_names_no_path_of_this_machine_and_builds_after_a_move(tmp_path):
+    """The committed site's mkdocs.yml points into the repository; one rendered elsewhere (``tycheon
+    evaluate --out``) carries its own copy of the hooks and theme overrides, so its config holds no
+    ``..`` path back to wherever the repository happens to be, and the folder builds after a move."""
+    from benchmarks.render.site import HOOKS, OVERRIDES, _theme_files
+
+    results = tmp_path / "results"
+    _write(results, _fixture())
+    render_site(results_dir=results, out=tmp_path / "a" / "site" / "docs")
+    config = (tmp_path / "a" / "site" / "mkdocs.yml").read_text(encoding="utf-8")
+    assert ".." not in config and str(ROOT) not in config and str(tmp_path) not in config
+    assert "hooks:\n  - theme/hooks.py" in config and "custom_dir: theme/overrides" in config
+    theme = tmp_path / "a" / "site" / "theme"
+    assert (theme / "hooks.py").read_bytes() == HOOKS.read_bytes()
+    assert (theme / "overrides/partials/source.html").read_bytes() == (OVERRIDES / "partials/source.html").read_bytes()
+    moved = tmp_path / "elsewhere" / "deeper" / "site"
+    moved.parent.mkdir(parents=True)
+    (tmp_path / "a" / "site").rename(moved)
+    mkdocs_build(moved / "mkdocs.yml", tmp_path / "html")
+    home = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert 'class="md-source"' in home and 'data-md-component="source"' not in home  # the override was used
+    assert (tmp_path / "html" / "search" / "search_index.js").is_file()  # the hooks ran
+    inside = _theme_files(ROOT / "site", root=ROOT)  # the published site (make run): no copy, relative paths
+    assert inside == {"hooks": "../benchmarks/render/hooks.py", "custom_dir": "../templates/overrides"}
+
+
 def test_methodology_quotes_library_docstrings_and_names_what_is_missing(tmp_path):
     from benchmarks.render.definitions import read_package
 

@@ -159,6 +159,35 @@ def build_pages(site: SiteModel, *, root: Path) -> tuple[list[Page], list[NavNod
     return pages, nav
 
 
+THEME_DIR = "theme"  # beside mkdocs.yml when the site is built outside the repository
+
+
+def _theme_files(site_root: Path, *, root: Path) -> dict[str, str]:
+    """The ``hooks`` and ``custom_dir`` entries of ``mkdocs.yml``, relative to ``site_root``.
+
+    Inside the repository (the published ``site/``) they point at :data:`HOOKS` and :data:`OVERRIDES`.
+    Elsewhere (``tycheon evaluate --out``, a submission's work folder) both are copied into
+    ``site_root / "theme"``: the folder builds on its own wherever it is moved, and its ``mkdocs.yml``
+    names no path of the machine that wrote it (a relative path up and back down would)."""
+    site_root = site_root.resolve()
+    if site_root.is_relative_to(root.resolve()):
+        return {
+            "hooks": Path(os.path.relpath(HOOKS.resolve(), site_root)).as_posix(),
+            "custom_dir": Path(os.path.relpath(OVERRIDES.resolve(), site_root)).as_posix(),
+        }
+    theme = reset_owned_dir(
+        site_root / THEME_DIR,
+        marker=MARKER,
+        writer="the renderer",
+        option="--out",
+        error=RenderTargetError,
+        note="written by python -m benchmarks.render: the site's mkdocs hooks and theme overrides\n",
+    )
+    shutil.copyfile(HOOKS, theme / HOOKS.name)
+    shutil.copytree(OVERRIDES, theme / "overrides")
+    return {"hooks": f"{THEME_DIR}/{HOOKS.name}", "custom_dir": f"{THEME_DIR}/overrides"}
+
+
 def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path]:
     """Render every results file under ``results_dir`` into markdown pages under ``out``.
 
@@ -198,8 +227,7 @@ def render_site(*, results_dir: Path, out: Path, root: Path = ROOT) -> list[Path
         repo_name=repo_url.split("://", 1)[-1].split("/", 1)[-1] if repo_url else None,  # owner/name
         site_url=pages_url(repo_url),
         not_in_nav=off_nav_patterns(),
-        hooks=Path(os.path.relpath(HOOKS.resolve(), out.parent.resolve())).as_posix(),
-        custom_dir=Path(os.path.relpath(OVERRIDES.resolve(), out.parent.resolve())).as_posix(),
+        **_theme_files(out.parent, root=root),
     )
     mkdocs_yml.write_text(config, encoding="utf-8")
     written.append(mkdocs_yml)
