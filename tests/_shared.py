@@ -106,6 +106,25 @@ class CommittedDocs:
         """The markdown of every page filled from ``template``, by its path under ``docs``."""
         return {p: (self.docs / p).read_text(encoding="utf-8") for p, t in self.templates.items() if t == template}
 
+    def leaderboards(self) -> dict[str, str]:
+        """Every leaderboard: each metric's panel of each cell's page (the shown one as written, the others
+        unpacked: :func:`benchmarks.render.panels.panels_of`), by ``<page path>#<metric>``."""
+        from benchmarks.render.panels import panel_id, panels_of
+
+        return {
+            f"{path}#{panel_id(metric)}": html
+            for path, text in self.pages_of("leaderboard.md.j2").items()
+            for metric, html in panels_of(text).items()
+        }
+
+
+def leaderboard_panel(page: Path, metric: str) -> str:
+    """One metric's panel of a leaderboard page (``.../series/leaderboard-all.md`` or its built ``.html``):
+    the shown panel as written, another unpacked (:func:`benchmarks.render.panels.panels_of`)."""
+    from benchmarks.render.panels import panels_of
+
+    return panels_of(page.read_text(encoding="utf-8"))[metric]
+
 
 @functools.cache
 def latest_results() -> dict[str, object]:

@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.render.fmt import slugify
 from benchmarks.render.pages import SiteModel
+from benchmarks.render.panels import panels_of
 from benchmarks.results_io import RESULTS_DIR, read_results
 from tests.test_render_site import PHONE, sideways_problems, site_layout_rules
 
@@ -27,7 +28,8 @@ def test_the_committed_results_render_with_every_version_in_the_history(committe
         assert all(f"<code>{v}</code>" in history for v in versions)
         latest = read_results(folder / f"{versions[-1]}.json")
         for lb in latest.leaderboards:
-            assert (out / SiteModel.leaderboard_page(folder.name, lb.key)).is_file()
+            page, metric = SiteModel.leaderboard_page(folder.name, lb.key).split("#")
+            assert metric in panels_of((out / page).read_text(encoding="utf-8")), (page, metric)
 
 
 def test_the_uncertainty_tables_have_their_own_page_linked_from_the_robustness_page(committed_docs):

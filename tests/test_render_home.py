@@ -77,7 +77,9 @@ def test_each_home_answer_row_shows_the_results_winner_skill_tie_and_verdict(com
     for name, doc in _newest():
         for row in _rows(_table(home, f"answer-{slugify(name)}")):
             assert len(row) == 6
-            link = re.search(r'href="[^"]*/(?P<unit>[^/"]+)/(?P<dc>[a-z]+)-(?P<metric>[a-z0-9_]+)\.html"', row[1])
+            link = re.search(
+                r'href="[^"]*/(?P<unit>[^/"]+)/leaderboard-(?P<dc>[a-z]+)\.html#(?P<metric>[a-z0-9_]+)"', row[1]
+            )
             lb = next(
                 t
                 for t in doc.leaderboards
@@ -134,8 +136,9 @@ def test_screenshots_cover_home_a_leaderboard_a_model_page_and_the_glossary(tmp_
     for path in (
         "index.html",
         "glossary.html",
-        "benchmarks/b/d/p/u/all-mase.html",
+        "benchmarks/b/d/p/u/leaderboard-all.html",
         "benchmarks/b/d/p/u/index.html",
+        "benchmarks/b/d/p/u/all-mase.html",  # the redirect from a leaderboard's old address
         "models/zeta.html",
         "models/alpha.html",
     ):
@@ -143,7 +146,7 @@ def test_screenshots_cover_home_a_leaderboard_a_model_page_and_the_glossary(tmp_
         (tmp_path / path).write_text("<html></html>", encoding="utf-8")
     assert pages(tmp_path) == [
         ("home", "index.html"),
-        ("leaderboard", "benchmarks/b/d/p/u/all-mase.html"),
+        ("leaderboard", "benchmarks/b/d/p/u/leaderboard-all.html"),
         ("model", "models/alpha.html"),
         ("glossary", "glossary.html"),
     ]

@@ -16,6 +16,7 @@ from collections import defaultdict
 import pytest
 
 from benchmarks.render.fmt import slugify
+from benchmarks.render.pages import SiteModel
 from tests._shared import latest_results
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,7 @@ def _target(page: str, href: str) -> tuple[str, str]:
 def _leaderboard_order(committed_docs) -> dict[str, list[str]]:
     """Each leaderboard page's models in its rows' order, and its rank column."""
     out = {}
-    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
+    for path, text in committed_docs.leaderboards().items():
         body = text.split('id="leaderboard"', 1)[1].split("</tbody>", 1)[0]
         rows = re.findall(r'<tr(?: class="[^"]*")? data-model="([^"]+)">\n<td>(\d+)</td>', body)
         out[path] = [(slugify(m), int(rank)) for m, rank in rows]
@@ -45,7 +46,7 @@ def _leaderboard_order(committed_docs) -> dict[str, list[str]]:
 
 
 def test_every_leaderboard_opens_with_a_one_line_legend_and_keeps_the_rest_in_a_disclosure(committed_docs):
-    pages = committed_docs.pages_of("leaderboard.md.j2")
+    pages = committed_docs.leaderboards()
     assert len(pages) > 100
     for path, text in pages.items():
         head = text.split('<table class="tyc-table tyc-sortable tyc-leaderboard', 1)[0]
@@ -64,14 +65,14 @@ def test_every_leaderboard_opens_with_a_one_line_legend_and_keeps_the_rest_in_a_
 
 def test_every_leaderboard_links_the_same_cells_views_and_each_link_resolves_to_its_table(committed_docs):
     docs = committed_docs.docs
-    pages = committed_docs.pages_of("leaderboard.md.j2")
+    pages = committed_docs.leaderboards()
     expected = defaultdict(set)  # page -> views the results hold for its cell
     for name, doc in latest_results().items():
         cells = {(t.dataset, t.protocol, t.unit, t.demand_class) for t in doc.intervals}
         unc = {(t.dataset, t.protocol, t.unit, t.demand_class, t.metric) for t in doc.analyses.uncertainty}
         audited = {(t.dataset, t.protocol, t.unit) for t in doc.sensitivity}
         for lb in doc.leaderboards:
-            page = f"benchmarks/{name}/{lb.dataset}/{lb.protocol}/{slugify(lb.unit)}/{lb.demand_class}-{lb.metric}.md"
+            page = SiteModel.leaderboard_page(name, lb.key)  # its cell's page, at its metric's panel
             assert page in pages
             key = (lb.dataset, lb.protocol, lb.unit, lb.demand_class, lb.metric)
             for view, present in (
@@ -104,7 +105,7 @@ def _views(committed_docs, template: str, table_start: str) -> list[tuple[str, s
             link = re.search(r'href="([^"]+)"', caption)
             if not link:
                 continue
-            board, _ = _target(path, link.group(1))
+            board = "#".join(_target(path, link.group(1)))  # a cell's page at one metric's panel
             body = table.split("<tbody>", 1)[1]
             rows = re.findall(r"<tr>\n?<td>([^<]*)</td>\n?<td[^>]*>" + _MODEL.pattern, body)
             out.append((path, board, rows))
@@ -148,7 +149,7 @@ def test_every_table_of_these_pages_has_a_caption(committed_docs, template):
 
 
 def test_what_every_row_repeated_in_a_tooltip_is_written_once_in_the_header(committed_docs):
-    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
+    for path, text in committed_docs.leaderboards().items():
         table = text.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
         head, body = table.split("<tbody>", 1)
         assert "one-sided panel-robust Diebold-Mariano p-values" in head, path
@@ -162,7 +163,7 @@ def test_what_every_row_repeated_in_a_tooltip_is_written_once_in_the_header(comm
 
 
 def test_the_verdict_column_comes_right_after_the_model(committed_docs):
-    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
+    for path, text in committed_docs.leaderboards().items():
         head = text.split('id="leaderboard"', 1)[1].split("</thead>", 1)[0]
         cells = re.findall(r"<th\b.*?</th>", head, re.S)
         assert "Rank" in cells[0] and ">Model<" in cells[1] and "#verdict" in cells[2], path
@@ -174,7 +175,7 @@ def test_what_every_leaderboard_of_a_dataset_repeated_is_one_line_linking_the_da
     and protocol: each leaderboard names the models missing from its table in one line and links the
     dataset page, which gives each skipped or failed model's reason, the warnings and the provenance."""
     docs = committed_docs.docs
-    pages = committed_docs.pages_of("leaderboard.md.j2")
+    pages = committed_docs.leaderboards()
     datasets = {}
     for path, text in pages.items():
         assert '<details class="tyc-provenance"' not in text and "tyc-warnings" not in text, path
@@ -192,7 +193,7 @@ def test_what_every_leaderboard_of_a_dataset_repeated_is_one_line_linking_the_da
 
 
 def test_the_analyses_not_computed_are_counted_and_linked_not_listed(committed_docs):
-    pages = committed_docs.pages_of("leaderboard.md.j2")
+    pages = committed_docs.leaderboards()
     assert not any("analysis not computed" in t for t in pages.values())
     linked = [t for t in pages.values() if "analyses not computed" in t]
     assert linked and all(
@@ -209,23 +210,23 @@ def test_leaderboards_show_no_raw_text(committed_docs):
 
     ids = raw_model_ids()
     hits = []
-    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
-        body = text.split("\n---\n", 1)[1]
-        hits.extend(find_raw_text(path, article_text(f"<article>{body}</article>"), model_ids=ids))
+    for path, text in committed_docs.leaderboards().items():
+        hits.extend(find_raw_text(path, article_text(f"<article>{text}</article>"), model_ids=ids))
     assert hits == [], hits[:20]
 
 
 def test_leaderboard_pages_are_lighter(committed_docs):
-    """A leaderboard's markdown is well under what it was: 76.0 KB on average before the rows-first layout
-    and 40.0 KB after it (measured once each on the committed results, 911 pages); since, the CD diagram
-    ships a compact spec and what every leaderboard of a dataset repeated is one line."""
+    """The leaderboards' markdown is a fraction of what it was: 23.6 MB for 911 pages of one metric each, and
+    5.06 MB for the 106 pages of one cell each, every metric a panel (the shown one as HTML, the others
+    packed); measured once each on the committed results (small v0008, full v0003)."""
     pages = committed_docs.pages_of("leaderboard.md.j2")
-    average = sum(len(t.encode()) for t in pages.values()) / len(pages)
-    assert average < 0.75 * 40_000, average
+    assert len(committed_docs.leaderboards()) > 5 * len(pages)  # every metric is still there
+    total = sum(len(t.encode()) for t in pages.values())
+    assert total < 0.3 * 23_600_000, total
 
 
 def test_a_leaderboard_links_views_only_within_the_docs(committed_docs):
-    for path, text in committed_docs.pages_of("leaderboard.md.j2").items():
+    for path, text in committed_docs.leaderboards().items():
         line = re.search(r'<p class="tyc-caption tyc-views"[^>]*>(.*?)</p>', text)
         if line:
             for href in re.findall(r'href="([^"]+)"', line.group(1)):

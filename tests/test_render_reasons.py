@@ -8,9 +8,10 @@ import re
 import pytest
 
 from benchmarks.render import render_site
+from tests._shared import leaderboard_panel
 from tests.test_render_site import _fixture, _write
 
-LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.md"
+LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/leaderboard-all.md"  # its mase panel
 DM_REASON = "<b>only 1 block</b> & the t reference needs 2"
 VERDICT_REASON = "no CRPS of one kind for both <models>"
 FRIEDMAN_REASON = "fewer than 2 complete blocks <none>"
@@ -58,7 +59,7 @@ def reasons_page(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("reasons")
     _write(tmp / "results", _with_reasons())
     render_site(results_dir=tmp / "results", out=tmp / "docs")
-    return (tmp / "docs" / LEADERBOARD).read_text(encoding="utf-8")
+    return leaderboard_panel(tmp / "docs" / LEADERBOARD, "mase")
 
 
 def _cell_row(page: str, model: str) -> str:
@@ -113,7 +114,7 @@ def test_null_friedman_and_conservative_cd_show_their_escaped_reasons_in_the_tes
 def test_without_the_optional_fields_the_leaderboard_has_no_notes_and_no_p_value_line(tmp_path):
     _write(tmp_path / "results", _fixture())
     render_site(results_dir=tmp_path / "results", out=tmp_path / "docs")
-    page = (tmp_path / "docs" / LEADERBOARD).read_text(encoding="utf-8")
+    page = leaderboard_panel(tmp_path / "docs" / LEADERBOARD, "mase")
     assert "lb-note-" not in page and "tyc-pp" not in page and "tyc-reason" not in page
 
 

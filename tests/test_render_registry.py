@@ -39,9 +39,9 @@ def site(tmp_path) -> SiteModel:
 def test_every_page_path_is_its_type_path_with_each_part_slugified():
     # paths as the site has always published them (links from outside must keep working)
     key = TableKey(dataset="M5 sample", protocol="rolling_origin", unit="groups:5", demand_class="all", metric="mase")
-    assert SiteModel.leaderboard_page("small", key) == (
-        "benchmarks/small/m5-sample-26153bbd/rolling_origin/groups-5/all-mase.md"  # sha256("M5 sample")[:8]
-    )
+    assert SiteModel.leaderboard_page("small", key) == (  # a cell's page at its metric's panel
+        "benchmarks/small/m5-sample-26153bbd/rolling_origin/groups-5/leaderboard-all.md#mase"  # sha256("M5 sample")[:8]
+    )  # the address of the page per metric it had before, .../groups-5/all-mase.html, redirects there (site.py)
     assert SiteModel.bench_page("small") == "benchmarks/small/index.md"
     assert SiteModel.history_page("small") == "benchmarks/small/history.md"
     assert SiteModel.dataset_page("small", "m5") == "benchmarks/small/m5/index.md"

@@ -16,8 +16,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from benchmarks.render import RenderTargetError, ResultsFileError, render_site
+from benchmarks.render.panels import panels_of
 from benchmarks.render.site import plotly_bundle
-from tests._shared import mkdocs_build
+from tests._shared import leaderboard_panel, mkdocs_build
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "results_example.json"
@@ -150,7 +151,9 @@ def test_every_skipped_or_failed_model_is_named_on_its_leaderboard_and_listed_wi
     _write(results, _fixture())
     out = tmp_path / "site" / "docs"
     render_site(results_dir=results, out=out)
-    page = (out / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.md").read_text()
+    page = leaderboard_panel(
+        out / "benchmarks/small/synthetic_marketplace/rolling_origin/series/leaderboard-all.md", "mase"
+    )
     line = page.split('class="tyc-caption tyc-notscored"')[1].split("</p>")[0]
     assert "AutoARIMA (failed)" in line and "Chronos-Bolt (skipped)" in line and 'href="../../index.html"' in line
     dataset = (out / "benchmarks/small/synthetic_marketplace/index.md").read_text()
@@ -193,11 +196,17 @@ class _Collector(HTMLParser):
 
 
 def test_hostile_model_names_render_as_text_in_the_built_html(hostile_site):
-    page = (hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html").read_text()
-    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
-    assert "&lt;img src=x onerror=" in page
+    cell = hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/leaderboard-all.html"
+    for metric in ("mase", "rmsse"):  # the panel shown and one packed
+        page = leaderboard_panel(cell, metric)
+        assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
+        assert "&lt;img src=x onerror=" in page
+    texts = []
     for html_file in sorted(hostile_site.rglob("*.html")):
         text = html_file.read_text(encoding="utf-8")
+        texts.append((html_file, text))
+        texts.extend((html_file, panel) for panel in list(panels_of(text).values())[1:])  # what a script shows
+    for html_file, text in texts:
         assert "<script>window.__xss" not in text, html_file
         assert "<img src=x" not in text, html_file
         collector = _Collector()
@@ -213,7 +222,10 @@ def test_every_internal_link_and_asset_in_the_built_site_resolves(hostile_site):
     # mkdocs' own 404 page uses root-absolute links by design (it is served at any path)
     for html_file in sorted(p for p in hostile_site.rglob("*.html") if p.name != "404.html"):
         collector = _Collector()
-        collector.feed(html_file.read_text(encoding="utf-8"))
+        text = html_file.read_text(encoding="utf-8")
+        collector.feed(text)
+        for panel in list(panels_of(text).values())[1:]:  # the packed panels' links too
+            collector.feed(panel)
         for link in collector.links:
             parts = urlsplit(link)
             if parts.scheme or link.startswith(("#", "//", "mailto:")):
@@ -303,7 +315,7 @@ def test_data_warnings_come_from_the_dataset_flags_even_when_the_harness_wrote_n
     _write(tmp_path / "results", data)
     out = tmp_path / "site" / "docs"
     render_site(results_dir=tmp_path / "results", out=out)
-    page = (out / "benchmarks/small/m3_monthly/rolling_origin/series/all-mase.md").read_text()
+    page = leaderboard_panel(out / "benchmarks/small/m3_monthly/rolling_origin/series/leaderboard-all.md", "mase")
     assert "its data warnings (subsample, not redistributable)" in page  # named, the box is on the dataset page
     dataset = (out / "benchmarks/small/m3_monthly/index.md").read_text()
     assert "<strong>not redistributable</strong> (m3_monthly)" in dataset
@@ -532,5 +544,5 @@ def test_the_sideways_check_passes_what_the_css_keeps_in_its_box(hostile_site):
         f'<article class="md-typeset"><p><code>{long}</code></p><svg width="320"></svg></article>',
     ]
     assert [sideways_problems(page, rules) for page in fine] == [[]] * len(fine)
-    leaderboard = hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html"
+    leaderboard = hostile_site / "benchmarks/small/synthetic_marketplace/rolling_origin/series/leaderboard-all.html"
     assert sideways_problems(leaderboard.read_text(encoding="utf-8"), rules) == []

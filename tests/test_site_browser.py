@@ -7,18 +7,23 @@ package; nothing is downloaded (``playwright install`` is never run). Skipped wi
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import re
 from pathlib import Path
 
 import pytest
 
 from benchmarks.perf.page_weight import CHART_LIMIT, LOAD_LIMIT_MS, NO_CHART_LIMIT, fastest_load
+from benchmarks.render.fmt import slugify
+from benchmarks.render.panels import unpack
 from benchmarks.render.serve import serve, weigh
 from tests._shared import HOSTILE_SCRIPT, CommittedSite, chromium_browser, need_chromium
 
 pytestmark = pytest.mark.browser
 
-LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/all-mase.html"
+LEADERBOARD = "benchmarks/small/synthetic_marketplace/rolling_origin/series/leaderboard-all.html"
+PACKED = "mase"  # a metric whose panel ships packed: the page shows the class's headline, RMSSE, first
 
 
 _need_chromium = need_chromium
@@ -88,7 +93,9 @@ def test_home_page_shows_the_winners_table_without_console_errors(page, server):
 
 
 def test_leaderboard_renders_table_and_cd_diagram_and_sorts_on_click(page, server):
-    page.goto(f"{server}/{LEADERBOARD}", wait_until="load")
+    """On a panel swapped in from the packed ones, opened by its address (the page at ``#mase``)."""
+    page.goto(f"{server}/{LEADERBOARD}#{PACKED}", wait_until="load")
+    page.wait_for_selector(f'#tyc-panel[data-metric="{PACKED}"] #leaderboard', state="attached")
     page.wait_for_selector("#cd-diagram .main-svg", timeout=15_000)
     assert page.locator("#leaderboard tbody tr").count() == 7
     assert page.locator("#cd-diagram .main-svg").count() >= 1
@@ -123,12 +130,34 @@ def test_leaderboard_renders_table_and_cd_diagram_and_sorts_on_click(page, serve
 def test_built_site_works_opened_from_disk_with_charts_and_search_and_no_network(page, built):
     requested = []
     page.on("request", lambda request: requested.append(request.url))
-    page.goto((built / LEADERBOARD).as_uri(), wait_until="load")
-    page.wait_for_selector("#cd-diagram .main-svg", timeout=15_000)
+    page.goto(f"{(built / LEADERBOARD).as_uri()}#{PACKED}", wait_until="load")
+    page.wait_for_selector(f'#tyc-panel[data-metric="{PACKED}"] #cd-diagram .main-svg', timeout=15_000)
     page.keyboard.press("s")  # mkdocs-material's search shortcut
     page.keyboard.type("Croston")
     page.wait_for_selector(".md-search-result__item", timeout=15_000)
     assert [url for url in requested if not url.startswith(("file:", "data:", "blob:", "about:"))] == []
+    assert page.problems == []
+
+
+def test_a_metric_tab_swaps_in_its_panel_as_packed_and_another_unit_opens_at_the_same_metric(page, server):
+    """The page's script unpacks exactly what the renderer packed; a tab swaps the panel in (its table sorts,
+    its diagram draws) and marks itself current; the unit switch then opens the other unit at that metric."""
+    page.goto(f"{server}/{LEADERBOARD}", wait_until="load")
+    assert page.get_attribute("#tyc-panel", "data-metric") == "rmsse"  # the class's headline metric first
+    packed = page.text_content("#tyc-panels")
+    unpacked = page.evaluate("text => window.tycheon.unpackPanels(text)", packed)
+    assert unpacked == unpack(packed) and set(unpacked) == {PACKED}
+    page.click(f'.tyc-metric-tabs a[data-metric="{PACKED}"]')
+    page.wait_for_selector(f'#tyc-panel[data-metric="{PACKED}"] #cd-diagram .main-svg', timeout=15_000)
+    assert page.get_attribute(f'.tyc-metric-tabs a[data-metric="{PACKED}"]', "aria-current") == "true"
+    assert page.get_attribute('.tyc-metric-tabs a[data-metric="rmsse"]', "aria-current") is None
+    assert page.url.endswith(f"#{PACKED}")
+    header = page.locator("#leaderboard thead th", has_text="Mean mase")
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.click('.tyc-switch a:text-is("total")')
+    page.wait_for_url(f"**/total/leaderboard-all.html#{PACKED}")
+    page.wait_for_selector(f'#tyc-panel[data-metric="{PACKED}"] #leaderboard', state="attached")
     assert page.problems == []
 
 
@@ -160,7 +189,7 @@ def _pages(html: Path) -> list[str]:
 
 
 def _a_leaderboard(html: Path) -> str:
-    return next(p for p in _pages(html) if p.count("/") == 5 and not p.endswith("index.html"))
+    return next(p for p in _pages(html) if p.count("/") == 5 and p.rpartition("/")[2].startswith("leaderboard-"))
 
 
 _ROW = re.compile(r"<tr\b.*?</tr>", re.S)
@@ -349,9 +378,12 @@ def test_every_glossary_link_resolves(committed_site):
 
 
 def test_a_csv_download_equals_the_table_on_the_page(browser, committed, committed_server):
+    """A leaderboard's "Download this table as CSV" writes the table as shown; its rows at full precision are
+    in the benchmark's leaderboards CSV that the panel links, under the table's key."""
     context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
     tab = context.new_page()
-    tab.goto(f"{committed_server}/{_a_leaderboard(committed)}", wait_until="load")
+    board = _a_leaderboard(committed)
+    tab.goto(f"{committed_server}/{board}", wait_until="load")
     shown = tab.eval_on_selector_all(
         "#leaderboard tbody tr",
         # the mean is the column headed "Mean ..." (the relative error and skill come before it), the support last
@@ -363,18 +395,30 @@ def test_a_csv_download_equals_the_table_on_the_page(browser, committed, committ
             r.cells[r.cells.length - 1].textContent.trim()]);
         }""",
     )
+    as_shown = "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))"
+    cells = tab.locator("#leaderboard").evaluate(as_shown)
     with tab.expect_download() as info:
         tab.click("text=Download this table as CSV")
-    rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
-    assert [(r["rank"], r["model"], f"{float(r['mean']):,.3f}", f"{int(r['support']):,}") for r in rows] == [
+    assert list(csv.reader(open(info.value.path(), encoding="utf-8"))) == cells
+    metric = tab.get_attribute("#tyc-panel", "data-metric")
+    href = tab.get_attribute(".tyc-csv-all a", "href")
+    packed = (committed / Path(board).parent / href).resolve()
+    rows = list(csv.DictReader(io.StringIO(gzip.decompress(packed.read_bytes()).decode("utf-8"))))
+    folder = board.split("/")  # benchmarks/<name>/<dataset>/<protocol>/<unit>/leaderboard-<class>.html
+    table = [
+        r
+        for r in rows
+        if (r["dataset"], r["protocol"], r["metric"]) == (folder[2], folder[3], metric)
+        and slugify(r["unit"]) == folder[4]
+        and f"leaderboard-{r['demand_class']}.html" == folder[5]
+    ]
+    assert [(r["rank"], r["model"], f"{float(r['mean']):,.3f}", f"{int(r['support']):,}") for r in table] == [
         tuple(s) for s in shown
     ]
 
-    tab.goto(f"{committed_server}/index.html", wait_until="load")  # a table without a shipped CSV: built in the page
+    tab.goto(f"{committed_server}/index.html", wait_until="load")  # another page's table: built in the page too
     first = tab.locator("table.tyc-answer").first
-    cells = first.evaluate(
-        "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent.replace(/\\s+/g, ' ').trim()))"
-    )
+    cells = first.evaluate(as_shown)
     with tab.expect_download() as info:
         tab.locator("a.tyc-csv").first.click()
     assert list(csv.reader(open(info.value.path(), encoding="utf-8"))) == cells

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.render import charts
+from benchmarks.render.panels import panels_of
 from benchmarks.render.serve import serve
 from tests._shared import chromium_browser, need_chromium
 
@@ -29,12 +30,17 @@ def _figure(chart: str, data: str) -> dict:
 
 
 def _model_figures(docs: Path) -> list[tuple[str, dict]]:
-    """Every chart whose markers are models (CD diagrams, cost charts, rank bump charts), with its page."""
-    return [
-        (f"{page.relative_to(docs)}#{m.group(1)}", _figure(m.group(1), m.group(2)))
-        for page in sorted(docs.rglob("*.md"))
-        for m in _DATA.finditer(page.read_text(encoding="utf-8"))
-    ]
+    """Every chart whose markers are models (CD diagrams, cost charts, rank bump charts), with its page: those
+    shipped as JSON and those in a leaderboard's packed panels."""
+    found = []
+    for page in sorted(docs.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for part in [text, *list(panels_of(text).values())[1:]]:
+            found += [
+                (f"{page.relative_to(docs)}#{m.group(1)}", _figure(m.group(1), m.group(2)))
+                for m in _DATA.finditer(part)
+            ]
+    return found
 
 
 def test_no_two_models_share_a_style_in_any_chart_and_each_model_keeps_its_style(committed_docs):
@@ -158,12 +164,18 @@ def test_on_a_phone_charts_keep_the_width_for_the_plot_and_every_label_inside(ch
 
 
 def _cd_specs(site: Path, limit: int = 60) -> list[tuple[str, dict]]:
-    """The CD specs of the built leaderboards (every 15th page, up to ``limit``), with their pages."""
+    """The CD specs of the built leaderboards (every 15th panel, shown or packed, up to ``limit``), with their
+    pages; the first is a shown panel's, which the page draws on load."""
+    panels = [
+        (f"{page.relative_to(site)}#{metric}", panel)
+        for page in sorted(site.joinpath("benchmarks").rglob("leaderboard-*.html"))
+        for metric, panel in panels_of(page.read_text(encoding="utf-8")).items()
+        if 'id="cd-diagram"' in panel
+    ]
     specs = []
-    pages = [p for p in sorted(site.joinpath("benchmarks").rglob("*-*.html")) if 'id="cd-diagram"' in p.read_text()]
-    for page in pages[::15][:limit]:
-        data = _DATA.search(page.read_text(encoding="utf-8"))
-        specs.append((str(page.relative_to(site)), json.loads(data.group(2))))
+    for where, panel in panels[::15][:limit]:
+        data = _DATA.search(panel)
+        specs.append((where, json.loads(data.group(2))))
     return specs
 
 
@@ -175,7 +187,7 @@ def test_the_cd_diagram_a_page_draws_from_its_spec_is_the_figure_the_renderer_de
     specs = _cd_specs(site)
     assert len(specs) >= 20
     tab = _tab(chromium, {"width": 1400, "height": 900})
-    tab.goto(f"{server}/{specs[0][0]}", wait_until="load")
+    tab.goto(f"{server}/{specs[0][0].split('#')[0]}", wait_until="load")  # its shown panel
     tab.wait_for_selector("#cd-diagram .main-svg", timeout=20_000)
     assert tab.locator("#cd-diagram .scatterlayer .trace").count() >= len(specs[0][1]["m"])
     drawn = tab.evaluate("specs => specs.map(s => window.tycheon.cdFigure(s))", [s for _, s in specs])

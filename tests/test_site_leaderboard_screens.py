@@ -1,8 +1,8 @@
 """The first screen of a leaderboard holds its answer (issue 37), in a real headless Chromium over the
 committed results built (``committed_site``): at 1400x900 and at 390x844 at least five ranked rows, each
 with its rank, its model and its verdict against the random walk inside the viewport, and no sideways
-scroll. Checked on a small table, a full one, the one with the widest row and the one with the most text
-above its table."""
+scroll. Checked on every metric's panel of a small cell (the shown one and each swapped in from the packed
+ones), a full table, the panel with the widest row and the one with the most text above its table."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.render.panels import panel_id, panels_of
 from benchmarks.render.serve import serve
 from tests._shared import chromium_browser
 from tests.test_site_browser import _need_chromium, _widest_row
@@ -18,8 +19,8 @@ from tests.test_site_browser import _need_chromium, _widest_row
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SCREENS = ((1400, 900), (390, 844))
-SMALL = "benchmarks/small/m3_monthly/rolling_origin/series/all-mase.html"
-FULL = "benchmarks/full/synthetic_marketplace/rolling_origin/groups-25/all-crps_band.html"
+SMALL = "benchmarks/small/m3_monthly/rolling_origin/series/leaderboard-all.html"
+FULL = "benchmarks/full/synthetic_marketplace/rolling_origin/groups-25/leaderboard-all.html#crps_band"
 
 
 @pytest.fixture(scope="module")
@@ -44,18 +45,17 @@ def chromium(site):
 
 
 def _leaderboards(site: Path) -> dict[str, str]:
+    """Every leaderboard panel of the built site, by ``<page>#<metric>``."""
     pages = {}
-    for path in site.joinpath("benchmarks").rglob("*-*.html"):
-        text = path.read_text(encoding="utf-8")
-        if 'id="leaderboard"' in text:
-            pages[str(path.relative_to(site))] = text
+    for path in site.joinpath("benchmarks").rglob("leaderboard-*.html"):
+        for metric, panel in panels_of(path.read_text(encoding="utf-8")).items():
+            pages[f"{path.relative_to(site)}#{panel_id(metric)}"] = f"<article>{panel}</article>"
     return pages
 
 
 def _above_table(page: str) -> int:
-    """Characters of text between the page's title and its leaderboard (the disclosure counted closed)."""
-    start = page.find("<h1")
-    head = page[start : page.find('id="leaderboard"')]
+    """Characters of text in a panel above its leaderboard (the disclosure counted closed)."""
+    head = page[: page.find('id="leaderboard"')]
     head = re.sub(r"<details.*?</summary>.*?</details>", "", head, flags=re.S)
     return len(re.sub(r"<[^>]*>", "", head))
 
@@ -65,8 +65,16 @@ def boards(site) -> list[str]:
     pages = _leaderboards(site)
     widest = max(pages, key=lambda p: (_widest_row(pages[p]), p))
     wordiest = max(pages, key=lambda p: (_above_table(pages[p]), p))
-    assert SMALL in pages and FULL in pages
-    return list(dict.fromkeys([SMALL, FULL, widest, wordiest]))
+    small = sorted(p for p in pages if p.startswith(SMALL + "#"))
+    assert len(small) >= 8 and FULL in pages
+    return list(dict.fromkeys([*small, FULL, widest, wordiest]))
+
+
+def _open(tab, server: str, board: str) -> None:
+    """Open a leaderboard panel as a reader does, at its page's address with the metric as the fragment."""
+    tab.goto(f"{server}/{board}", wait_until="load")
+    metric = board.rsplit("#", 1)[1]
+    tab.wait_for_selector(f'#tyc-panel[data-metric="{metric}"] #leaderboard', state="attached")
 
 
 _FIRST_SCREEN = """() => {
@@ -90,7 +98,8 @@ def test_the_first_screen_of_a_leaderboard_shows_five_ranked_rows_with_their_ver
     tab = context.new_page()
     try:
         for path in boards:
-            tab.goto(f"{server}/{path}", wait_until="load")
+            _open(tab, server, path)
+            tab.evaluate("() => window.scrollTo(0, 0)")
             seen = tab.evaluate(_FIRST_SCREEN)
             assert seen["verdict"].startswith("vs random walk"), (path, seen)
             assert seen["shown"] >= min(5, seen["rows"]), (path, width, seen)
@@ -104,7 +113,7 @@ def test_on_a_phone_every_column_is_one_tick_away(chromium, server):
     context = chromium.new_context(viewport={"width": 390, "height": 844})
     tab = context.new_page()
     try:
-        tab.goto(f"{server}/{FULL}", wait_until="load")
+        _open(tab, server, FULL)
         visible = (
             "() => [...document.querySelectorAll('#leaderboard thead th')].filter(th => th.offsetWidth > 0).length"
         )

@@ -26,6 +26,7 @@ from benchmarks.render import docstring, fmt
 from benchmarks.render.builders.benchmark import config_value
 from benchmarks.render.load import load_file
 from benchmarks.render.pages import SiteModel, named, null_notes, reader_reason
+from benchmarks.render.panels import panels_of
 from benchmarks.results_io import RESULTS_DIR
 
 # Elements a reader never sees as text: scripts and styles, and maths the site renders in the browser (its source
@@ -213,7 +214,11 @@ def scan_site(html_dir: Path, *, model_ids: dict[str, str]) -> list[Hit]:
     hits: list[Hit] = []
     for path in sorted(html_dir.rglob("*.html")):
         page = path.relative_to(html_dir).as_posix()
-        hits.extend(find_raw_text(page, article_text(path.read_text(encoding="utf-8")), model_ids=model_ids))
+        text = path.read_text(encoding="utf-8")
+        hits.extend(find_raw_text(page, article_text(text), model_ids=model_ids))
+        for metric, panel in list(panels_of(text).items())[1:]:  # a leaderboard's packed panels, as shown
+            where = f"{page}#{metric}"
+            hits.extend(find_raw_text(where, article_text(f"<article>{panel}</article>"), model_ids=model_ids))
     return hits
 
 

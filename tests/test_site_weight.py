@@ -4,10 +4,13 @@ a short sidebar (leaderboards are reached from their unit pages), every page rea
 of every page, a 404 page that works under the project-pages subpath, and whitespace collapsed.
 
 The issue's target is a built site of at most 25 MB for the committed results. Measured on the committed
-results (1,092 pages, files summed): 167.2 MB before (HTML 126.5 MB, the navigation 32 MB of it; results JSON
-34 MB; the search index twice, 2 x 1.0 MB; lunr language packs 0.9 MB; source maps 1.3 MB) and 55.7 MB now
-(HTML 47.8 MB; results JSON gzip-compressed 3.4 MB; csv 2.2 MB; one index of 0.85 MB; scripts 1.1 MB). The
-bounds below are what was reached, with a little room, so a change that adds weight back fails here.
+results, files summed: 167.2 MB before (1,092 pages; HTML 126.5 MB, the navigation 32 MB of it; results JSON
+34 MB; the search index twice, 2 x 1.0 MB; lunr language packs 0.9 MB; source maps 1.3 MB); 55.7 MB with one
+page per leaderboard (HTML 47.8 MB, 35 MB of it 911 leaderboards; 2.2 MB of CSV beside them); 23.45 MB now
+(288 pages and 911 redirects from the leaderboards' old addresses: HTML 17.6 MB, a leaderboard page per cell
+with every metric a panel; downloads 3.86 MB, each benchmark's results JSON and all its leaderboards as one
+CSV, gzip-compressed; one index of 0.70 MB; scripts 1.1 MB). The bounds below are what was reached, with a
+little room, so a change that adds weight back fails here.
 """
 
 from __future__ import annotations
@@ -32,14 +35,14 @@ from tests._shared import CommittedSite
 MB = 1_000_000
 TARGET = 25 * MB  # the issue's target for the whole site; the bounds are what was reached (module docstring)
 BOUNDS = {  # category -> bytes at most
-    "html": 50 * MB,
-    "downloads": 3.6 * MB,
-    "csv": 2.4 * MB,
-    "search index": 1.0 * MB,
+    "html": 19.5 * MB,
+    "downloads": 4.0 * MB,
+    "csv": 0,  # every leaderboard's rows are in its benchmark's one CSV under downloads/
+    "search index": 0.8 * MB,
     "scripts": 1.2 * MB,
-    "other": 0.5 * MB,
+    "other": 0.3 * MB,
 }
-TOTAL = 58 * MB
+TOTAL = TARGET
 
 
 def _category(rel: str) -> str:
@@ -56,8 +59,16 @@ def _category(rel: str) -> str:
     return "other"
 
 
+def _is_redirect(path: Path) -> bool:
+    """A leaderboard's old address (``.../all-mase.html``), a static page sending a reader to its panel."""
+    return 'http-equiv="refresh"' in path.read_text(encoding="utf-8")[:400]
+
+
 def _pages(html: Path) -> list[str]:
-    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html") if p.name != "404.html")
+    """Every page mkdocs built (not the 404 page, not the redirects from leaderboards' old addresses)."""
+    return sorted(
+        p.relative_to(html).as_posix() for p in html.rglob("*.html") if p.name != "404.html" and not _is_redirect(p)
+    )
 
 
 def _index(html: Path) -> dict:
@@ -103,8 +114,8 @@ def test_the_search_plugin_is_english_only_and_the_hook_keeps_what_other_languag
 def test_the_results_downloads_are_the_results_files_gzip_compressed(committed_site):
     from benchmarks.results_io import RESULTS_DIR
 
-    downloads = sorted((committed_site.html / "downloads").iterdir())
-    assert downloads and all(p.name.endswith(".json.gz") for p in downloads)
+    downloads = sorted(p for p in (committed_site.html / "downloads").iterdir() if p.name.endswith(".json.gz"))
+    assert downloads
     for packed in downloads:
         name, version = packed.name[: -len(".json.gz")].rsplit("-", 1)
         assert gzip.decompress(packed.read_bytes()) == (RESULTS_DIR / name / f"{version}.json").read_bytes()
@@ -128,7 +139,10 @@ def test_every_page_is_in_the_one_search_index_and_a_leaderboard_by_title_and_he
     some = entries[leaderboards[0]]
     page = (html / leaderboards[0]).read_text(encoding="utf-8")
     assert f">{some['title']}<" in page.replace("\n", "")
-    headings = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page, re.S)]
+    # the page's own headings (its table of contents), not those inside a panel's HTML, which every metric has
+    headings = [
+        re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page, re.S) if "headerlink" in h
+    ]
     assert some["text"] == " \u00b7 ".join(h.removesuffix("&para;").strip() for h in headings)
 
 
@@ -136,11 +150,12 @@ def test_every_page_is_in_the_one_search_index_and_a_leaderboard_by_title_and_he
 
 
 def test_leaderboards_leave_the_navigation_and_mkdocs_is_told_so():
-    nav = [NavNode("unit", "benchmarks/a/b/c/series/index.md", [NavNode("x", "benchmarks/a/b/c/series/all-mase.md")])]
+    board = "benchmarks/a/b/c/series/leaderboard-all.md"
+    nav = [NavNode("unit", "benchmarks/a/b/c/series/index.md", [NavNode("x", board)])]
     assert prune_nav(nav) == [NavNode("unit", "benchmarks/a/b/c/series/index.md", [])]
-    assert is_page_of("leaderboard", "benchmarks/a/b/c/series/all-mase.md")
+    assert is_page_of("leaderboard", board)
     assert not is_page_of("leaderboard", "benchmarks/a/b/c/series/index.md")
-    assert off_nav_patterns() == ["/benchmarks/*/*/*/*/*-*.md"]
+    assert off_nav_patterns() == ["/benchmarks/*/*/*/*/leaderboard-*.md"]
 
 
 def test_a_leaderboard_carries_a_short_sidebar_and_every_page_is_reachable_by_links(committed_site):

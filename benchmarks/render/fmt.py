@@ -120,15 +120,17 @@ def sort_key(value: float | int | str | None) -> str:
 
 
 def relurl(from_page: str, to_page: str) -> str:
-    """Relative URL of one generated page from another, both given as docs-relative ``.md`` paths.
+    """Relative URL of one generated page from another, both given as docs-relative ``.md`` paths (the
+    target may end in a ``#fragment``).
 
     Links live inside raw HTML, which mkdocs does not rewrite, so they point at the built ``.html``
     directly (the site is built with ``use_directory_urls: false`` and so also opens from ``file://``).
     A test walks every link in the built site, so a broken one fails the suite.
     """
     start = posixpath.dirname(from_page) or "."
-    target = to_page[: -len(".md")] + ".html" if to_page.endswith(".md") else to_page
-    return posixpath.relpath(target, start)
+    path, hash_, fragment = to_page.partition("#")  # a panel or a heading of the page: kept as it is
+    target = path[: -len(".md")] + ".html" if path.endswith(".md") else path
+    return posixpath.relpath(target, start) + hash_ + fragment
 
 
 def duration(seconds: float | None) -> str:

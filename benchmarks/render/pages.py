@@ -26,6 +26,7 @@ from . import charts
 from .builders.registry import NavNode, Page, page_path
 from .fmt import reader_text, reason_line, slugify
 from .load import Run
+from .panels import panel_id
 
 CLASS_ORDER = ("all", "smooth", "erratic", "intermittent", "lumpy", "undefined")
 VERDICTS = ("beats", "indistinguishable", "worse")
@@ -142,8 +143,22 @@ class SiteModel:
         return page_path("unit", name=name, dataset=dataset, protocol=protocol, unit=unit)
 
     @staticmethod
-    def leaderboard_page(name: str, key: TableKey) -> str:
-        return page_path("leaderboard", name=name, **key._asdict())
+    def cell_page(name: str, key: TableKey) -> str:
+        """The leaderboard page of ``key``'s cell (dataset, protocol, unit, demand class): one page holds
+        every metric's table of the cell, one panel each (:mod:`~.panels`); ``key.metric`` is not used."""
+        return page_path(
+            "leaderboard",
+            name=name,
+            dataset=key.dataset,
+            protocol=key.protocol,
+            unit=key.unit,
+            demand_class=key.demand_class,
+        )
+
+    @classmethod
+    def leaderboard_page(cls, name: str, key: TableKey) -> str:
+        """The link to one leaderboard: its cell's page, at the panel of its metric (``...#mase``)."""
+        return f"{cls.cell_page(name, key)}#{panel_id(key.metric)}"
 
     @staticmethod
     def intervals_page(name: str, dataset: str) -> str:
@@ -170,6 +185,13 @@ class SiteModel:
         """Where the site ships a gzip-compressed copy of a benchmark's latest results JSON (a download, not a
         page): byte-for-byte the results file once unpacked."""
         return f"downloads/{slugify(name)}-{version}.json.gz"
+
+    @staticmethod
+    def leaderboards_download(name: str, version: str) -> str:
+        """Where the site ships every leaderboard of a benchmark's latest version as one CSV, gzip-compressed:
+        each row a model in one table (dataset, protocol, unit, demand class, metric), numbers at full
+        precision. Each table's own CSV, as the page shows it, is written in the reader's browser."""
+        return f"downloads/{slugify(name)}-{version}-leaderboards.csv.gz"
 
     # Shared blocks ---------------------------------------------------------------------------------
     def leaderboards(self, run: Run) -> list[Leaderboard]:

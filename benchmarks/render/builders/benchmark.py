@@ -19,6 +19,7 @@ from .. import charts
 from ..fmt import plain, reader_text, safe_label
 from ..load import Run
 from ..pages import CLASS_ORDER, NavNode, Page, SiteModel, named, null_notes
+from ..panels import panel_id
 from .analyses import ranked_on, uncertainty_anchor, uncertainty_unit_path
 from .dataset_tables import intervals_anchor
 from .registry import Built, build_scope, page_part, page_type
@@ -26,7 +27,7 @@ from .registry import Built, build_scope, page_part, page_type
 page_part("dataset", path="benchmarks/{name}/{dataset}/index.md", module=__name__)
 page_part("unit", path="benchmarks/{name}/{dataset}/{protocol}/{unit}/index.md", module=__name__)
 page_part(
-    "leaderboard", path="benchmarks/{name}/{dataset}/{protocol}/{unit}/{demand_class}-{metric}.md", module=__name__
+    "leaderboard", path="benchmarks/{name}/{dataset}/{protocol}/{unit}/leaderboard-{demand_class}.md", module=__name__
 )
 
 
@@ -36,10 +37,6 @@ class UnitKey(NamedTuple):
     dataset: str
     protocol: str
     unit: str
-
-
-def _unit_key(lb: Leaderboard) -> UnitKey:
-    return UnitKey(lb.dataset, lb.protocol, lb.unit)
 
 
 def _cd(site: SiteModel, run: Run, lb: Leaderboard) -> str | None:
@@ -132,65 +129,93 @@ def _warning_line(site: SiteModel, run: Run, dataset: str) -> dict[str, object]:
     return {"warning_kinds": list(dict.fromkeys(kinds)), "n_not_computed": len(skipped)}
 
 
+def _default_metric(lbs: list[Leaderboard], ranked: list[str]) -> str:
+    """The metric whose panel a cell's page shows first: its demand class's point headline
+    (:func:`tycheon.analysis.headline.headline_metrics`, the one the home page answers on), else the first."""
+    from tycheon.analysis.headline import headline_metrics
+
+    point = headline_metrics(lbs[0].demand_class, ranked)[0]
+    return point if any(lb.metric == point for lb in lbs) else lbs[0].metric
+
+
+def _panel(site: SiteModel, run: Run, lb: Leaderboard, *, shared: dict[str, Any]) -> dict[str, Any]:
+    """What one metric's panel of a cell's page shows (``_leaderboard_panel.html.j2``)."""
+    key = lb.key
+    names = shared["names"]
+    views = shared["views"]
+    present = {r.model for r in lb.rows}
+    return {
+        "run": run,
+        "lb": lb,
+        "dataset": shared["datasets"].get(key.dataset),
+        "cd_figure": _cd(site, run, lb),
+        "cd_groups": _cd_groups(lb),
+        "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
+        "names": names,
+        "said": _said(lb, names),
+        **_warning_line(site, run, key.dataset),
+        "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
+        "verdicts": site.verdict_counts(lb),
+        "dm": site.dm_counts(lb),
+        "notes": _notes(lb),
+        "dataset_page": site.dataset_page(run.name, key.dataset),
+        "bench_page": site.bench_page(run.name),
+        "ranked_on": ranked_on(lb),
+        "csv_all": site.leaderboards_download(run.name, run.version),
+        "cell_views": {
+            "intervals": views["intervals"].get(key[:4]),
+            "uncertainty": views["uncertainty"].get(tuple(key)),
+            "stability": views["stability"].get(key[:3]),
+        },
+        "stability_page": (
+            site.sensitivity_page(run.name, key.dataset)
+            if any(t.dataset == key.dataset for t in run.data.sensitivity)
+            else None
+        ),
+    }
+
+
 def leaderboard_pages(site: SiteModel, run: Run) -> tuple[list[Page], dict[UnitKey, list[Page]]]:
-    """Every leaderboard of the run's latest version, plus a lookup by (dataset, protocol, unit)."""
+    """A page per cell (dataset, protocol, unit, demand class) of the run's latest version, each holding
+    every metric's leaderboard as a panel (:mod:`~..panels`), plus a lookup by (dataset, protocol, unit)."""
     lbs = site.leaderboards(run)
-    paths = {lb.key: site.leaderboard_page(run.name, lb.key) for lb in lbs}
+    ranked = list(dict.fromkeys(lb.metric for lb in lbs))
+    cells: dict[tuple[str, ...], list[Leaderboard]] = {}
+    for lb in lbs:
+        cells.setdefault(tuple(lb.key[:4]), []).append(lb)
+    paths = {cell: site.cell_page(run.name, members[0].key) for cell, members in cells.items()}
     pages: list[Page] = []
     by_unit: dict[UnitKey, list[Page]] = {}
-    datasets = {d.name: d for d in run.data.datasets}
-    views = _cell_views(site, run)
-    names = site.display_names(run)  # model id -> display name: no page shows a raw id
-    for lb in lbs:
-        key = lb.key
-        path = paths[key]
-        siblings = [k for k in paths if (k.dataset, k.protocol, k.unit) == _unit_key(lb)]
-        switch_class = [(k.demand_class, paths[k]) for k in siblings if k.metric == key.metric]
-        switch_metric = [(k.metric, paths[k]) for k in siblings if k.demand_class == key.demand_class]
+    shared = {
+        "datasets": {d.name: d for d in run.data.datasets},
+        "views": _cell_views(site, run),
+        "names": site.display_names(run),  # model id -> display name: no page shows a raw id
+    }
+    for cell, members in cells.items():
+        dataset, protocol, unit, demand_class = cell
+        siblings = [c for c in paths if c[:3] == cell[:3]]
         switch_unit = []
-        for u in dict.fromkeys(k.unit for k in paths if (k.dataset, k.protocol) == (key.dataset, key.protocol)):
-            same = key._replace(unit=u)
-            switch_unit.append((u, paths.get(same, site.unit_page(run.name, key.dataset, key.protocol, u))))
-        title = safe_label(f"{key.demand_class}, {key.metric}")
-        present = {r.model for r in lb.rows}
+        for u in dict.fromkeys(c[2] for c in paths if c[:2] == cell[:2]):
+            same = (dataset, protocol, u, demand_class)
+            switch_unit.append((u, paths.get(same, site.unit_page(run.name, dataset, protocol, u))))
+        default = _default_metric(members, ranked)
+        panels = {lb.metric: _panel(site, run, lb, shared=shared) for lb in members}
         page = Page(
-            path=path,
+            path=paths[cell],
             template="leaderboard.md.j2",
-            title=title,
+            title=safe_label(f"{demand_class}, {unit}"),
             context={
                 "run": run,
-                "lb": lb,
-                "dataset": datasets.get(key.dataset),
-                "cd_figure": _cd(site, run, lb),
-                "cd_groups": _cd_groups(lb),
-                "not_scored": site.not_scored(run, dataset=key.dataset, protocol=key.protocol, present=present),
-                "names": names,
-                "said": _said(lb, names),
-                **_warning_line(site, run, key.dataset),
-                "protocol": next((p for p in run.data.protocols if p.id == key.protocol), None),
-                "switch_class": switch_class,
-                "switch_metric": switch_metric,
+                "cell": {"dataset": dataset, "protocol": protocol, "unit": unit, "demand_class": demand_class},
+                "switch_class": [(c[3], paths[c]) for c in siblings],
                 "switch_unit": switch_unit,
-                "verdicts": site.verdict_counts(lb),
-                "dm": site.dm_counts(lb),
-                "notes": _notes(lb),
-                "dataset_page": site.dataset_page(run.name, key.dataset),
-                "bench_page": site.bench_page(run.name),
-                "ranked_on": ranked_on(lb),
-                "cell_views": {
-                    "intervals": views["intervals"].get(key[:4]),
-                    "uncertainty": views["uncertainty"].get(tuple(key)),
-                    "stability": views["stability"].get(key[:3]),
-                },
-                "stability_page": (
-                    site.sensitivity_page(run.name, key.dataset)
-                    if any(t.dataset == key.dataset for t in run.data.sensitivity)
-                    else None
-                ),
+                "switch_metric": [(lb.metric, panel_id(lb.metric)) for lb in members],
+                "default": default,
+                "panels": panels,
             },
         )
         pages.append(page)
-        by_unit.setdefault(_unit_key(lb), []).append(page)
+        by_unit.setdefault(UnitKey(dataset, protocol, unit), []).append(page)
     return pages, by_unit
 
 
@@ -203,10 +228,10 @@ def _unit_pages(
     for (ds, protocol, unit), unit_pages in by_unit.items():
         if ds != dataset:
             continue
-        unit_lbs = [p.context["lb"] for p in unit_pages]
+        unit_lbs = [panel["lb"] for p in unit_pages for panel in p.context["panels"].values()]
         metrics = list(dict.fromkeys(lb.metric for lb in unit_lbs))
         classes = [c for c in CLASS_ORDER if any(lb.demand_class == c for lb in unit_lbs)]
-        cells = {(lb.demand_class, lb.metric): p.path for lb, p in zip(unit_lbs, unit_pages, strict=True)}
+        cells = {(lb.demand_class, lb.metric): site.leaderboard_page(run.name, lb.key) for lb in unit_lbs}
         winners = {(lb.demand_class, lb.metric): [r for r in lb.rows if r.rank == 1] for lb in unit_lbs}
         matrix = {
             "protocol": protocol,
