@@ -23,11 +23,11 @@ import re
 
 from .fmt import slugify
 
-__all__ = ["PACK_ID", "pack", "panel_id", "panels_of", "unpack"]
+__all__ = ["PACK_ID", "gzip_bytes", "pack", "panel_id", "panels_of", "unpack"]
 
 PACK_ID = "tyc-panels"  # the id of the script element holding a leaderboard page's packed panels
 _DEFAULT = re.compile(r'<div class="tyc-panel" id="tyc-panel" data-metric="([^"]+)">')
-_PACKED = re.compile(r'<script type="application/octet-stream" id="([^"]+)"[^>]*>([^<]*)</script>')
+_PACKED = re.compile(r'<script type="application/octet-stream" id="' + PACK_ID + r'"[^>]*>([^<]*)</script>')
 
 
 def panel_id(metric: str) -> str:
@@ -38,7 +38,13 @@ def panel_id(metric: str) -> str:
 def pack(panels: dict[str, str]) -> str:
     """``{metric: html}`` as base64 of gzip-compressed JSON, the same text on every render (no time stamp)."""
     raw = json.dumps(panels, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    return base64.b64encode(gzip_bytes(raw)).decode("ascii")
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """``data`` gzip-compressed, the same bytes on every render (no file name, no time stamp); the site's
+    downloads are written with it too."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 def unpack(text: str) -> dict[str, str]:
@@ -55,9 +61,8 @@ def panels_of(page: str) -> dict[str, str]:
     shown = _DEFAULT.search(page)
     if shown is None:
         return {}
-    packed = next((m for m in _PACKED.finditer(page, shown.end()) if m.group(1) == PACK_ID), None)
-    end = page.rfind("</div>", shown.end(), packed.start() if packed else len(page))
-    panels = {shown.group(1): page[shown.end() : end]}
-    if packed is not None:
-        panels.update(unpack(packed.group(2)))
-    return panels
+    packed = _PACKED.search(page, shown.end())  # written after the shown panel on every leaderboard page
+    if packed is None:
+        raise ValueError(f"a leaderboard page without its {PACK_ID} element after the shown panel")
+    end = page.rfind("</div>", shown.end(), packed.start())
+    return {shown.group(1): page[shown.end() : end], **unpack(packed.group(1))}

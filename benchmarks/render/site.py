@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import html
 import io
 import json
@@ -27,6 +26,7 @@ import jinja2
 from markupsafe import Markup
 
 from benchmarks.owned_dir import reset_owned_dir
+from benchmarks.results_model import Leaderboard
 from tycheon.textsafe import csv_cell
 
 from . import docstring, fmt, panels
@@ -276,16 +276,18 @@ def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]
     (:meth:`SiteModel.results_download`, :meth:`SiteModel.leaderboards_download`); and a redirect from each
     leaderboard's old address to its panel."""
     written = []
-    tables: dict[str, io.StringIO] = {}
+    tables: dict[str, io.StringIO] = {}  # download path -> its CSV text
+    writers = {}
     for page in pages:
         if page.template != "leaderboard.md.j2":
             continue
         for panel in page.context["panels"].values():
             lb = panel["lb"]
-            if panel["csv_all"] not in tables:
+            if panel["csv_all"] not in tables:  # the benchmark's first table
                 tables[panel["csv_all"]] = io.StringIO()
-                csv.writer(tables[panel["csv_all"]], lineterminator="\n").writerow(LEADERBOARD_KEY + LEADERBOARD_CSV)
-            writer = csv.writer(tables[panel["csv_all"]], lineterminator="\n")
+                writers[panel["csv_all"]] = csv.writer(tables[panel["csv_all"]], lineterminator="\n")
+                writers[panel["csv_all"]].writerow(LEADERBOARD_KEY + LEADERBOARD_CSV)
+            writer = writers[panel["csv_all"]]
             key = [csv_cell(getattr(lb, k)) for k in LEADERBOARD_KEY]
             for row in lb.rows:
                 # a display name is a contributor's text: a cell starting = + - @ would run as a formula
@@ -294,21 +296,21 @@ def write_downloads(site: SiteModel, pages: list[Page], out: Path) -> list[Path]
     for path, buffer in tables.items():
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_gzip(buffer.getvalue().encode("utf-8")))
+        target.write_bytes(panels.gzip_bytes(buffer.getvalue().encode("utf-8")))
         written.append(target)
     for name in site.names:
         run = site.latest(name)
         target = out / site.results_download(name, run.version)
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.suffix == ".gz":
-            target.write_bytes(_gzip(run.path.read_bytes()))
+            target.write_bytes(panels.gzip_bytes(run.path.read_bytes()))
         else:
             shutil.copyfile(run.path, target)
         written.append(target)
     return written
 
 
-def _write_redirect(out: Path, page: Page, lb: Any) -> Path:
+def _write_redirect(out: Path, page: Page, lb: Leaderboard) -> Path:
     """The address a leaderboard had when each metric was a page of its own (``.../series/all-mase.html``):
     a static page sending a reader to the panel now holding it, so links from outside keep working (mkdocs
     copies it as it is; it is in neither the navigation, the search index nor the sitemap)."""
@@ -323,14 +325,6 @@ def _write_redirect(out: Path, page: Page, lb: Any) -> Path:
         encoding="utf-8",
     )
     return out / old
-
-
-def _gzip(data: bytes) -> bytes:
-    """``data`` gzip-compressed, the same bytes on every render (no file name, no time stamp)."""
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as packed:
-        packed.write(data)
-    return buffer.getvalue()
 
 
 def find_mkdocs() -> str | None:
