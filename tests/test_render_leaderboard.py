@@ -217,7 +217,7 @@ def test_leaderboards_show_no_raw_text(committed_docs):
 
 def test_leaderboard_pages_are_lighter(committed_docs):
     """The leaderboards' markdown is a fraction of what it was: 23.6 MB for 911 pages of one metric each, and
-    5.06 MB for the 106 pages of one cell each, every metric a panel (the shown one as HTML, the others
+    5.16 MB for the 106 pages of one cell each, every metric a panel (the shown one as HTML, the others
     packed); measured once each on the committed results (small v0008, full v0003)."""
     pages = committed_docs.pages_of("leaderboard.md.j2")
     assert len(committed_docs.leaderboards()) > 5 * len(pages)  # every metric is still there
