@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 from benchmarks.history import statistics_version_of
-from benchmarks.render.fmt import slugify
+from benchmarks.render.pages import SiteModel
 from benchmarks.results_io import RESULTS_DIR, existing_versions, read_results
 from benchmarks.score_source import score_source
+from tests._shared import leaderboard_panel
 from tycheon._version import STATISTICS_VERSION
 from tycheon.analysis.headline import HEADLINE_POINT, HEADLINE_SERVICE
 from tycheon.analysis.relative import relative_to_reference
@@ -77,8 +78,8 @@ def test_no_intermittent_or_lumpy_headline_is_won_by_a_zero_forecaster_unless_it
         assert top.zero_forecast_flag == (top.zero_forecast_share >= 0.5)
         if top.zero_forecast_flag:
             flagged += 1
-            page = site / "benchmarks" / name / lb.dataset / lb.protocol / slugify(lb.unit)
-            text = (page / f"{lb.demand_class}-{lb.metric}.md").read_text(encoding="utf-8")
+            page, metric = SiteModel.leaderboard_page(name, lb.key).split("#")
+            text = leaderboard_panel(site / page, metric)
             facts = text.split('class="tyc-caption tyc-winner-facts"', 1)[1].split("</p>", 1)[0]
             assert f"it forecasts zero on {round(100 * top.zero_forecast_share)}% of the steps" in facts
     assert seen > 0

@@ -98,7 +98,7 @@ def test_the_model_pages_and_the_home_page_show_that_one_verdict(committed_docs)
     home = (out / "index.md").read_text(encoding="utf-8")
     answer = re.compile(  # the class cell, any other cells, then the verdict in the row's last cell
         r"<tr>\n<td[^>]*>(?P<dataset>[^<]*)</td>\n"
-        r"<td[^>]*><a href=\"[^\"]*/(?P<unit>[^/\"]+)/[^/\"]+\.html\">(?P<dc>[^<]*)</a>[^\n]*</td>"
+        r"<td[^>]*><a href=\"[^\"]*/(?P<unit>[^/\"]+)/[^/\"]+\.html(?:#[^\"]*)?\">(?P<dc>[^<]*)</a>[^\n]*</td>"
         r"(?:\n<td[^>]*>[^\n]*</td>)*?\n"
         r"<td[^>]*>(?P<verdict>[^\n]*)</td>\n</tr>"
     )
