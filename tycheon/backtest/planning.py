@@ -139,7 +139,6 @@ def _plan_tasks(
                         n_obs=state.n_obs[rows],
                         periods=data.periods,
                         embargo=protocol.embargo,
-                        static=isinstance(protocol, StaticSplit),
                         horizon=protocol.horizon,
                         **task_args,
                     )

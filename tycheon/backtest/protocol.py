@@ -8,7 +8,12 @@ With the default ``available_at`` (period end), every history cell is published 
 
 Two protocols are offered (ADR-0006 decisions 2-3, 5; evaluation-choices paper section 3):
 
-- :class:`RollingOrigin` refits every model at every origin on columns ``[0, i - embargo)``.
+- :class:`RollingOrigin` refits every model at every origin on columns ``[0, i - embargo)``, or on a
+  refit calendar: ``refit_every = k`` refits at every ``k``-th origin (the first included), ``refit_at``
+  at the first origin and at the first origin on or after each listed period. An origin between refits
+  *updates* the last fit: the model keeps the parameters estimated at the last refit origin ``r``
+  (training columns ``[0, r - embargo)``) and advances its state with the observations published by its
+  own origin (:mod:`tycheon.forecasters.base`, "fit and update").
 - :class:`StaticSplit` fits once at a boundary ``b`` on columns ``[0, b - embargo)`` and freezes the
   parameters; every origin still predicts from the history published by that origin. With the same
   origins it scores exactly the same (target, step) pairs as the rolling protocol
@@ -70,8 +75,10 @@ class Origin:
     timestamp : Timestamp
         ``periods[index]``: the time the forecast is made (``available_at <= timestamp`` is usable).
     fit_end : int
-        Exclusive column where the training history ends (``index - embargo`` rolling,
-        ``boundary - embargo`` static).
+        Exclusive column where the training history ends (``index - embargo`` at a rolling refit origin,
+        the last refit origin's ``r - embargo`` between refits, ``boundary - embargo`` static). Origins
+        with the same ``fit_end`` share one fit; an origin whose ``fit_end`` differs from its
+        predecessor's is a refit origin.
     fit_time : Timestamp
         ``periods[fit_end]``: when the training history was known.
     horizon : int
@@ -210,7 +217,8 @@ def _scored_pairs(origins: list[Origin], panel: Panel) -> set[tuple[pd.Timestamp
 
 @dataclass(frozen=True, kw_only=True)
 class RollingOrigin:
-    """Rolling origins: refit at every origin on data strictly before it (less the embargo).
+    """Rolling origins: refit on data strictly before the origin (less the embargo), at every origin or
+    on a refit calendar (``refit_every``, ``refit_at``), updating the last fit in between.
 
     Parameters
     ----------
@@ -231,6 +239,13 @@ class RollingOrigin:
     n_calibration_origins : int
         Unscored calibration origins before the first scored origin (0: none, the bands come from the
         scored origins' own past errors only); see the module docstring.
+    refit_every : int
+        The refit calendar: refit at origins ``0, k, 2k, ...`` (in placement order) and update the last
+        fit at the others; 1 (default) refits at every origin. The calibration origins (stride 1) refit
+        every ``k * stride`` of them, so their parameters are as old as the scored origins'.
+    refit_at : tuple of int or Timestamp
+        A refit calendar as periods instead (exclusive with ``refit_every > 1``): refit at the first
+        origin and at the first origin on or after each listed period (column index or period stamp).
 
     Examples
     --------
@@ -245,11 +260,34 @@ class RollingOrigin:
     embargo: int = 0
     mode: ProtocolMode = "benchmark"
     n_calibration_origins: int = 0
+    refit_every: int = 1
+    refit_at: tuple[int | str | pd.Timestamp, ...] = ()
 
     kind: ClassVar[str] = "rolling"
 
     def __post_init__(self) -> None:
         _check_common(self.horizon, self.stride, self.embargo, self.mode, self.n_origins, self.n_calibration_origins)
+        k = self.refit_every
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+            raise ProtocolError(f"refit_every must be an integer >= 1 (origins between refits), got {k!r}")
+        if isinstance(self.refit_at, (str, bytes)) or not isinstance(self.refit_at, (tuple, list)):
+            raise ProtocolError(
+                f"refit_at must be a list of periods (column indices or period stamps), got {self.refit_at!r}"
+            )
+        object.__setattr__(self, "refit_at", tuple(self.refit_at))
+        if self.refit_at and k != 1:
+            raise ProtocolError(f"give one refit calendar: refit_every={k} or refit_at={list(self.refit_at)}, not both")
+
+    def refits(self, panel: Panel, cols: list[int]) -> list[bool]:
+        """Whether each origin column of ``cols`` (ascending) is a refit origin under the calendar."""
+        if not self.refit_at:
+            return [j % self.refit_every == 0 for j in range(len(cols))]
+        marks = sorted({_column(panel, when, "refit_at") for when in self.refit_at})
+        out = []
+        for j, c in enumerate(cols):
+            before = cols[j - 1] if j else None
+            out.append(before is None or any(before < m <= c for m in marks))
+        return out
 
     @property
     def overlap_lag(self) -> int:
@@ -274,16 +312,14 @@ class RollingOrigin:
                 "leaves no training period before it; place the first origin later"
             )
         periods = panel.periods
-        origins = [
-            Origin(
-                index=c,
-                timestamp=periods[c],
-                fit_end=c - self.embargo,
-                fit_time=periods[c - self.embargo],
-                horizon=self.horizon,
+        origins = []
+        fit_end = cols[0] - self.embargo if cols else 0
+        for c, refit in zip(cols, self.refits(panel, cols), strict=True):
+            if refit:
+                fit_end = c - self.embargo
+            origins.append(
+                Origin(index=c, timestamp=periods[c], fit_end=fit_end, fit_time=periods[fit_end], horizon=self.horizon)
             )
-            for c in cols
-        ]
         _check_history(panel, origins, min_history=min_history, embargo=self.embargo)
         return origins
 
@@ -302,7 +338,14 @@ class RollingOrigin:
             "mode": self.mode,
             "overlap_lag": self.overlap_lag,
             "n_calibration_origins": self.n_calibration_origins,
+            **self._calendar(),
         }
+
+    def _calendar(self) -> dict[str, Any]:
+        """The refit calendar where it is not the default (a refit at every origin)."""
+        if self.refit_at:
+            return {"refit_at": [str(w) for w in self.refit_at]}
+        return {"refit_every": self.refit_every} if self.refit_every != 1 else {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -448,6 +491,10 @@ def calibration_plan(
     # a copy of the protocol itself (a subclass keeps its own placement and fit rules), moved to the
     # calibration origins
     place: dict[str, Any] = {"boundary": used[0]} if static else {"first_origin": used[0]}
+    if isinstance(protocol, RollingOrigin) and protocol.refit_every > 1:
+        # at stride 1, a refit every k * stride calibration origins keeps the parameters as old as the
+        # scored origins' (refit every k origins at ``stride``)
+        place["refit_every"] = protocol.refit_every * protocol.stride
     cal = dataclasses.replace(
         protocol, stride=1, n_origins=len(used), mode="analysis", n_calibration_origins=0, **place
     )

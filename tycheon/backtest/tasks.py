@@ -154,6 +154,7 @@ class _ModelRun:
         self.spec = spec
         self.result = TaskResult(spec.model, unit, chunk)
         self.fitted: GuardedForecaster | None = None
+        self.fit_end: int | None = None  # the training cut of ``fitted``: origins with the same cut share it
         self.fitted_last: pd.Timestamp | None = None
         self.local_rows: list[IntArray] = []  # [series] chunk-local rows of each output
 
@@ -188,7 +189,6 @@ class ChunkTask:
     n_obs: IntArray  # [series, origin]
     periods: pd.DatetimeIndex
     embargo: int
-    static: bool
     horizon: int
     quantile_levels: tuple[float, ...]
     n_samples: int
@@ -254,8 +254,9 @@ class ChunkTask:
         if not isinstance(fitted, Forecaster):
             raise TypeError(f"the factory of {run.spec.model!r} returned {type(fitted).__name__}, not a Forecaster")
         run.fitted = GuardedForecaster(fitted, counter=result.guards, model=run.spec.model)
-        # only a static split reuses a fit at later origins (and checks where its training ended)
-        run.fitted_last = history.periods[-1] if self.static and history.n_periods else None
+        run.fit_end = origin.fit_end
+        # a fit that serves later origins (a static split, a refit calendar) checks where its training ended
+        run.fitted_last = history.periods[-1] if history.n_periods else None
 
     def _step(
         self,
@@ -274,10 +275,12 @@ class ChunkTask:
             )
         if not len(rows):
             return
-        if run.fitted is None or not self.static:
+        if run.fitted is None or origin.fit_end != run.fit_end:
+            # a refit origin (rolling: every origin unless a refit calendar says otherwise; static: the first)
             self._fit(run, origin, self._fit_history(origin, fit_cache))
         elif run.fitted_last is not None:
-            # a frozen fit still serves this later origin: its training must end before its embargo
+            # an update: the last fit serves this later origin with the parameters it estimated and the
+            # history published by this origin (guard 1 at predict); its training must end before the embargo
             cut = origin.index - self.embargo
             if run.fitted_last >= self.periods[cut]:
                 raise LookaheadError(
