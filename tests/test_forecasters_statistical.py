@@ -112,9 +112,9 @@ def test_ets_refuses_series_below_its_minimum_with_a_clear_error():
 
 
 class _NoisyModel:
-    """Stands in for a statsforecast model: warns like a library does, then forecasts 1.0."""
+    """Stands in for a statsforecast model: its fit warns like a library does, then it forecasts 1.0."""
 
-    def forecast(self, y, h, level=None):
+    def fit(self, y):
         class ConvergenceWarning(UserWarning):  # named like statsmodels' (a UserWarning subclass)
             pass
 
@@ -122,6 +122,9 @@ class _NoisyModel:
         for _ in range(3):
             warnings.warn("overflow encountered in exp", RuntimeWarning, stacklevel=2)
         warnings.warn("optimisation failed to converge", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def predict(self, h, level=None):
         return {"mean": np.ones(h)}
 
 

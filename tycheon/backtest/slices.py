@@ -33,7 +33,7 @@ import pandas as pd
 from numba import njit
 
 from tycheon._typing import BoolArray, FloatArray, IntArray
-from tycheon.forecasters.base import History
+from tycheon.forecasters.base import History, run_start
 
 __all__ = [
     "ABSTENTION_REASONS",
@@ -125,24 +125,6 @@ def _published(data: UnitData, upto: int, when: pd.Timestamp) -> BoolArray:
     """Cells of columns ``[0, upto)`` that are observed and published by ``when``."""  # [series, upto]
     stamp = pd.Timestamp(when).to_datetime64().astype("datetime64[ns]")
     return data.observed[:, :upto] & (data.available_at[:, :upto] <= stamp)
-
-
-def run_start(observed: BoolArray, upto: int) -> IntArray:
-    """First column of each row's current run in ``[0, upto)``: one past the last unobserved column
-    before ``upto`` when the row is observed in column ``upto - 1``, else 0 (nothing is cut from a row
-    that has exited; it is not forecast at that origin).
-
-    ``observed`` is ``[series, time]``; the result is ``[series]``. For a row observed contiguously from
-    its entry (every series of a panel) this is its first observed column or 0, so masking columns before
-    it changes nothing.
-    """
-    obs = np.asarray(observed[:, :upto], dtype=bool)  # [series, upto]
-    if upto == 0:
-        return np.zeros(len(obs), dtype=np.int64)
-    gaps = ~obs[:, ::-1]  # [series, upto] reversed: the first True is the last unobserved column
-    has_gap = gaps.any(axis=1)
-    last_gap = upto - 1 - np.argmax(gaps, axis=1)
-    return np.where(obs[:, -1] & has_gap, last_gap + 1, 0).astype(np.int64)
 
 
 @njit(cache=True)

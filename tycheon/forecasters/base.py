@@ -29,11 +29,33 @@ __all__ = [
     "Availability",
     "Capabilities",
     "Forecast",
+    "FitUpdateForecaster",
     "Forecaster",
     "ForecasterError",
     "History",
     "LocalForecaster",
+    "run_start",
 ]
+
+
+def run_start(observed: BoolArray, upto: int) -> IntArray:
+    """First column of each row's current run in ``[0, upto)``: one past the last unobserved column
+    before ``upto`` when the row is observed in column ``upto - 1``, else 0 (nothing is cut from a row
+    that has exited; it is not forecast at that origin).
+
+    ``observed`` is ``[series, time]``; the result is ``[series]``. For a row observed contiguously from
+    its entry (every series of a panel) this is its first observed column or 0, so masking columns before
+    it changes nothing. The engine hands a model the current run of each series at an origin
+    (:func:`tycheon.backtest.slices.published_window`); a model with fitted state estimates on the current
+    run of its training history, so that both read the same stretch of a series that exited and re-entered.
+    """
+    obs = np.asarray(observed[:, :upto], dtype=bool)  # [series, upto]
+    if upto == 0:
+        return np.zeros(len(obs), dtype=np.int64)
+    gaps = ~obs[:, ::-1]  # [series, upto] reversed: the first True is the last unobserved column
+    has_gap = gaps.any(axis=1)
+    last_gap = upto - 1 - np.argmax(gaps, axis=1)
+    return np.where(obs[:, -1] & has_gap, last_gap + 1, 0).astype(np.int64)
 
 
 class ForecasterError(TycheonError, RuntimeError):
@@ -377,13 +399,7 @@ class LocalForecaster(Forecaster):
         quantiles = np.full((n, horizon, len(quantile_levels)), np.nan) if quantile_levels else None
         with_q = np.zeros(n, dtype=bool)
         for i in range(n):
-            p, q = self._predict_series(
-                history.series(i),
-                horizon=horizon,
-                season_length=history.season_length,
-                quantile_levels=quantile_levels,
-                rng=rng,
-            )
+            p, q = self._forecast_series(history, i, horizon=horizon, quantile_levels=quantile_levels, rng=rng)
             point[i] = p
             if q is not None and quantiles is not None:
                 quantiles[i] = q
@@ -398,3 +414,100 @@ class LocalForecaster(Forecaster):
                 f"{type(self).__name__}: quantiles for {int(with_q.sum())} of {n} series only; none for e.g. {missing}"
             )
         return Forecast(point=point, quantile_levels=quantile_levels, quantiles=quantiles)
+
+    def _forecast_series(
+        self,
+        history: History,
+        i: int,
+        *,
+        horizon: int,
+        quantile_levels: tuple[float, ...],
+        rng: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """Forecast series ``i`` of ``history`` (default: :meth:`_predict_series` on its observed values)."""
+        return self._predict_series(
+            history.series(i),
+            horizon=horizon,
+            season_length=history.season_length,
+            quantile_levels=quantile_levels,
+            rng=rng,
+        )
+
+
+class FitUpdateForecaster(LocalForecaster):
+    """A local forecaster with estimated parameters, fitted and *updated* separately.
+
+    ``fit`` estimates each series' parameters on the training history (:meth:`_estimate`, e.g. ETS's
+    smoothing weights and initial states, ARIMA's coefficients); ``predict`` keeps them and advances the
+    series' state with the history published by the origin (:meth:`_update`: the model's filter run over
+    the longer series with the parameters fixed). Where the predict history of a series is the training
+    history itself (a refit at this origin with no embargo), the fitted model forecasts directly, which
+    is exactly what estimating at the origin gives. A series the fit did not see (too short, or new) is
+    estimated on its predict history at its first origin and keeps those parameters until the next fit.
+    A forecaster never fitted estimates on every history it is given and keeps nothing.
+
+    So a refit at every origin (the rolling protocol) estimates on the data published by each origin
+    (less the embargo), a static split or a refit calendar keeps the parameters of the last refit, and
+    the guards cover both paths: the training history passes guards 2 and 3 at ``fit``, the predict
+    history guard 1 at every ``predict`` (:mod:`tycheon.backtest.guards`).
+
+    Subclasses implement :meth:`_estimate` and :meth:`_update`; ``fitted_`` maps a series id to its
+    estimated state.
+    """
+
+    def _fit(self, history: History) -> None:
+        need = self.min_history(history.season_length)
+        self.fitted_: dict[Any, tuple[Any, FloatArray]] = {}
+        since = run_start(history.observed, history.n_periods)  # the current run, as a predict history has it
+        for i, sid in enumerate(history.series_ids):
+            y = history.values[i, since[i] :][history.observed[i, since[i] :]]
+            if len(y) >= need:
+                self.fitted_[sid] = (self._estimate(y, season_length=history.season_length), y)
+
+    def _forecast_series(self, history, i, *, horizon, quantile_levels, rng):
+        sid = history.series_ids[i]
+        y = history.series(i)
+        fitted = getattr(self, "fitted_", None)
+        known = None if fitted is None else fitted.get(sid)
+        if known is None:
+            # never fitted: estimated on this history, kept nowhere; not seen at fit: estimated at its first
+            # origin and kept until the next fit
+            known = (self._estimate(y, season_length=history.season_length), y)
+            if fitted is not None:
+                fitted[sid] = known
+        state, trained_on = known
+        same = len(trained_on) == len(y) and np.array_equal(trained_on, y)
+        return self._update(
+            state,
+            y,
+            same=same,
+            horizon=horizon,
+            season_length=history.season_length,
+            quantile_levels=quantile_levels,
+            rng=rng,
+        )
+
+    def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
+        state = self._estimate(y, season_length=season_length)
+        return self._update(
+            state, y, same=True, horizon=horizon, season_length=season_length, quantile_levels=quantile_levels, rng=rng
+        )
+
+    @abstractmethod
+    def _estimate(self, y: FloatArray, *, season_length: int) -> Any:
+        """Estimate the parameters (and initial state) of one series; returns the fitted state."""
+
+    @abstractmethod
+    def _update(
+        self,
+        state: Any,
+        y: FloatArray,
+        *,
+        same: bool,
+        horizon: int,
+        season_length: int,
+        quantile_levels: tuple[float, ...],
+        rng: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """Forecast from ``state`` after running it over ``y`` with its parameters fixed (``same``: ``y``
+        is the series it was estimated on); returns ``point[h]`` and ``quantiles[h, Q]`` (or None)."""

@@ -129,6 +129,7 @@ def assert_canary(
     n_samples: int = 0,
     min_history: int = 1,
     seed: int = 0,
+    refit_every: int = 1,
 ) -> dict[str, Any]:
     """Require bit-identical forecasts at origins ``<= origin_index`` on the clean and poisoned panel.
 
@@ -146,6 +147,9 @@ def assert_canary(
         fewer when the panel is too short for them.
     units, quantile_levels, n_samples, min_history, seed
         Passed to :func:`tycheon.backtest.engine.run` (sequential backend).
+    refit_every : int
+        The protocol's refit calendar (:class:`~tycheon.backtest.protocol.RollingOrigin`): above 1 the
+        origins between refits go through the model's update path, which the canary then covers too.
 
     Returns
     -------
@@ -170,6 +174,7 @@ def assert_canary(
         n_origins=k,
         first_origin=first,
         mode="benchmark" if stride >= horizon else "analysis",
+        refit_every=refit_every,
     )
     options = dict(
         units=units,

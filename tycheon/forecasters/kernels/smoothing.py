@@ -34,9 +34,13 @@ from numba import njit
 
 __all__ = [
     "adida_level",
+    "adida_params",
+    "adida_update",
     "croston_level",
     "golden_section_alpha",
     "imapa_level",
+    "imapa_params",
+    "imapa_update",
     "ses_level",
     "ses_one",
     "ses_sse",
@@ -285,4 +289,90 @@ def imapa_level(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
         for level in range(1, top + 1):
             total += _optimised_ses(_chunk_sums(y, level)) / level
         out[i] = total / top
+    return out
+
+
+# --- fit and update (issue 36): the estimated parameters of ADIDA and IMAPA, kept between refits ----------------
+# ADIDA estimates a block length (the rounded mean interval) and an SES weight on the block sums; IMAPA one
+# weight per block length 1..top. ``*_params`` estimates them as ``*_level`` does (level 0: an all-zero series,
+# nothing estimated); ``*_update`` forecasts a longer series with them kept: the block sums of the new series
+# at the kept length, SES at the kept weight (a weight estimated from a single block is NaN and is then
+# estimated on the new sums, as ``*_level`` would). On the series they were estimated on, update equals level.
+
+
+@njit(cache=True)
+def _kept_ses(sums: np.ndarray, alpha: float) -> float:
+    if sums.size == 1:
+        return sums[0]
+    if np.isnan(alpha):
+        return _optimised_ses(sums)
+    return ses_one(sums, alpha)
+
+
+@njit(cache=True)
+def _weight(sums: np.ndarray) -> float:
+    return np.nan if sums.size < 2 else golden_section_alpha(sums, 0.1, 0.3)
+
+
+@njit(cache=True)
+def adida_params(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(level[series], alpha[series])`` as :func:`adida_level` estimates them (level 0: all zero)."""
+    n = values.shape[0]
+    level = np.zeros(n, dtype=np.int64)
+    alpha = np.full(n, np.nan)
+    for i in range(n):
+        y = values[i, starts[i] :]
+        if _all_zero(y):
+            continue
+        level[i] = _mean_interval_rounded(y)
+        alpha[i] = _weight(_chunk_sums(y, level[i]))
+    return level, alpha
+
+
+@njit(cache=True)
+def adida_update(values: np.ndarray, starts: np.ndarray, level: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """ADIDA's one-step level of each series with its kept block length and weight (level 0: estimated
+    on this series, as :func:`adida_level`)."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i] :]
+        if level[i] == 0 or level[i] > y.size:
+            out[i] = adida_level(values[i : i + 1], starts[i : i + 1])[0]
+            continue
+        out[i] = _kept_ses(_chunk_sums(y, level[i]), alpha[i]) / level[i]
+    return out
+
+
+@njit(cache=True)
+def imapa_params(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(top[series], alpha[series, level - 1])`` as :func:`imapa_level` estimates them: the largest block
+    length and the SES weight at each length 1..top (NaN beyond top; top 0: all zero)."""
+    n = values.shape[0]
+    top = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        y = values[i, starts[i] :]
+        if not _all_zero(y):
+            top[i] = _mean_interval_rounded(y)
+    alpha = np.full((n, max(1, int(top.max()) if n else 1)), np.nan)
+    for i in range(n):
+        y = values[i, starts[i] :]
+        for lv in range(1, top[i] + 1):
+            alpha[i, lv - 1] = _weight(_chunk_sums(y, lv))
+    return top, alpha
+
+
+@njit(cache=True)
+def imapa_update(values: np.ndarray, starts: np.ndarray, top: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """IMAPA's one-step level of each series with its kept block lengths and weights (top 0: estimated on
+    this series, as :func:`imapa_level`)."""
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        y = values[i, starts[i] :]
+        if top[i] == 0 or top[i] > y.size:
+            out[i] = imapa_level(values[i : i + 1], starts[i : i + 1])[0]
+            continue
+        total = 0.0
+        for lv in range(1, top[i] + 1):
+            total += _kept_ses(_chunk_sums(y, lv), alpha[i, lv - 1]) / lv
+        out[i] = total / top[i]
     return out

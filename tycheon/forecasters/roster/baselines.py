@@ -67,6 +67,13 @@ class PanelForecaster(Forecaster):
     def _residuals(self, values: FloatArray, starts: IntArray, *, season: int) -> FloatArray | None:
         return None
 
+    def _history_point(
+        self, history: History, values: FloatArray, starts: IntArray, *, season: int, horizon: int
+    ) -> FloatArray:
+        """Point forecasts of ``history`` (default: :meth:`_point`; a model with fitted state reads the
+        series ids to find its parameters)."""
+        return self._point(values, starts, season=season, horizon=horizon)
+
     def _predict(
         self,
         history: History,
@@ -80,7 +87,7 @@ class PanelForecaster(Forecaster):
         starts = history.first_observed()
         season = history.season_length
         check_history_length(self, history)
-        point = self._point(values, starts, season=season, horizon=horizon)  # [series, horizon]
+        point = self._history_point(history, values, starts, season=season, horizon=horizon)  # [series, horizon]
         if not (self.capabilities.quantiles or self.capabilities.samples):
             return Forecast(point=point)
         residuals = self._residuals(values, starts, season=season)  # [series, time]

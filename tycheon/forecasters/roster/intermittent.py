@@ -9,10 +9,22 @@ conformal bands.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from abc import abstractmethod
+from typing import Any, ClassVar
 
-from tycheon.forecasters.base import Capabilities
-from tycheon.forecasters.kernels.smoothing import adida_level, croston_level, imapa_level, tsb_level
+import numpy as np
+
+from tycheon.forecasters.base import Capabilities, History, run_start
+from tycheon.forecasters.kernels.smoothing import (
+    adida_level,
+    adida_params,
+    adida_update,
+    croston_level,
+    imapa_level,
+    imapa_params,
+    imapa_update,
+    tsb_level,
+)
 from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import check_unit_interval, flat
 from tycheon.forecasters.roster.baselines import PanelForecaster
@@ -76,25 +88,84 @@ class TsbForecaster(PanelForecaster):
         return flat(tsb_level(values, starts, float(self.alpha_d), float(self.alpha_p)), horizon)
 
 
+class _KeptBlocks(PanelForecaster):
+    """ADIDA and IMAPA with a fit/update split: ``fit`` estimates each series' block length(s) and SES
+    weight(s) on the training history; ``predict`` keeps them and smooths the block sums of the history
+    published by the origin (the state update). A series the fit did not see is estimated at its first
+    origin and kept until the next fit; an all-zero training series has nothing to keep and is
+    estimated on its predict history. On the training history itself the update equals the estimate. A
+    forecaster never fitted estimates on every history it is given and keeps nothing."""
+
+    capabilities: ClassVar[Capabilities] = _CAPS
+
+    def _fit(self, history: History) -> None:
+        self.fitted_: dict[Any, tuple[int, np.ndarray]] = {}
+        # the current run of each series, as a predict history has it (a series that exited and re-entered)
+        since = np.maximum(run_start(history.observed, history.n_periods), history.first_observed())
+        self._keep(history.series_ids, np.asarray(history.values, dtype=np.float64), since)
+
+    def _keep(self, ids: np.ndarray, values: np.ndarray, starts: np.ndarray) -> None:
+        finite = np.array([np.isfinite(values[i, starts[i] :]).all() for i in range(len(ids))], dtype=bool)
+        if not finite.any():
+            return
+        length, weight = self._params(values[finite], starts[finite])
+        for k, sid in enumerate(ids[finite]):
+            if length[k]:
+                self.fitted_[sid] = (int(length[k]), np.atleast_1d(weight[k]))
+
+    def _history_point(self, history, values, starts, *, season, horizon):
+        if not hasattr(self, "fitted_"):  # never fitted: estimated on this history, kept nowhere
+            return self._point(values, starts, season=season, horizon=horizon)
+        fitted = self.fitted_
+        ids = history.series_ids
+        unseen = np.array([sid not in fitted for sid in ids], dtype=bool)
+        if unseen.any():
+            self._keep(ids[unseen], values[unseen], starts[unseen])
+        kept = [fitted.get(sid, (0, np.full(1, np.nan))) for sid in ids]
+        length = np.array([k[0] for k in kept], dtype=np.int64)
+        weight = np.full((len(ids), max(len(k[1]) for k in kept) if kept else 1), np.nan)
+        for i, (_, w) in enumerate(kept):
+            weight[i, : len(w)] = w
+        return flat(self._update(values, starts, length, weight), horizon)
+
+    @abstractmethod
+    def _params(self, values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(block length[series], weight[series, ...])`` estimated on each series (length 0: nothing)."""
+
+    @abstractmethod
+    def _update(self, values: np.ndarray, starts: np.ndarray, length: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """``[series]`` one-step levels with the kept lengths and weights (0: estimated here)."""
+
+
 @register("adida", roster="default", cost="closed_form", traits={"intermittent", "equivariant_pow2"})
-class AdidaForecaster(PanelForecaster):
+class AdidaForecaster(_KeptBlocks):
     """ADIDA: sum the series in non-overlapping blocks of :math:`a = \\mathrm{round}(\\overline{\\text{interval}})`
     periods (the incomplete block at the start dropped), forecast the block sums with SES whose alpha
     minimises in-sample SSE on [0.1, 0.3] (golden section), and divide by :math:`a`. No demand: 0.
-    Nikolopoulos et al. (2011)."""
-
-    capabilities: ClassVar[Capabilities] = _CAPS
+    Nikolopoulos et al. (2011). Fit and update: :math:`a` and alpha are estimated at ``fit`` and kept at the
+    origins it serves (see :class:`_KeptBlocks`)."""
 
     def _point(self, values, starts, *, season, horizon):
         return flat(adida_level(values, starts), horizon)
 
+    def _params(self, values, starts):
+        return adida_params(values, starts)
+
+    def _update(self, values, starts, length, weight):
+        return adida_update(values, starts, length, weight[:, 0])
+
 
 @register("imapa", roster="default", cost="closed_form", traits={"intermittent", "equivariant_pow2"})
-class ImapaForecaster(PanelForecaster):
+class ImapaForecaster(_KeptBlocks):
     """IMAPA: the mean over block lengths :math:`a = 1..\\mathrm{round}(\\overline{\\text{interval}})` of
-    the ADIDA per-period estimate at each length. No demand: 0. Petropoulos & Kourentzes (2015)."""
-
-    capabilities: ClassVar[Capabilities] = _CAPS
+    the ADIDA per-period estimate at each length. No demand: 0. Petropoulos & Kourentzes (2015). Fit and
+    update: the largest length and the weight at each length are estimated at ``fit`` and kept."""
 
     def _point(self, values, starts, *, season, horizon):
         return flat(imapa_level(values, starts), horizon)
+
+    def _params(self, values, starts):
+        return imapa_params(values, starts)
+
+    def _update(self, values, starts, length, weight):
+        return imapa_update(values, starts, length, weight)

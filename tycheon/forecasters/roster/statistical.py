@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tycheon._typing import FloatArray
-from tycheon.forecasters.base import Capabilities, LocalForecaster
+from tycheon.forecasters.base import Capabilities, FitUpdateForecaster
 from tycheon.forecasters.registry import register
 from tycheon.forecasters.roster._common import relay_library_warnings
 from tycheon.forecasters.roster.baselines import check_history_length
@@ -70,8 +70,17 @@ def quantiles_from_intervals(
     return np.stack(cols, axis=1)  # [horizon, level]
 
 
-class StatsforecastForecaster(LocalForecaster):
-    """A statsforecast model fitted to each series on its own at every origin.
+class StatsforecastForecaster(FitUpdateForecaster):
+    """A statsforecast model per series: estimated at ``fit``, updated at the origins between refits.
+
+    Fit and update (:class:`~tycheon.forecasters.base.FitUpdateForecaster`): the model is estimated
+    with statsforecast's ``fit`` on each series' training history; an origin served by that fit calls
+    the model's own fixed-parameter path, ``forward`` (ETS: ``forward_ets``, the same components,
+    smoothing weights and initial states filtered over the longer series; ARIMA: ``forward_arima``, the
+    same orders and coefficients through the Kalman filter; Theta: ``forward_theta``, the same variant,
+    ``alpha``, ``theta`` and initial level; MSTL: the decomposition of the longer series with its trend
+    model's ETS parameters fixed). At a refit origin with no embargo the training history is the predict
+    history and the fitted model's ``predict`` is used, which equals statsforecast's ``forecast`` on it.
 
     Subclasses build the model from the season length in :meth:`_model`. Warnings raised inside the
     call go through :func:`~tycheon.forecasters.roster._common.relay_library_warnings`: API notices
@@ -92,16 +101,21 @@ class StatsforecastForecaster(LocalForecaster):
         check_history_length(self, history)
         return super()._predict(history, horizon=horizon, quantile_levels=quantile_levels, n_samples=n_samples, rng=rng)
 
-    def _predict_series(self, y, *, horizon, season_length, quantile_levels, rng):
+    def _estimate(self, y, *, season_length):
+        with relay_library_warnings(self.forecaster_id or type(self).__name__):
+            return self._model(season_length).fit(np.ascontiguousarray(y, dtype=np.float64))
+
+    def _update(self, state, y, *, same, horizon, season_length, quantile_levels, rng):
         levels = levels_for_quantiles(quantile_levels)
         median_key = "mean"
         if self.simulated_intervals and 0.5 in quantile_levels:
             levels = [0.0, *levels]
             median_key = f"lo-{levels[0]}"
         with relay_library_warnings(self.forecaster_id or type(self).__name__):
-            out = self._model(season_length).forecast(
-                np.ascontiguousarray(y, dtype=np.float64), horizon, level=levels or None
-            )
+            if same:
+                out = state.predict(horizon, level=levels or None)
+            else:
+                out = state.forward(np.ascontiguousarray(y, dtype=np.float64), horizon, level=levels or None)
         point = np.asarray(out["mean"], dtype=np.float64)
         if not quantile_levels:
             return point, None
