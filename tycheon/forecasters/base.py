@@ -451,18 +451,24 @@ class FitUpdateForecaster(LocalForecaster):
     the guards cover both paths: the training history passes guards 2 and 3 at ``fit``, the predict
     history guard 1 at every ``predict`` (:mod:`tycheon.backtest.guards`).
 
+    The estimate of a training series is made when the series is first forecast, from its training
+    values (``training_``), so a series the engine never forecasts from this fit (it exited, or is below
+    the model's minimum at every origin the fit serves) costs nothing; the parameters are the same as
+    estimating at ``fit``.
+
     Subclasses implement :meth:`_estimate` and :meth:`_update`; ``fitted_`` maps a series id to its
-    estimated state.
+    estimated state and the values it was estimated on.
     """
 
     def _fit(self, history: History) -> None:
         need = self.min_history(history.season_length)
+        self.training_: dict[Any, FloatArray] = {}
         self.fitted_: dict[Any, tuple[Any, FloatArray]] = {}
         since = run_start(history.observed, history.n_periods)  # the current run, as a predict history has it
         for i, sid in enumerate(history.series_ids):
             y = history.values[i, since[i] :][history.observed[i, since[i] :]]
             if len(y) >= need:
-                self.fitted_[sid] = (self._estimate(y, season_length=history.season_length), y)
+                self.training_[sid] = y
 
     def _forecast_series(self, history, i, *, horizon, quantile_levels, rng):
         sid = history.series_ids[i]
@@ -470,9 +476,10 @@ class FitUpdateForecaster(LocalForecaster):
         fitted = getattr(self, "fitted_", None)
         known = None if fitted is None else fitted.get(sid)
         if known is None:
-            # never fitted: estimated on this history, kept nowhere; not seen at fit: estimated at its first
-            # origin and kept until the next fit
-            known = (self._estimate(y, season_length=history.season_length), y)
+            # estimated on its training values; never fitted: on this history, kept nowhere; not seen at fit:
+            # on its predict history at its first origin, kept until the next fit
+            trained_on = y if fitted is None else self.training_.pop(sid, y)
+            known = (self._estimate(trained_on, season_length=history.season_length), trained_on)
             if fitted is not None:
                 fitted[sid] = known
         state, trained_on = known
