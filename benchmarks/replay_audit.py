@@ -61,6 +61,7 @@ def audit_protocols(
         static_gap=sens.static_gap,
         boundary_shifts=sens.boundary_shifts,
         refit_shift=sens.refit_shift,
+        refit_every=sens.refit_every,
         min_history=min_history,
     )
 
@@ -132,6 +133,7 @@ def sensitivity_section(
             static_gap=sens.static_gap,
             boundary_shifts=sens.boundary_shifts,
             refit_shift=sens.refit_shift,
+            refit_every=sens.refit_every,
             min_history=min_history,
             quantile_levels=(),
             backend=cfg.backend,
@@ -160,11 +162,14 @@ def sensitivity_section(
 def _describe(name: str, protocol: RollingOrigin | StaticSplit) -> str:
     """The run in words (the names come from :func:`tycheon.analysis.sensitivity.sensitivity_protocols`)."""
     if isinstance(protocol, StaticSplit):
-        return f"static split: every model fitted once, {protocol.embargo} period(s) before the first origin"
-    if name.startswith("rolling_refit"):
         return (
-            f"rolling origin, refit calendar moved {protocol.embargo} period(s) earlier: each model fitted "
-            f"on the data published {protocol.embargo} period(s) before its origin"
+            f"static split: every model fitted once, {protocol.embargo} period(s) before the first origin, and "
+            "updated after (parameters kept, state advanced with the data published by each origin)"
+        )
+    if protocol.refit_every > 1:
+        return (
+            f"rolling origin refitting at every {protocol.refit_every}th origin: in between, each model keeps "
+            "the parameters of its last refit and updates its state with the data published by the origin"
         )
     if protocol.embargo:
         return f"rolling origin with an embargo of {protocol.embargo} period(s)"

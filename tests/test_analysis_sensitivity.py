@@ -191,8 +191,11 @@ def test_refit_free_local_models_rank_identically_under_every_protocol():
         "static_boundary+1",
         "static_boundary+3",
         "rolling_embargo1",
-        "rolling_refit-2",
+        "rolling_embargo2",
+        "rolling_refit_every2",
+        "rolling_refit_every3",
     }
+    assert protocols["rolling_refit_every3"].refit_every == 3 and protocols["rolling_embargo2"].embargo == 2
     rep = sensitivity_report(runs, seed=0, n_resamples=200)
     np.testing.assert_allclose(rep.comparisons["pss_mean"], 0.0, atol=1e-12)
     assert (rep.ranks["keep_share"] == 1.0).all()

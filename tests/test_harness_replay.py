@@ -43,7 +43,7 @@ def test_replay_is_written_per_unit_with_the_configured_rule(doc):
 def test_sensitivity_is_written_for_the_synthetic_dataset_with_every_run(doc):
     (table,) = doc["sensitivity"]
     assert table["dataset"] == "synthetic_marketplace" and table["unit"] == "series"
-    assert [r["name"] for r in table["runs"]][:2] == ["rolling", "static"] and len(table["runs"]) == 8
+    assert [r["name"] for r in table["runs"]][:2] == ["rolling", "static"] and len(table["runs"]) == 10
     assert table["fitted_state"] == {"naive": False, "seasonal_naive": False, "snaive_momentum": False, "ses": False}
     # refit-free models: every protocol hands them the same information, so nothing moves
     assert all(c["pss_mean"] == 0.0 for c in table["comparisons"])

@@ -11,5 +11,5 @@ from benchmarks.perf.replay_sensitivity import main
 def test_quick_mode_prints_timings_replay_and_sensitivity(capsys):
     assert main(["--quick", "--n-series", "120", "--n-jobs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "replay+sensitivity analysis:" in out and "K=8 runs" in out
+    assert "replay+sensitivity analysis:" in out and "K=10 runs" in out
     assert "gap closed" in out and "between PSS" in out

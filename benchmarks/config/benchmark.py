@@ -201,7 +201,11 @@ class SensitivityConfig(_Strict):
     metric: ScaledStepLoss = DEFAULT_STEP_LOSS
     static_gap: Annotated[StrictInt, Field(ge=0)] = 3
     boundary_shifts: list[StrictInt] = Field(default_factory=lambda: [-3, -1, 1, 3])
+    # the rolling reference with an embargo of this many periods (a name kept from before issue 36, when the
+    # engine had no refit calendar and this run stood in for one)
     refit_shift: Annotated[StrictInt, Field(ge=0)] = 2
+    # the rolling references with a refit calendar: a refit at every k-th and every (k+1)-th origin
+    refit_every: Annotated[StrictInt, Field(ge=2)] = 2
     n_resamples: Annotated[StrictInt, Field(ge=1)] = 2000
 
 

@@ -7,7 +7,9 @@ displacement left when only a convention *inside* one protocol changes:
 - *between*: the static split against the rolling origin (:func:`sensitivity_protocols` builds both on
   the same origins);
 - *within* (intraprotocol references): the static training boundary moved by :math:`\pm 1` and
-  :math:`\pm 3` periods, the rolling embargo 0 -> 1, and the rolling refit calendar moved earlier.
+  :math:`\pm 3` periods, the rolling embargo 0 -> 1 and 0 -> 2, and the rolling refit calendar from
+  every origin to every ``k``-th and ``k + 1``-th (fit at the refit origins, update in between: the
+  engine's fit/update split, :class:`tycheon.forecasters.base.FitUpdateForecaster`).
 
 This module runs them: the protocols, each run reduced (:func:`run_losses`) to per-coordinate losses
 (for every series :math:`u` and step :math:`h`, the coordinates, equally weighted, the mean over origins
@@ -119,28 +121,34 @@ def sensitivity_protocols(
     static_gap: int = 3,
     boundary_shifts: Sequence[int] = (-3, -1, 1, 3),
     refit_shift: int = 2,
+    refit_every: int = 2,
     min_history: int = 1,
 ) -> dict[str, Protocol]:
     """The audit's runs on the origins of ``base``: the rolling reference, the static reference and the
     intraprotocol perturbations, every one scoring the same targets (checked).
 
     The static reference fits once ``static_gap`` periods before the first origin (``StaticSplit`` with
-    the first origin as boundary and ``embargo=static_gap``), so its training boundary can move both ways
+    the first origin as boundary and ``embargo=static_gap``) and updates after (parameters kept, state
+    advanced with the data published by each origin), so its training boundary can move both ways
     without reaching a target: a shift ``s`` fits at ``first - static_gap + s``. The rolling references
-    are ``embargo=1`` and the refit calendar moved ``refit_shift`` periods earlier (each origin's model
-    fitted on the data published ``refit_shift`` periods before it; with a refit at every origin, as this
-    engine's rolling origin has, the model sees what an embargo of that length would leave it).
+    (protocol-sensitivity audit, section 4.2: conventions a practitioner could defend inside the rolling
+    protocol) are an embargo of 1 period and of ``refit_shift`` periods (each origin's model estimated on
+    the data published that many periods before it and updated to the origin), and the refit calendars
+    ``refit_every = k`` and ``k + 1`` (refit at every k-th origin, updated at the others).
 
     Returns
     -------
     dict
         ``rolling``, ``static``, ``static_boundary<+s>``, ``rolling_embargo1``,
-        ``rolling_refit<-s>`` -> protocol.
+        ``rolling_embargo<refit_shift>`` (when above 1), ``rolling_refit_every<k>`` and
+        ``rolling_refit_every<k+1>`` (when ``k >= 2``) -> protocol.
     """
     if base.embargo != 0:
         raise InputError(
             f"the rolling reference must have embargo 0 (its perturbation is embargo 1); got {base.embargo}"
         )
+    if refit_every < 1 or refit_shift < 0:
+        raise InputError(f"refit_every must be >= 1 and refit_shift >= 0, got {refit_every} and {refit_shift}")
     origins: list[Origin] = base.origins(panel, min_history=min_history)
     first = origins[0].index
     common: dict[str, Any] = {
@@ -162,8 +170,11 @@ def sensitivity_protocols(
     for s in shifts:
         runs[f"static_boundary{s:+d}"] = StaticSplit(boundary=first, embargo=static_gap - s, **common)
     runs["rolling_embargo1"] = RollingOrigin(first_origin=first, embargo=1, **common)
-    if refit_shift > 0:
-        runs[f"rolling_refit{-refit_shift:+d}"] = RollingOrigin(first_origin=first, embargo=refit_shift, **common)
+    if refit_shift > 1:
+        runs[f"rolling_embargo{refit_shift}"] = RollingOrigin(first_origin=first, embargo=refit_shift, **common)
+    if refit_every >= 2:
+        for k in (refit_every, refit_every + 1):
+            runs[f"rolling_refit_every{k}"] = RollingOrigin(first_origin=first, refit_every=k, **common)
     ref = runs["rolling"]
     for name, prot in runs.items():
         check_same_targets(ref, prot, panel, min_history=min_history, labels=("rolling", name))
@@ -291,6 +302,7 @@ def sensitivity_runs(
     static_gap: int = 3,
     boundary_shifts: Sequence[int] = (-3, -1, 1, 3),
     refit_shift: int = 2,
+    refit_every: int = 2,
     min_history: int = 1,
     **engine_options: Any,
 ) -> dict[str, RunLosses]:
@@ -308,6 +320,7 @@ def sensitivity_runs(
         static_gap=static_gap,
         boundary_shifts=boundary_shifts,
         refit_shift=refit_shift,
+        refit_every=refit_every,
         min_history=min_history,
     )
     out = {}
