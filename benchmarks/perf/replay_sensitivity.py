@@ -2,8 +2,9 @@
 audit on the 30,490-series synthetic marketplace with the baseline roster (issue 17; target: the analysis
 under 2 minutes on 2 cores).
 
-The sensitivity audit needs K = 8 engine runs of the roster (rolling and static references, static
-boundary -3/-1/+1/+3, rolling embargo 1, rolling refit calendar -2), each on identical scored cells. Each
+The sensitivity audit needs K = 10 engine runs of the roster (rolling and static references, static
+boundary -3/-1/+1/+3, rolling embargo 1 and 2, rolling refit calendars every 2nd and 3rd origin), each on
+identical scored cells. Each
 run is reduced to its per-coordinate losses at once (:func:`tycheon.analysis.sensitivity.run_losses`)
 and its score set released, so memory stays at one score set. Timed and printed separately:
 
