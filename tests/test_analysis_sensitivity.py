@@ -269,3 +269,91 @@ def test_fitted_state_tells_refit_free_models_from_models_that_learn_when_fitted
         }
     )
     assert state == {"naive": False, "year": True, "ses": False, "opaque": True}
+
+
+# --- the audit's report, step by step and after aggregation (issue 36) ------------------------------------------
+
+
+def _fitted_runs():
+    panel = toy_panel(n_series=12, n_periods=60, seed=5, ragged=False, zero_share=0.1)
+    roster = {
+        "naive": instance_factory(NaiveForecaster()),
+        "mean": instance_factory(MeanForecaster()),
+        "year": instance_factory(_FrozenYearMean()),
+    }
+    return _engine_runs(panel, roster)[1]
+
+
+def test_pss_by_horizon_is_the_mean_one_minus_scipys_tau_b_at_each_step():
+    runs = _fitted_runs()
+    rep = sensitivity_report(runs, seed=0, n_resamples=200)
+    a, b = runs["rolling"].coord, runs["static"].coord  # [series, step, model]
+    assert list(rep.by_horizon["step"]) == list(range(1, a.shape[1] + 1))
+    for h in range(a.shape[1]):
+        taus = [stats.kendalltau(a[u, h], b[u, h], variant="b").statistic for u in range(a.shape[0])]
+        disp = np.array([1.0 - t for t in taus if np.isfinite(t)])
+        row = rep.by_horizon.iloc[h]
+        assert row["n_series"] == disp.size
+        assert row["pss_mean"] == pytest.approx(disp.mean(), abs=1e-12)
+        assert row["pss_ci_low"] <= row["pss_mean"] <= row["pss_ci_high"]
+        differs = [np.argmin(a[u, h]) != np.argmin(b[u, h]) for u in range(a.shape[0]) if np.isfinite(taus[u])]
+        assert row["swap_share"] == pytest.approx(np.mean(differs), abs=1e-12)
+    # the steps' displacements average to the per-series PSS when every coordinate is defined
+    between = rep.comparisons.query("kind == 'between'").iloc[0]
+    assert rep.by_horizon["pss_mean"].mean() == pytest.approx(between["pss_mean"], abs=1e-12)
+    assert (rep.by_horizon["within_pss_mean"] >= 0).all()
+
+
+def _plain_aggregated_reversal(runs, subset, reference):
+    """Hard-reversal share after Borda aggregation of ``subset``, written as plain loops (the oracle)."""
+    ref = runs[reference].coord
+    n_s, n_h, _ = ref.shape
+    models = runs[reference].models
+    reversals = []
+    for u in range(n_s):
+        differ, defined = 0, 0
+        for h in range(n_h):
+            if np.ptp(ref[u, h]) == 0:
+                continue
+            defined += 1
+            mean_rank = np.mean([stats.rankdata(runs[n].coord[u, h], method="min") for n in subset], axis=0)
+            best = min(range(len(models)), key=lambda m: (mean_rank[m], models[m]))  # ties by model name
+            differ += best != int(np.argmin(ref[u, h]))
+        if defined:
+            reversals.append(differ / defined > 0.5)
+    return float(np.mean(reversals))
+
+
+def test_aggregation_curves_match_the_plain_loop_and_start_at_the_single_run_winner_swap():
+    from itertools import combinations
+
+    runs = _fitted_runs()
+    rep = sensitivity_report(runs, seed=0, n_resamples=200)
+    curves = rep.aggregation
+    static_arm = sorted(n for n in runs if n.startswith("static"))
+    rolling_arm = sorted(n for n in runs if not n.startswith("static"))
+    assert set(curves["curve"]) == {"static_arm", "rolling_arm"}
+    for curve, arm, reference in (("static_arm", static_arm, "rolling"), ("rolling_arm", rolling_arm, "static")):
+        mine = curves[curves["curve"] == curve].set_index("k")
+        assert list(mine.index) == list(range(1, len(arm) + 1))
+        for k in mine.index:
+            shares = [_plain_aggregated_reversal(runs, c, reference) for c in combinations(arm, k)]
+            assert mine.loc[k, "exhaustive"] and mine.loc[k, "n_subsets"] == len(shares)
+            assert mine.loc[k, "prevalence_mean"] == pytest.approx(np.mean(shares), abs=1e-12)
+            assert mine.loc[k, "prevalence_min"] == pytest.approx(min(shares), abs=1e-12)
+            assert mine.loc[k, "prevalence_max"] == pytest.approx(max(shares), abs=1e-12)
+    # one run of the static arm, the static reference itself, is the between contrast's winner swap
+    between = rep.comparisons.query("kind == 'between'").iloc[0]
+    assert _plain_aggregated_reversal(runs, ["static"], "rolling") == pytest.approx(between["swap_share"])
+
+
+def test_aggregation_draws_subsets_at_random_where_there_are_too_many_and_is_seeded():
+    from tycheon.analysis.sensitivity_report import aggregation_curves
+
+    runs = _fitted_runs()
+    a = aggregation_curves(runs, n_draws=3, seed=1)
+    b = aggregation_curves(runs, n_draws=3, seed=1)
+    pd.testing.assert_frame_equal(a, b)
+    five = a[(a["curve"] == "static_arm") & (a["k"] == 2)].iloc[0]  # C(5, 2) = 10 subsets > 3 draws
+    assert not five["exhaustive"] and five["n_subsets"] == 3
+    assert five["prevalence_min"] <= five["prevalence_mean"] <= five["prevalence_max"]

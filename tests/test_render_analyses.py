@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from benchmarks.render import render_site
 from benchmarks.results_io import to_json_value
@@ -95,3 +96,37 @@ def test_replay_and_sensitivity_pages_render_with_charts_and_are_linked_from_lea
     assert boards and all('../../sensitivity.html">How stable is this order?' in p.read_text() for p in boards)
     others = [p for p in docs.rglob("*.md") if "/m3_monthly/rolling_origin/" in p.as_posix() and p.name != "index.md"]
     assert others and all("No protocol-sensitivity audit was run" in p.read_text() for p in others)
+
+
+def _figure_by_id(page: str, chart_id: str) -> dict:
+    return json.loads(page.split(f'<script type="application/json" id="{chart_id}-data">')[1].split("</script>")[0])
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["with-steps-and-aggregation", "before-issue-36"])
+def test_the_sensitivity_page_shows_the_steps_and_the_aggregation_curves_where_recorded(tmp_path, recorded):
+    data = _fixture()
+    data["replay"], data["sensitivity"] = _sections()
+    sens = data["sensitivity"][0]
+    if not recorded:  # a version written before issue 36 has neither section
+        del sens["by_horizon"], sens["aggregation"]
+    parse_document(data)
+    results = tmp_path / "results"
+    _write(results, data)
+    out = tmp_path / "site"
+    render_site(results_dir=results, out=out)
+    docs = out / "docs" if (out / "docs").exists() else out
+    page = next(docs.rglob("sensitivity.md")).read_text()
+    if not recorded:
+        assert "How the displacement varies with the step" not in page and 'id="aggregation"' not in page
+        return
+    steps = _figure_by_id(page, "horizon-pss")  # band upper edge, lower edge, line; then the references' line
+    assert [len(t["y"]) for t in steps["data"]] == [sens["horizon"]] * 4
+    assert steps["data"][2]["y"] == [round(s["pss_mean"], 4) for s in sens["by_horizon"]]
+    assert steps["data"][0]["y"] == [round(s["pss_ci_high"], 4) for s in sens["by_horizon"]]
+    assert steps["data"][1]["fill"] == "tonexty"
+    table = page.split('id="by-step"')[1].split("</table>")[0]
+    assert table.count("<tr><td>") == sens["horizon"]
+    curves = _figure_by_id(page, "aggregation-curves")
+    n_arm = {arm: sum(a["curve"] == arm for a in sens["aggregation"]) for arm in ("static_arm", "rolling_arm")}
+    assert [len(t["x"]) for t in curves["data"]] == [n_arm["static_arm"]] * 3 + [n_arm["rolling_arm"]] * 3
+    assert page.split('id="aggregation"')[1].split("</table>")[0].count("<tr><td>") == len(sens["aggregation"])

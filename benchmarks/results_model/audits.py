@@ -78,7 +78,10 @@ class ReplayTable(_Model):
 
 
 class SensitivityRun(_Model):
-    name: str = Field(description="rolling, static, static_boundary<+s>, rolling_embargo1, rolling_refit<-s>.")
+    name: str = Field(
+        description="rolling, static, static_boundary<+s>, rolling_embargo<e>, rolling_refit_every<k> "
+        "(rolling_refit<-s>, before issue 36: an embargo of s periods)."
+    )
     description: str
 
 
@@ -124,6 +127,33 @@ class SensitivityAttribution(_Model):
     tost_equivalent: bool | None = None
 
 
+class SensitivityStep(_Model):
+    """The between contrast at one step (audit, section 5.3: how discrepancy varies with horizon)."""
+
+    step: int = Field(ge=1)
+    n_series: int = Field(ge=0, description="Series whose Kendall tau-b is defined at this step.")
+    pss_mean: Num = Field(description="Mean over series of 1 - tau-b between the rolling and static references.")
+    pss_ci_low: Num
+    pss_ci_high: Num
+    swap_share: Prob = Field(description="Share of series whose winner differs at this step.")
+    swap_ci_low: Prob
+    swap_ci_high: Prob
+    within_pss_mean: Num = Field(description="Mean 1 - tau-b of the intraprotocol references at this step.")
+
+
+class SensitivityAggregation(_Model):
+    """Hard-reversal prevalence after Borda aggregation of K runs of one arm (audit, section 5.5)."""
+
+    curve: Literal["static_arm", "rolling_arm"]
+    reference: Literal["rolling", "static"] = Field(description="The opposite protocol's reference run.")
+    k: int = Field(ge=1, description="Runs aggregated.")
+    n_subsets: int = Field(ge=1)
+    exhaustive: bool = Field(description="Every subset of K runs was used (else n_subsets seeded draws).")
+    prevalence_mean: Prob = Field(description="Mean over subsets of the share of series with a hard reversal.")
+    prevalence_min: Prob
+    prevalence_max: Prob
+
+
 class SensitivityRank(_Model):
     model: Slug
     ranks: dict[str, int] = Field(description="Run name -> rank by mean per-step loss (1 = best).")
@@ -155,4 +185,11 @@ class SensitivityTable(_Model):
         description=(
             "Model -> whether it learns when fitted; a roster of models that do not has PSS 0 by construction."
         ),
+    )
+    by_horizon: list[SensitivityStep] = Field(
+        default_factory=list, description="The between contrast step by step (empty before issue 36)."
+    )
+    aggregation: list[SensitivityAggregation] = Field(
+        default_factory=list,
+        description="Hard-reversal prevalence after Borda aggregation of K-run subsets (empty before issue 36).",
     )

@@ -26,8 +26,10 @@ all series, the leaderboard's view).
 PSS and each protocol's mean within PSS with block-bootstrap intervals; TOST equivalence
 (:func:`~tycheon.stats.ranking.tost_equivalence`) of mean :math:`B_u` to zero and of the mean paired
 difference to zero, both with the margin :math:`\delta = 4/[M(M-1)H]`
-(:func:`~tycheon.stats.ranking.pss_resolution`, audit eq. 3); the Borda mean rank over the K runs; and the
-ranking-variance report ("how stable is this order"): each model's rank in every run, its range, and how
+(:func:`~tycheon.stats.ranking.pss_resolution`, audit eq. 3); the Borda mean rank over the K runs; the
+between contrast step by step (:func:`by_horizon`); the hard-reversal prevalence after Borda aggregation of
+K-run subsets of each arm (:func:`aggregation_curves`); and the ranking-variance report
+("how stable is this order"): each model's rank in every run, its range, and how
 often it keeps the reference rank. :func:`sensitivity_record` writes the report as one record.
 """
 
@@ -44,7 +46,16 @@ from tycheon.errors import InputError
 from tycheon.stats.bootstrap import paired_block_bootstrap, shared_weights
 from tycheon.stats.ranking import TOSTResult, pss_resolution, pss_units, rank_by_mean, tost_equivalence
 
-__all__ = ["Comparison", "SensitivityReport", "borda", "compare_runs", "sensitivity_record", "sensitivity_report"]
+__all__ = [
+    "Comparison",
+    "SensitivityReport",
+    "aggregation_curves",
+    "borda",
+    "by_horizon",
+    "compare_runs",
+    "sensitivity_record",
+    "sensitivity_report",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +76,8 @@ class Comparison:
     panel_pss: float
     panel_swap: bool
     resolution: float
+    displacement: np.ndarray  # [series, step] 1 - tau-b, NaN where undefined
+    winner_differs: np.ndarray  # [series, step] bool, False where undefined
 
 
 def compare_runs(a: RunLosses, b: RunLosses) -> Comparison:
@@ -85,6 +98,8 @@ def compare_runs(a: RunLosses, b: RunLosses) -> Comparison:
         float(panel.pss[0]),
         bool(panel.winner_swap[0]),
         pss_resolution(n_m, n_h),
+        np.asarray(per.displacement),
+        np.asarray(per.winner_differs),
     )
 
 
@@ -115,6 +130,123 @@ def borda(orders: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
     return out.sort_values(["borda_rank", "mean_rank"]).rename_axis("model")
 
 
+def by_horizon(
+    between: Comparison,
+    within: Mapping[str, Comparison],
+    blocks: np.ndarray,
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> pd.DataFrame:
+    r"""PSS and winner disagreement step by step (protocol-sensitivity audit, section 5.3, "how discrepancy
+    varies with horizon"): for each step :math:`h`, the mean over series of :math:`1 - \tau_b` between the
+    rolling and the static reference at coordinate :math:`(u, h)`, and the share of series whose winner
+    differs there, each with its block-bootstrap interval over series; beside them the mean displacement
+    of the intraprotocol references at that step (their mean over references and series).
+
+    A step's mean is over the series where :math:`\tau_b` is defined at that step (``n_series``).
+    """
+    rows = []
+    n_h = between.displacement.shape[1]
+    for h in range(n_h):
+        d = np.isfinite(between.displacement[:, h])
+        m = _mean_ci(between.displacement[d, h], blocks[d], seed=seed, n_resamples=n_resamples)
+        w = _mean_ci(between.winner_differs[d, h].astype(np.float64), blocks[d], seed=seed, n_resamples=n_resamples)
+        inside = [c.displacement[:, h] for c in within.values()]
+        pooled = np.concatenate([x[np.isfinite(x)] for x in inside]) if inside else np.empty(0)
+        rows.append(
+            {
+                "step": h + 1,
+                "n_series": int(d.sum()),
+                "pss_mean": m["mean"],
+                "pss_ci_low": m["ci_low"],
+                "pss_ci_high": m["ci_high"],
+                "swap_share": w["mean"],
+                "swap_ci_low": w["ci_low"],
+                "swap_ci_high": w["ci_high"],
+                "within_pss_mean": float(pooled.mean()) if pooled.size else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _coordinate_ranks(coord: np.ndarray) -> np.ndarray:
+    """``[series, step, model]`` competition ranks (1 = lowest loss) of each coordinate; an absent model
+    (NaN) ranks last."""
+    from scipy.stats import rankdata
+
+    return rankdata(np.where(np.isnan(coord), np.inf, coord), method="min", axis=2)
+
+
+def _winners(values: np.ndarray) -> np.ndarray:
+    """``[series, step]`` index of the lowest value (ties: the first model in name order)."""
+    return np.argmin(np.where(np.isnan(values), np.inf, values), axis=2)
+
+
+def aggregation_curves(runs: Mapping[str, RunLosses], *, n_draws: int = 100, seed: int = 0) -> pd.DataFrame:
+    r"""Does aggregating intraprotocol runs remove the between-protocol discrepancy? (protocol-sensitivity
+    audit, section 5.5, Figure 8 and Table 4.)
+
+    For each arm and each :math:`K = 1..n_{arm}`, subsets of :math:`K` runs of the arm (every subset where
+    there are at most ``n_draws`` of them, else ``n_draws`` drawn at random with ``seed``) are aggregated
+    per coordinate :math:`(u, h)` by the Borda mean rank :math:`\bar r_{uhm} = \frac1K\sum_k r^{(k)}_{uhm}`
+    (ties broken by model name); the aggregated winner is compared with the opposite protocol's reference
+    run, and a series is a *hard reversal* when they differ on more than half of its steps (the winner swap
+    of section 4). Curve A aggregates the static arm (``static`` and its moved boundaries) against the
+    rolling reference; curve B the rolling arm (``rolling`` and its references) against the static
+    reference. A step counts where the reference run does not tie every present model.
+
+    Returns
+    -------
+    DataFrame
+        One row per (curve, K): ``curve`` (``static_arm``/``rolling_arm``), ``reference``, ``k``,
+        ``n_subsets``, ``exhaustive``, ``prevalence_mean`` (mean over subsets of the share of series with
+        a hard reversal) and ``prevalence_min``/``prevalence_max`` over the subsets.
+    """
+    import itertools
+    import math
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for curve, arm, ref_name in (("static_arm", "static", "rolling"), ("rolling_arm", "rolling", "static")):
+        names = sorted(n for n in runs if _reference_of(n) == arm)
+        ref = runs[ref_name].coord
+        ref_winner = _winners(ref)
+        present = np.isfinite(ref)
+        lo = np.where(present, ref, np.inf).min(axis=2)
+        hi = np.where(present, ref, -np.inf).max(axis=2)
+        defined = (present.sum(axis=2) >= 2) & (hi > lo)  # [series, step]
+        n_def = defined.sum(axis=1)
+        counted = n_def > 0
+        ranks = {n: _coordinate_ranks(runs[n].coord) for n in names}
+        for k in range(1, len(names) + 1):
+            total = math.comb(len(names), k)
+            if total <= n_draws:
+                subsets = [list(c) for c in itertools.combinations(names, k)]
+            else:
+                subsets = [sorted(rng.choice(names, size=k, replace=False).tolist()) for _ in range(n_draws)]
+            shares = []
+            for subset in subsets:
+                mean_rank = np.mean([ranks[n] for n in subset], axis=0)
+                differs = (_winners(mean_rank) != ref_winner) & defined
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reversal = differs.sum(axis=1) / n_def > 0.5
+                shares.append(float(reversal[counted].mean()) if counted.any() else np.nan)
+            rows.append(
+                {
+                    "curve": curve,
+                    "reference": ref_name,
+                    "k": k,
+                    "n_subsets": len(subsets),
+                    "exhaustive": total <= n_draws,
+                    "prevalence_mean": float(np.mean(shares)),
+                    "prevalence_min": float(np.min(shares)),
+                    "prevalence_max": float(np.max(shares)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 @dataclass(frozen=True, eq=False)
 class SensitivityReport:
     r"""The audit's battery for one dataset and unit; every table is a DataFrame ready to store.
@@ -135,6 +267,10 @@ class SensitivityReport:
         rank, its range and the share of runs that keep it ("how stable is this order").
     resolution : float
         :math:`\delta = 4/[M(M-1)H]`.
+    by_horizon : DataFrame
+        The between contrast step by step (:func:`by_horizon`).
+    aggregation : DataFrame
+        Hard-reversal prevalence after Borda aggregation of K runs of each arm (:func:`aggregation_curves`).
     """
 
     comparisons: pd.DataFrame
@@ -145,6 +281,8 @@ class SensitivityReport:
     metric: str
     n_models: int
     horizon: int
+    by_horizon: pd.DataFrame
+    aggregation: pd.DataFrame
 
 
 def _reference_of(name: str) -> str:
@@ -270,6 +408,8 @@ def _report(
         runs["rolling"].metric,
         len(runs["rolling"].models),
         runs["rolling"].coord.shape[1],
+        by_horizon(between, within, lab, seed=seed, n_resamples=n_resamples),
+        aggregation_curves(runs, seed=seed),
     )
 
 
@@ -314,4 +454,6 @@ def sensitivity_record(
         "attribution": report.attribution.to_dict(orient="records"),
         "ranks": ranks,
         "fitted_state": {str(m): bool(v) for m, v in (fitted or {}).items()},
+        "by_horizon": report.by_horizon.to_dict(orient="records"),
+        "aggregation": report.aggregation.to_dict(orient="records"),
     }

@@ -270,6 +270,8 @@ class UnitDisplacement:
     winner_swap: np.ndarray  # [unit] bool
     n_coords: np.ndarray  # [unit] coordinates used
     n_coords_dropped: np.ndarray  # [unit] coordinates left out (tau-b undefined: tied throughout)
+    displacement: np.ndarray | None = None  # [unit, coord] 1 - tau-b, NaN where undefined
+    winner_differs: np.ndarray | None = None  # [unit, coord] bool, False where undefined
 
 
 def pss_units(losses_p: object, losses_q: object, *, chunk: int = 4096) -> UnitDisplacement:
@@ -330,4 +332,11 @@ def pss_units(losses_p: object, losses_q: object, *, chunk: int = 4096) -> UnitD
         )  # [unit, coord]
         share = np.where(defined, differ, False).sum(axis=1) / n_def
     swap = np.where(n_def > 0, share > 0.5, False)
-    return UnitDisplacement(np.where(n_def > 0, pss_u, np.nan), swap, n_def, n_c - n_def)
+    return UnitDisplacement(
+        np.where(n_def > 0, pss_u, np.nan),
+        swap,
+        n_def,
+        n_c - n_def,
+        displacement=np.where(defined, 1.0 - tau, np.nan),
+        winner_differs=defined & differ,
+    )

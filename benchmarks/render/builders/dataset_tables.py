@@ -184,6 +184,39 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             ],
         )
     )
+    steps = table.by_horizon
+    horizon_figure = (
+        charts.to_json(
+            charts.horizon_pss_figure(
+                steps=[s.step for s in steps],
+                pss=[s.pss_mean for s in steps],
+                lo=[s.pss_ci_low for s in steps],
+                hi=[s.pss_ci_high for s in steps],
+                within=[s.within_pss_mean for s in steps],
+            )
+        )
+        if steps
+        else None
+    )
+    arms = {"static_arm": "static arm vs rolling reference", "rolling_arm": "rolling arm vs static reference"}
+    aggregation_figure = (
+        charts.to_json(
+            charts.aggregation_figure(
+                curves=[
+                    (
+                        label,
+                        [a.k for a in table.aggregation if a.curve == arm],
+                        [a.prevalence_mean for a in table.aggregation if a.curve == arm],
+                        [a.prevalence_min for a in table.aggregation if a.curve == arm],
+                        [a.prevalence_max for a in table.aggregation if a.curve == arm],
+                    )
+                    for arm, label in arms.items()
+                ]
+            )
+        )
+        if table.aggregation
+        else None
+    )
     return Page(
         path=path,
         template="sensitivity.md.j2",
@@ -193,6 +226,9 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             "dataset": table.dataset,
             "table": table,
             "figure": figure,
+            "horizon_figure": horizon_figure,
+            "aggregation_figure": aggregation_figure,
+            "arms": arms,
             "names": names,
             "ranks": ranks,
             "lb_page": site.leaderboard_page(run.name, key) if lb is not None else None,
