@@ -116,6 +116,14 @@ def test_the_sensitivity_page_shows_the_steps_and_the_aggregation_curves_where_r
     render_site(results_dir=results, out=out)
     docs = out / "docs" if (out / "docs").exists() else out
     page = next(docs.rglob("sensitivity.md")).read_text()
+    lead = page.split("<p><strong>What moved.</strong>")[1].split("</p>")[0]
+    between = next(c for c in sens["comparisons"] if c["kind"] == "between")
+    assert f"mean PSS of {between['pss_mean']:.3f} [{between['pss_ci_low']:.3f}, {between['pss_ci_high']:.3f}]" in lead
+    moved = [r for r in sens["ranks"] if r["rank_max"] > r["rank_min"]]
+    if moved:
+        assert f"{len(moved)} of {sens['n_models']} models change rank in some run" in lead
+    else:
+        assert "every model keeps its rank in every run" in lead
     if not recorded:
         assert "How the displacement varies with the step" not in page and 'id="aggregation"' not in page
         return

@@ -184,6 +184,15 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             ],
         )
     )
+    # what moved, for the page's first paragraph: the between contrast, each protocol's own noise, and the
+    # models whose panel rank changes in some run (widest range first)
+    between = next((c for c in table.comparisons if c.kind == "between"), None)
+    within = {a.protocol: a.within_mean for a in table.attribution}
+    moved = sorted(
+        (r for r in table.ranks if r.rank_max > r.rank_min),
+        key=lambda r: (-(r.rank_max - r.rank_min), r.reference_rank, r.model),
+    )
+    winners = sorted({m.model for m in table.ranks if m.rank_min == 1})
     steps = table.by_horizon
     horizon_figure = (
         charts.to_json(
@@ -226,6 +235,10 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
             "dataset": table.dataset,
             "table": table,
             "figure": figure,
+            "between": between,
+            "within": within,
+            "moved": moved,
+            "winners": winners,
             "horizon_figure": horizon_figure,
             "aggregation_figure": aggregation_figure,
             "arms": arms,
