@@ -19,6 +19,7 @@ from tycheon.backtest.engine import run
 from tycheon.backtest.factories import forecaster_factory
 from tycheon.backtest.guards import LookaheadError
 from tycheon.backtest.protocol import ProtocolError, RollingOrigin, StaticSplit, calibration_plan
+from tycheon.data.panel import Panel
 from tycheon.forecasters import registry
 from tycheon.testing import assert_canary, toy_panel
 
@@ -296,3 +297,31 @@ def test_series_too_short_at_the_fit_are_estimated_at_their_first_origin_and_kep
             model.forward(values[i][start:o], HORIZON)["mean"] if o != first_o else model.predict(HORIZON)["mean"]
         )
         np.testing.assert_allclose(rows.sort_values("step")["point"].to_numpy(), expected, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("model_id", ["adida", "imapa", "auto_ets"])
+def test_a_training_history_with_exited_and_late_series_fits_the_series_still_forecast(model_id):
+    # s000 exits for good at month 30, before the fit at month 33; s001 exits at month 39, after it; s002 enters
+    # at month 20: the training history holds all three, the engine forecasts each only while it is observed
+    base = toy_panel(n_series=6, n_periods=48, seed=2, zero_share=0.3, ragged=False)
+    frame = base.data[["series_id", "period", "value"]].copy()
+    month = frame["period"].map({p: i for i, p in enumerate(base.periods)})
+    sid = frame["series_id"]
+    gone = ((sid == "s000") & (month >= 30)) | ((sid == "s001") & (month >= 39)) | ((sid == "s002") & (month < 20))
+    panel = Panel.from_long(frame[~gone], freq=base.freq, name="exits")
+    protocol = RollingOrigin(horizon=HORIZON, stride=HORIZON, first_origin=33, n_origins=5, refit_every=5)
+    scores = run(panel, protocol, {model_id: forecaster_factory(model_id)}, quantile_levels=(), min_history=7)
+    status = scores.meta["models"][model_id]
+    assert status["status"] == "ran" and not status.get("failed_units"), status
+    table = scores.table
+    assert "s000" not in set(table["series_id"])  # exited before the fit: never forecast
+    assert table.loc[table["series_id"] == "s001", "origin"].nunique() == 2  # forecast until it exits
+    late = table[table["series_id"] == "s002"]
+    assert late["origin"].nunique() == 5
+    values = panel.dense().values[list(panel.series_ids).index("s002")]
+    if model_id == "auto_ets":  # estimated at the fit (month 33) on its 13 months, kept after
+        model = _statsforecast("auto_ets", panel.season_length).fit(values[20:33])
+        for origin, rows in late.groupby("origin", observed=True):
+            o = int(panel.periods.get_loc(origin))
+            expected = model.predict(HORIZON)["mean"] if o == 33 else model.forward(values[20:o], HORIZON)["mean"]
+            np.testing.assert_allclose(rows.sort_values("step")["point"].to_numpy(), expected, rtol=0, atol=1e-9)

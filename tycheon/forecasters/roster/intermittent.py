@@ -100,9 +100,17 @@ class _KeptBlocks(PanelForecaster):
 
     def _fit(self, history: History) -> None:
         self.fitted_: dict[Any, tuple[int, np.ndarray]] = {}
-        # the current run of each series, as a predict history has it (a series that exited and re-entered)
-        since = np.maximum(run_start(history.observed, history.n_periods), history.first_observed())
-        self._keep(history.series_ids, np.asarray(history.values, dtype=np.float64), since)
+        if not history.n_periods:
+            return
+        # the current run of each series, as a predict history has it: a training history (all of the past)
+        # may hold a series that exited (unobserved at its end: not kept, it is not forecast from this fit)
+        # or that exited and re-entered (only the run since its re-entry is kept)
+        observed = np.asarray(history.observed, dtype=bool)
+        since = np.maximum(run_start(observed, history.n_periods), np.argmax(observed, axis=1))
+        current = np.array([observed[i, since[i] :].all() for i in range(len(since))], dtype=bool)
+        current &= observed[:, -1]
+        values = np.asarray(history.values, dtype=np.float64)
+        self._keep(history.series_ids[current], values[current], since[current])
 
     def _keep(self, ids: np.ndarray, values: np.ndarray, starts: np.ndarray) -> None:
         finite = np.array([np.isfinite(values[i, starts[i] :]).all() for i in range(len(ids))], dtype=bool)
