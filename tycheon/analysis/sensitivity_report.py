@@ -111,6 +111,23 @@ def _mean_ci(values: np.ndarray, blocks: np.ndarray, *, seed: int, n_resamples: 
     return {"mean": r.delta, "ci_low": r.ci_low, "ci_high": r.ci_high}
 
 
+def _pss_and_swap(
+    pss: np.ndarray, swap: np.ndarray, blocks: np.ndarray, *, seed: int, n_resamples: int
+) -> dict[str, float | int]:
+    """``n_series`` and the means of PSS values and winner-swap indicators with their bootstrap intervals."""
+    m = _mean_ci(pss, blocks, seed=seed, n_resamples=n_resamples)
+    w = _mean_ci(swap.astype(np.float64), blocks, seed=seed, n_resamples=n_resamples)
+    return {
+        "n_series": int(pss.size),
+        "pss_mean": m["mean"],
+        "pss_ci_low": m["ci_low"],
+        "pss_ci_high": m["ci_high"],
+        "swap_share": w["mean"],
+        "swap_ci_low": w["ci_low"],
+        "swap_ci_high": w["ci_high"],
+    }
+
+
 def borda(orders: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
     r"""Borda aggregation of K rankings: mean rank per model, ties broken by name (audit, section 5.5).
 
@@ -150,20 +167,18 @@ def by_horizon(
     n_h = between.displacement.shape[1]
     for h in range(n_h):
         d = np.isfinite(between.displacement[:, h])
-        m = _mean_ci(between.displacement[d, h], blocks[d], seed=seed, n_resamples=n_resamples)
-        w = _mean_ci(between.winner_differs[d, h].astype(np.float64), blocks[d], seed=seed, n_resamples=n_resamples)
         inside = [c.displacement[:, h] for c in within.values()]
         pooled = np.concatenate([x[np.isfinite(x)] for x in inside]) if inside else np.empty(0)
         rows.append(
             {
                 "step": h + 1,
-                "n_series": int(d.sum()),
-                "pss_mean": m["mean"],
-                "pss_ci_low": m["ci_low"],
-                "pss_ci_high": m["ci_high"],
-                "swap_share": w["mean"],
-                "swap_ci_low": w["ci_low"],
-                "swap_ci_high": w["ci_high"],
+                **_pss_and_swap(
+                    between.displacement[d, h],
+                    between.winner_differs[d, h],
+                    blocks[d],
+                    seed=seed,
+                    n_resamples=n_resamples,
+                ),
                 "within_pss_mean": float(pooled.mean()) if pooled.size else np.nan,
             }
         )
@@ -331,21 +346,13 @@ def _report(
     rows = []
     for kind, name, comp in [("between", "static", between)] + [("within", n, c) for n, c in within.items()]:
         d = comp.defined
-        m = _mean_ci(comp.pss_u[d], lab[d], seed=seed, n_resamples=n_resamples)
-        w = _mean_ci(comp.swap_u[d].astype(np.float64), lab[d], seed=seed, n_resamples=n_resamples)
         rows.append(
             {
                 "kind": kind,
                 "protocol": "both" if kind == "between" else _reference_of(name),
                 "reference": comp.a,
                 "run": comp.b,
-                "n_series": int(d.sum()),
-                "pss_mean": m["mean"],
-                "pss_ci_low": m["ci_low"],
-                "pss_ci_high": m["ci_high"],
-                "swap_share": w["mean"],
-                "swap_ci_low": w["ci_low"],
-                "swap_ci_high": w["ci_high"],
+                **_pss_and_swap(comp.pss_u[d], comp.swap_u[d], lab[d], seed=seed, n_resamples=n_resamples),
                 "panel_pss": comp.panel_pss,
                 "panel_swap": comp.panel_swap,
                 "n_coords_dropped": comp.n_coords_dropped,
