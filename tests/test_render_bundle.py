@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.render import bundle, charts
+from benchmarks.render import audit_charts, bundle, charts
 
 README = bundle.ROOT / "templates" / "vendor" / "plotly-build" / "README.md"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,10 +36,19 @@ def site_figures() -> dict[str, dict]:
             points=[charts.CostPoint("a", 0.1, 1.0, s[0]), charts.CostPoint("b", 2.0, 0.8, s[1], highlight=True)],
             metric="mase",
         ),
-        "replay": charts.replay_figure(
+        "replay": audit_charts.replay_figure(
             classes=["all", "smooth"], floor=[1.0, 0.9], served=[0.8, None], oracle=[0.6, 0.5], metric="rmsse"
         ),
-        "bump": charts.bump_figure(runs=["base", "h=6"], models=[("a", [1, 2], s[0]), ("b", [2, 1], s[1])]),
+        "bump": audit_charts.bump_figure(runs=["base", "h=6"], models=[("a", [1, 2], s[0]), ("b", [2, 1], s[1])]),
+        "pss by step": audit_charts.horizon_pss_figure(
+            steps=[1, 2], pss=[0.2, 0.3], lo=[0.1, None], hi=[0.3, None], within=[0.1, 0.1]
+        ),
+        "aggregation": audit_charts.aggregation_figure(
+            curves=[
+                ("static arm", [1, 2], [0.3, 0.2], [0.2, 0.2], [0.4, 0.2]),
+                ("rolling arm", [1], [0.1], [0.1], [0.1]),
+            ]
+        ),
     }
 
 

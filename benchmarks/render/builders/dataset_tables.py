@@ -16,7 +16,7 @@ from benchmarks.results_model import (
     TableKey,
 )
 
-from .. import charts
+from .. import audit_charts, charts
 from ..fmt import slugify
 from ..load import Run
 from ..pages import CLASS_ORDER, Page, SiteModel
@@ -138,7 +138,7 @@ def replay_page(site: SiteModel, run: Run, dataset: str, tables: list[ReplayTabl
         order = {c: i for i, c in enumerate(CLASS_ORDER)}
         rows.sort(key=lambda r: order.get(r.demand_class, 99))
         figure = charts.to_json(
-            charts.replay_figure(
+            audit_charts.replay_figure(
                 classes=[r.demand_class for r in rows],
                 floor=[r.floor for r in rows],
                 served=[r.served for r in rows],
@@ -177,7 +177,7 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
     by_model = {r.model: r for r in table.ranks}
     ranks = [(by_model[m], rank.get(m)) for m in in_rank_order(list(by_model), rank, names)]
     figure = charts.to_json(
-        charts.bump_figure(
+        audit_charts.bump_figure(
             runs=runs,
             models=[
                 (names.get(r.model, r.model), [r.ranks[n] for n in runs], site.styles[r.model]) for r in table.ranks
@@ -196,7 +196,7 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
     steps = table.by_horizon
     horizon_figure = (
         charts.to_json(
-            charts.horizon_pss_figure(
+            audit_charts.horizon_pss_figure(
                 steps=[s.step for s in steps],
                 pss=[s.pss_mean for s in steps],
                 lo=[s.pss_ci_low for s in steps],
@@ -210,7 +210,7 @@ def sensitivity_page(site: SiteModel, run: Run, table: SensitivityTable, path: s
     arms = {"static_arm": "static arm vs rolling reference", "rolling_arm": "rolling arm vs static reference"}
     aggregation_figure = (
         charts.to_json(
-            charts.aggregation_figure(
+            audit_charts.aggregation_figure(
                 curves=[
                     (
                         label,
